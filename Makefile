@@ -1,0 +1,56 @@
+# One entry point for people and CI. `make test` needs nothing but python3 >= 3.11 on PATH:
+# it builds the venv, installs kafkawire with its test extras (the broker wheel included) and
+# runs every check CI runs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+SHARED := ../shared
+
+.PHONY: all venv test lint types contracts schema schema-check pytest demo bench clean
+
+all: test
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src codegen tests benchmarks
+	$(BIN)/ruff format --check src codegen tests benchmarks
+
+types: $(STAMP)
+	$(BIN)/mypy
+
+contracts: $(STAMP)
+	$(BIN)/lint-imports
+
+# Step 1 (import) needs the upstream schemas beside the repo; step 2 (generate) needs only schema-json/.
+schema: $(STAMP)
+	@if [ -d $(SHARED)/kafka-schema ]; then \
+		$(BIN)/python -m codegen import --shared $(SHARED) --out schema-json; fi
+	$(BIN)/python -m codegen generate --schema schema-json --out src/kafkawire/messages
+
+schema-check: $(STAMP)
+	@if [ -d $(SHARED)/kafka-schema ]; then \
+		$(BIN)/python -m codegen import --shared $(SHARED) --out schema-json --check; fi
+	$(BIN)/python -m codegen generate --schema schema-json --out src/kafkawire/messages --check
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest
+
+test: lint types contracts schema-check pytest
+
+demo: $(STAMP)
+	$(BIN)/python -m kafkawire.demo
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis

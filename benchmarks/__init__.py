@@ -1,0 +1,1 @@
+"""Benchmarks against peer libraries; ``make bench`` runs them all. Not tests: nothing asserts."""

@@ -1,0 +1,17 @@
+"""Run every benchmark module's ``main()`` in turn (``make bench``)."""
+
+import importlib
+import pkgutil
+
+import benchmarks
+
+
+def main() -> None:
+    for info in sorted(pkgutil.iter_modules(benchmarks.__path__), key=lambda m: m.name):
+        if info.name.startswith("bench_"):
+            print(f"\n=== {info.name} ===")
+            importlib.import_module(f"benchmarks.{info.name}").main()
+
+
+if __name__ == "__main__":
+    main()

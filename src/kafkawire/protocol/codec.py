@@ -1,0 +1,658 @@
+"""The introspective serializer: one codec per message class, derived once, then cached.
+
+A codec is built from a class's dataclass fields and the wire facts in their metadata
+(``kafka_type``, ``nullable``, ``tag``, ``flexible``) plus the class's ``__flexible__``. It is
+Python source written for that class and compiled at first use, so the hot path has no
+per-field dispatch: adjacent fixed-width fields share one ``struct.Struct``, strings are sliced
+and decoded in place, and nested structs call their own compiled codecs.
+
+Invariants the generated source keeps:
+
+- every length and count is checked against the bytes left before anything is read or
+  allocated; element counts are bounded by the bytes left, so no input allocates more than a
+  small multiple of its own size, and nothing recurses deeper than the schema nests;
+- a decoder tracks the field it is reading in one local (``field``), so any failure becomes a
+  ``DecodeError`` naming the class, field path and byte offset; nested errors gain their
+  parent's path on the way up;
+- objects are filled as instances of a mutable twin class with the same ``__slots__`` and then
+  given the frozen class (``__class__`` assignment), which costs a fraction of the dataclass
+  ``__init__``; where a layout does not allow that, each slot is set through its descriptor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import linecache
+import struct
+import types
+import typing
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from kafkawire.errors import DecodeError, EncodeError
+
+from .primitives import (
+    FIXED_FORMATS,
+    read_uvarint,
+    read_varint,
+    read_varlong,
+    uvarint,
+    varint,
+    varlong,
+)
+
+__all__ = ["Codec", "codec_for", "decode", "encode"]
+
+T = TypeVar("T")
+
+_TAGGED_FIELDS = "tagged_fields"
+_VARINTS = {"varint": (read_varint, varint), "varlong": (read_varlong, varlong)}
+_DECODE_FAILURES = (struct.error, IndexError, ValueError, OverflowError)
+_ENCODE_FAILURES = (struct.error, TypeError, ValueError, AttributeError, OverflowError)
+
+
+@dataclass(frozen=True, slots=True)
+class Codec:
+    """The compiled encoder and decoder of one class."""
+
+    cls: type[Any]
+    encode_into: Callable[[Any, bytearray], None]
+    decode_from: Callable[[bytes, int], tuple[Any, int]]
+    source: str
+
+
+_CODECS: dict[type[Any], Codec] = {}
+
+
+def codec_for(cls: type[T]) -> Codec:
+    """The codec of ``cls``, built on first use."""
+    codec = _CODECS.get(cls)
+    if codec is None:
+        codec = _CODECS[cls] = _CodecBuilder(cls).build()
+    return codec
+
+
+def encode(obj: object) -> bytes:
+    """The wire bytes of a message body (no size prefix, no header)."""
+    out = bytearray()
+    codec_for(type(obj)).encode_into(obj, out)
+    return bytes(out)
+
+
+def decode(cls: type[T], data: bytes | bytearray | memoryview) -> T:
+    """Decode a whole buffer as one ``cls``; trailing bytes are an error."""
+    buf = data if type(data) is bytes else bytes(data)
+    obj, pos = codec_for(cls).decode_from(buf, 0)
+    if pos != len(buf):
+        raise DecodeError(cls.__name__, "", pos, f"{len(buf) - pos} trailing bytes")
+    result: T = obj
+    return result
+
+
+# --- planning: what each field is on the wire ----------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    name: str
+    element: str  # the Kafka type of the value or of each array element
+    is_array: bool
+    nullable: bool
+    compact: bool
+    tag: int | None
+    struct: type[Any] | None
+    default: Any
+
+    @property
+    def fixed(self) -> str | None:
+        """The struct format character of a scalar fixed-width field, if it is one."""
+        return None if self.is_array else FIXED_FORMATS.get(self.element)
+
+
+def _element_class(annotation: Any) -> type[Any] | None:
+    """The dataclass inside ``X``, ``X | None``, ``tuple[X, ...]`` or ``tuple[X, ...] | None``."""
+    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
+        inner = [a for a in typing.get_args(annotation) if a is not type(None)]
+        annotation = inner[0] if len(inner) == 1 else None
+    if typing.get_origin(annotation) is tuple:
+        annotation = typing.get_args(annotation)[0]
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        return annotation
+    return None
+
+
+def _default_of(f: dataclasses.Field[Any]) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        # Safe to share: every generated value is immutable.
+        return f.default_factory()
+    return dataclasses.MISSING
+
+
+def _plan(cls: type[Any]) -> tuple[list[_Field], bool]:
+    flexible = bool(getattr(cls, "__flexible__", False))
+    hints = typing.get_type_hints(cls)
+    planned: list[_Field] = []
+    has_unknown = False
+    for f in dataclasses.fields(cls):
+        kafka_type = f.metadata.get("kafka_type")
+        if kafka_type == _TAGGED_FIELDS:
+            has_unknown = True
+            continue
+        if not isinstance(kafka_type, str):
+            raise TypeError(f"{cls.__name__}.{f.name} has no kafka_type in its metadata")
+        element = kafka_type.removeprefix("[]")
+        struct_cls = _element_class(hints[f.name])
+        if element not in FIXED_FORMATS and element not in _SCALARS and element not in _VARINTS:
+            if struct_cls is None:
+                raise TypeError(f"{cls.__name__}.{f.name}: no wire encoding for {kafka_type!r}")
+            element = "struct"
+        planned.append(
+            _Field(
+                name=f.name,
+                element=element,
+                is_array=kafka_type.startswith("[]"),
+                nullable=bool(f.metadata.get("nullable", False)),
+                compact=flexible and bool(f.metadata.get("flexible", True)),
+                tag=f.metadata.get("tag"),
+                struct=struct_cls if element == "struct" else None,
+                default=_default_of(f),
+            )
+        )
+    if flexible != has_unknown:
+        raise TypeError(f"{cls.__name__}: flexible classes, and only they, keep unknown tags")
+    return planned, flexible
+
+
+_SCALARS = frozenset({"string", "bytes", "records", "uuid"})
+
+
+# --- source generation ---------------------------------------------------------------------
+
+
+class _Source:
+    """Lines of Python with indentation, and the constants they refer to."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.lines: list[str] = []
+        self.depth = 0
+        self.namespace = namespace
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    def const(self, value: Any, hint: str = "c") -> str:
+        name = f"_{hint}{len(self.namespace)}"
+        self.namespace[name] = value
+        return name
+
+    def indent(self) -> _Indent:
+        return _Indent(self)
+
+
+class _Indent:
+    def __init__(self, src: _Source) -> None:
+        self.src = src
+
+    def __enter__(self) -> None:
+        self.src.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.src.depth -= 1
+
+
+def _short(what: str) -> str:
+    """Source for the check that ``n`` bytes of ``what`` remain."""
+    return f'raise ValueError(f"{what} of {{n}} bytes runs past the end ({{end - pos}} left)")'
+
+
+class _CodecBuilder:
+    def __init__(self, cls: type[Any]) -> None:
+        self.cls = cls
+        self.name = cls.__name__
+        self.fields, self.flexible = _plan(cls)
+        self.namespace: dict[str, Any] = {
+            "DecodeError": DecodeError,
+            "EncodeError": EncodeError,
+            "_DECODE_FAILURES": _DECODE_FAILURES,
+            "_ENCODE_FAILURES": _ENCODE_FAILURES,
+            "_reason": _reason,
+            "_uvarint": read_uvarint,
+            "_uv": uvarint,
+            "_I16": struct.Struct(">h"),
+            "_I32": struct.Struct(">i"),
+            "_UUID": uuid.UUID,
+            "_memoryview": memoryview,
+            "_Cls": cls,
+        }
+
+    def build(self) -> Codec:
+        src = _Source(self.namespace)
+        self._decoder(src)
+        self._encoder(src)
+        text = "\n".join(src.lines) + "\n"
+        filename = f"<kafkawire codec {self.cls.__module__}.{self.cls.__qualname__}>"
+        # Registered with linecache so tracebacks through generated code show its lines.
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        exec(compile(text, filename, "exec"), self.namespace)
+        return Codec(self.cls, self.namespace["encode_into"], self.namespace["decode_from"], text)
+
+    # --- decoding ---
+
+    def _decoder(self, src: _Source) -> None:
+        make, finish = self._construction(src)
+        src.line("def decode_from(buf, pos):")
+        with src.indent():
+            src.line(make)
+            src.line("field = ''")
+            src.line("idx = -1")
+            src.line("try:")
+            with src.indent():
+                src.line("end = len(buf)")
+                self._decode_fields(src)
+                if self.flexible:
+                    self._decode_tags(src)
+            src.line("except DecodeError as exc:")
+            with src.indent():
+                src.line(f"exc.within({self.name!r}, field if idx < 0 else f'{{field}}[{{idx}}]')")
+                src.line("raise")
+            src.line("except _DECODE_FAILURES as exc:")
+            with src.indent():
+                src.line(f"raise DecodeError({self.name!r}, field, pos, _reason(exc)) from None")
+            for line in finish:
+                src.line(line)
+            src.line("return o, pos")
+        src.line("")
+
+    def _construction(self, src: _Source) -> tuple[str, list[str]]:
+        """How a decoder creates its object, and the lines that hand it over frozen."""
+        slots = getattr(self.cls, "__slots__", None)
+        if isinstance(slots, tuple):
+            twin = type(f"_{self.name}Builder", (), {"__slots__": slots})
+            try:
+                probe = twin()
+                probe.__class__ = self.cls
+            except TypeError:
+                pass
+            else:
+                src.namespace["_Twin"] = twin
+                return "o = _Twin()", ["o.__class__ = _Cls"]
+        # A layout that cannot swap: fill a plain namespace, then set each slot directly.
+        setters = {f.name: self.cls.__dict__[f.name].__set__ for f in dataclasses.fields(self.cls)}
+        src.namespace["_setters"] = setters
+        src.namespace["_SimpleNamespace"] = types.SimpleNamespace
+        return "o = _SimpleNamespace()", [
+            "obj = object.__new__(_Cls)",
+            "for name, setter in _setters.items():",
+            "    setter(obj, getattr(o, name))",
+            "o = obj",
+        ]
+
+    def _decode_fields(self, src: _Source) -> None:
+        plain = [f for f in self.fields if f.tag is None]
+        i = 0
+        while i < len(plain):
+            run = [plain[i]]
+            while run[-1].fixed and i + len(run) < len(plain) and plain[i + len(run)].fixed:
+                run.append(plain[i + len(run)])
+            if run[0].fixed:
+                fmt = struct.Struct(">" + "".join(f.fixed or "" for f in run))
+                packer = src.const(fmt, "S")
+                targets = ", ".join(f"o.{f.name}" for f in run)
+                src.line(f"field = {', '.join(f.name for f in run)!r}")
+                src.line(f"({targets},) = {packer}.unpack_from(buf, pos)")
+                src.line(f"pos += {fmt.size}")
+                i += len(run)
+                continue
+            f = plain[i]
+            src.line(f"field = {f.name!r}")
+            self._decode_value(src, f, f"o.{f.name}")
+            i += 1
+
+    def _decode_length(self, src: _Source, f: _Field, what: str) -> None:
+        """Read a length or count into ``n``; ``n`` is -1 for null."""
+        if f.compact:
+            src.line("n = buf[pos]")
+            src.line("if n < 128:")
+            src.line("    pos += 1")
+            src.line("else:")
+            src.line("    n, pos = _uvarint(buf, pos)")
+            src.line("n -= 1")
+        else:
+            fmt = "_I16" if f.element == "string" and not f.is_array else "_I32"
+            src.line(f"(n,) = {fmt}.unpack_from(buf, pos)")
+            src.line(f"pos += {2 if fmt == '_I16' else 4}")
+        if not f.nullable:
+            src.line("if n < 0:")
+            src.line(f'    raise ValueError("null {what} in a field that is not nullable")')
+
+    def _null_or(
+        self, src: _Source, f: _Field, target: str
+    ) -> _Indent | contextlib.nullcontext[None]:
+        """For a nullable field, write the null branch and return the indent of the other."""
+        if not f.nullable:
+            return contextlib.nullcontext()
+        src.line("if n < 0:")
+        src.line(f"    {target} = None")
+        src.line("else:")
+        return src.indent()
+
+    def _decode_value(self, src: _Source, f: _Field, target: str) -> None:
+        if f.is_array:
+            self._decode_array(src, f, target)
+        elif f.element in ("string", "bytes", "records"):
+            self._decode_length(src, f, f.element)
+            with self._null_or(src, f, target):
+                src.line("if n > end - pos:")
+                src.line(f"    {_short(f.element)}")
+                src.line(f"{target} = {_slice(f.element)}")
+                src.line("pos += n")
+        else:
+            self._decode_scalar(src, f, target)
+
+    def _decode_scalar(self, src: _Source, f: _Field, target: str) -> None:
+        """A fixed-width value, a uuid, a varint or a struct (never an array)."""
+        if f.fixed:
+            fmt = struct.Struct(">" + f.fixed)
+            src.line(f"({target},) = {src.const(fmt, 'S')}.unpack_from(buf, pos)")
+            src.line(f"pos += {fmt.size}")
+        elif f.element == "uuid":
+            src.line("if end - pos < 16:")
+            src.line('    raise ValueError("a uuid needs 16 bytes")')
+            src.line(f"{target} = _UUID(bytes=buf[pos:pos + 16])")
+            src.line("pos += 16")
+        elif f.element in _VARINTS:
+            reader = src.const(_VARINTS[f.element][0], "r")
+            src.line(f"{target}, pos = {reader}(buf, pos)")
+        else:
+            assert f.struct is not None
+            nested = src.const(codec_for(f.struct).decode_from, "d")
+            if f.nullable:
+                # Kafka writes a nullable struct behind a marker byte: -1 for null, 1 if present.
+                src.line("pos += 1")
+                src.line("if buf[pos - 1] >= 128:")
+                src.line(f"    {target} = None")
+                src.line("else:")
+                src.line(f"    {target}, pos = {nested}(buf, pos)")
+            else:
+                src.line(f"{target}, pos = {nested}(buf, pos)")
+
+    def _decode_array(self, src: _Source, f: _Field, target: str) -> None:
+        self._decode_length(src, f, "array")
+        with self._null_or(src, f, target):
+            fixed = FIXED_FORMATS.get(f.element)
+            width = struct.calcsize(">" + fixed) if fixed else _min_size(f)
+            # Each element takes at least `width` bytes, so the count is bounded by what is
+            # left; zero-width elements (an empty struct) are bounded by the buffer itself.
+            limit = f"n * {width} > end - pos" if width else "n > end"
+            src.line(f"if {limit}:")
+            src.line('    raise ValueError(f"array of {n} elements runs past the end")')
+            if fixed:
+                structs = _array_structs(fixed)
+                small, large = src.const(structs.small, "A"), src.const(structs.large, "L")
+                packer = f"({small}[n] if n < {_SMALL_ARRAY} else {large}(n))"
+                src.line(f"{target} = {packer}.unpack_from(buf, pos)")
+                src.line(f"pos += n * {width}")
+                return
+            src.line("items = []")
+            src.line("for idx in range(n):")
+            with src.indent():
+                element = dataclasses.replace(f, is_array=False, nullable=False)
+                self._decode_value(src, element, "value")
+                src.line("items.append(value)")
+            src.line("idx = -1")
+            src.line(f"{target} = tuple(items)")
+
+    def _decode_tags(self, src: _Source) -> None:
+        tagged = sorted((f for f in self.fields if f.tag is not None), key=lambda f: f.tag or 0)
+        src.line("field = '(tagged fields)'")
+        for f in tagged:
+            src.line(f"o.{f.name} = {src.const(f.default, 'D')}")
+        src.line("if buf[pos] == 0:")
+        src.line("    pos += 1")
+        src.line("    o.unknown_tagged_fields = ()")
+        src.line("else:")
+        with src.indent():
+            src.line("count, pos = _uvarint(buf, pos)")
+            src.line("if count * 2 > end - pos:")
+            src.line('    raise ValueError(f"{count} tagged fields cannot fit")')
+            src.line("unknown = []")
+            src.line("for _ in range(count):")
+            with src.indent():
+                src.line("tag, pos = _uvarint(buf, pos)")
+                src.line("n, pos = _uvarint(buf, pos)")
+                src.line("if n > end - pos:")
+                src.line(f"    {_short('tagged field')}")
+                keyword = "if"
+                for f in tagged:
+                    src.line(f"{keyword} tag == {f.tag}:")
+                    with src.indent():
+                        src.line(f"field = {f.name!r}")
+                        reader = src.const(self._tag_decoder(f), "t")
+                        src.line(f"o.{f.name} = {reader}(buf[pos:pos + n])")
+                    keyword = "elif"
+                if tagged:
+                    src.line("else:")
+                    src.line("    unknown.append((tag, buf[pos:pos + n]))")
+                else:
+                    src.line("unknown.append((tag, buf[pos:pos + n]))")
+                src.line("pos += n")
+            src.line("o.unknown_tagged_fields = tuple(unknown)")
+
+    def _tag_decoder(self, f: _Field) -> Callable[[bytes], Any]:
+        """A function that decodes a tagged field's value from exactly its own bytes."""
+        src = _Source(self.namespace)
+        name = f"_tag_decode_{f.name}"
+        src.line(f"def {name}(buf):")
+        with src.indent():
+            src.line("pos = 0")
+            src.line("end = len(buf)")
+            self._decode_value(src, dataclasses.replace(f, tag=None), "value")
+            src.line("if pos != end:")
+            src.line('    raise ValueError(f"tagged field has {end - pos} bytes left over")')
+            src.line("return value")
+        exec(
+            compile("\n".join(src.lines), f"<kafkawire tag {self.name}.{f.name}>", "exec"),
+            self.namespace,
+        )
+        decoder: Callable[[bytes], Any] = self.namespace[name]
+        return decoder
+
+    # --- encoding ---
+
+    def _encoder(self, src: _Source) -> None:
+        src.line("def encode_into(o, out):")
+        with src.indent():
+            src.line("if o.__class__ is not _Cls:")
+            src.line(
+                f"    raise EncodeError({self.name!r}, '', len(out), "
+                f"f'expected a {self.name} of {self.cls.__module__}, got {{type(o).__name__}}')"
+            )
+            src.line("field = ''")
+            src.line("idx = -1")
+            src.line("try:")
+            with src.indent():
+                self._encode_fields(src)
+                if self.flexible:
+                    self._encode_tags(src)
+                if not (self.fields or self.flexible):
+                    src.line("pass  # nothing on the wire")
+            src.line("except EncodeError as exc:")
+            with src.indent():
+                src.line(f"exc.within({self.name!r}, field if idx < 0 else f'{{field}}[{{idx}}]')")
+                src.line("raise")
+            src.line("except _ENCODE_FAILURES as exc:")
+            with src.indent():
+                src.line(
+                    f"raise EncodeError({self.name!r}, field, len(out), _reason(exc)) from None"
+                )
+
+    def _encode_fields(self, src: _Source) -> None:
+        plain = [f for f in self.fields if f.tag is None]
+        i = 0
+        while i < len(plain):
+            run = [plain[i]]
+            while run[-1].fixed and i + len(run) < len(plain) and plain[i + len(run)].fixed:
+                run.append(plain[i + len(run)])
+            if run[0].fixed:
+                fmt = struct.Struct(">" + "".join(f.fixed or "" for f in run))
+                values = ", ".join(f"o.{f.name}" for f in run)
+                src.line(f"field = {', '.join(f.name for f in run)!r}")
+                src.line(f"out += {src.const(fmt, 'S')}.pack({values})")
+                i += len(run)
+                continue
+            f = plain[i]
+            src.line(f"field = {f.name!r}")
+            src.line(f"value = o.{f.name}")
+            self._encode_value(src, f)
+            i += 1
+
+    def _encode_null(self, src: _Source, f: _Field, marker: str) -> _Indent:
+        """Write a null (or refuse one) when ``value is None``; return the indent of the else."""
+        src.line("if value is None:")
+        with src.indent():
+            if f.nullable:
+                src.line(f"out += {marker}")
+            else:
+                src.line('raise ValueError("None in a field that is not nullable at this version")')
+        src.line("else:")
+        return src.indent()
+
+    def _encode_length(self, src: _Source, f: _Field, length: str) -> None:
+        if f.compact:
+            src.line(f"n = {length} + 1")
+            src.line("if n < 128:")
+            src.line("    out.append(n)")
+            src.line("else:")
+            src.line("    out += _uv(n)")
+        else:
+            fmt = "_I16" if f.element == "string" and not f.is_array else "_I32"
+            src.line(f"out += {fmt}.pack({length})")
+
+    def _null_marker(self, f: _Field) -> str:
+        if f.compact:
+            return "b'\\x00'"
+        return (
+            "b'\\xff\\xff'"
+            if f.element == "string" and not f.is_array
+            else "b'\\xff\\xff\\xff\\xff'"
+        )
+
+    def _encode_value(self, src: _Source, f: _Field) -> None:
+        if f.is_array:
+            with self._encode_null(src, f, self._null_marker(f)):
+                self._encode_length(src, f, "len(value)")
+                fixed = FIXED_FORMATS.get(f.element)
+                if fixed:
+                    structs = _array_structs(fixed)
+                    small, large = src.const(structs.small, "A"), src.const(structs.large, "L")
+                    src.line("n = len(value)")
+                    src.line(
+                        f"out += ({small}[n] if n < {_SMALL_ARRAY} else {large}(n)).pack(*value)"
+                    )
+                    return
+                src.line("for idx, value in enumerate(value):")
+                with src.indent():
+                    self._encode_value(src, dataclasses.replace(f, is_array=False, nullable=False))
+                src.line("idx = -1")
+        elif f.element in ("string", "bytes", "records"):
+            with self._encode_null(src, f, self._null_marker(f)):
+                data = "value.encode()" if f.element == "string" else "value"
+                src.line(f"data = {data}")
+                self._encode_length(src, f, "len(data)")
+                src.line("out += data")
+        elif f.fixed:
+            src.line(f"out += {src.const(struct.Struct('>' + f.fixed), 'S')}.pack(value)")
+        elif f.element == "uuid":
+            src.line("out += value.bytes")
+        elif f.element in _VARINTS:
+            src.line(f"out += {src.const(_VARINTS[f.element][1], 'w')}(value)")
+        else:
+            assert f.struct is not None
+            nested = src.const(codec_for(f.struct).encode_into, "e")
+            if f.nullable:
+                with self._encode_null(src, f, "b'\\xff'"):
+                    src.line("out.append(1)")
+                    src.line(f"{nested}(value, out)")
+            else:
+                src.line(f"{nested}(value, out)")
+
+    def _encode_tags(self, src: _Source) -> None:
+        tagged = sorted((f for f in self.fields if f.tag is not None), key=lambda f: f.tag or 0)
+        src.line("field = '(tagged fields)'")
+        src.line("tags = o.unknown_tagged_fields")
+        if tagged:
+            src.line("tags = list(tags)")
+        for f in tagged:
+            src.line(f"value = o.{f.name}")
+            # Like Kafka, a tagged field equal to its default is not written at all.
+            src.line(f"if value != {src.const(f.default, 'D')}:")
+            with src.indent():
+                src.line(f"field = {f.name!r}")
+                src.line("whole, out = out, bytearray()")
+                self._encode_value(src, dataclasses.replace(f, tag=None))
+                src.line(f"tags.append(({f.tag}, bytes(out)))")
+                src.line("out = whole")
+        src.line("if not tags:")
+        src.line("    out.append(0)")
+        src.line("else:")
+        with src.indent():
+            src.line("out += _uv(len(tags))")
+            src.line("for tag, data in sorted(tags):")
+            src.line("    out += _uv(tag)")
+            src.line("    out += _uv(len(data))")
+            src.line("    out += data")
+
+
+_SMALL_ARRAY = 64
+
+
+class _ArrayStructs:
+    """``struct.Struct`` objects for ``n`` values of one format: precompiled for short arrays.
+
+    Formatting ``">%di" % n`` and finding it in ``struct``'s own cache costs three times as much
+    as indexing a list of compiled Structs, and most arrays (replica lists) are short.
+    """
+
+    def __init__(self, fixed: str) -> None:
+        self.fixed = fixed
+        self.small = [struct.Struct(f">{n}{fixed}") for n in range(_SMALL_ARRAY)]
+
+    def large(self, n: int) -> struct.Struct:
+        return struct.Struct(f">{n}{self.fixed}")
+
+
+@functools.cache
+def _array_structs(fixed: str) -> _ArrayStructs:
+    return _ArrayStructs(fixed)
+
+
+def _slice(element: str) -> str:
+    if element == "string":
+        return "buf[pos:pos + n].decode()"
+    if element == "records":
+        # A view, not a copy: record batches are parsed lazily by kafkawire.records.
+        return "_memoryview(buf)[pos:pos + n]"
+    return "buf[pos:pos + n]"
+
+
+def _min_size(f: _Field) -> int:
+    """The fewest bytes one array element can take (0 only for a struct with no fields)."""
+    if f.element == "uuid":
+        return 16
+    if f.element == "struct":
+        assert f.struct is not None
+        fields, flexible = _plan(f.struct)
+        return 1 if (fields or flexible) else 0
+    return 1
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, IndexError) or "requires a buffer" in str(exc):
+        return "input ends inside the field"
+    return str(exc)

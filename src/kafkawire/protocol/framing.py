@@ -1,0 +1,174 @@
+"""Frames: a 4-byte big-endian size, then a header, then a message body.
+
+Requests carry request header v0-v2 (API key, version, correlation id, client id, tags);
+responses carry response header v0-v1 (correlation id, tags). Which header version goes with a
+message is a fact of the generated class (``__header_version__``), so ApiVersions responses,
+which always use header v0, need no special case here.
+
+A response does not say which API it answers: the caller passes the API key and version of the
+request it sent, matched by correlation id (see :func:`response_correlation_id`).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from kafkawire.errors import DecodeError, EncodeError, FrameError, UnknownMessageError
+from kafkawire.messages import request_type, response_type
+from kafkawire.messages.request_header import v0 as request_header_v0
+from kafkawire.messages.request_header import v1 as request_header_v1
+from kafkawire.messages.request_header import v2 as request_header_v2
+from kafkawire.messages.response_header import v0 as response_header_v0
+from kafkawire.messages.response_header import v1 as response_header_v1
+
+from .codec import codec_for
+
+__all__ = [
+    "MAX_FRAME_SIZE",
+    "FrameDecoder",
+    "RequestHeader",
+    "ResponseHeader",
+    "decode_request",
+    "decode_response",
+    "encode_request",
+    "encode_response",
+    "response_correlation_id",
+]
+
+# Kafka's own default for socket.request.max.bytes; fetch responses stay well below it.
+MAX_FRAME_SIZE = 100 * 1024 * 1024
+
+RequestHeader = (
+    request_header_v0.RequestHeader
+    | request_header_v1.RequestHeader
+    | request_header_v2.RequestHeader
+)
+ResponseHeader = response_header_v0.ResponseHeader | response_header_v1.ResponseHeader
+
+_REQUEST_HEADERS: dict[int, type[Any]] = {
+    0: request_header_v0.RequestHeader,
+    1: request_header_v1.RequestHeader,
+    2: request_header_v2.RequestHeader,
+}
+_RESPONSE_HEADERS: dict[int, type[Any]] = {
+    0: response_header_v0.ResponseHeader,
+    1: response_header_v1.ResponseHeader,
+}
+_SIZE = struct.Struct(">i")
+_API_KEY_AND_VERSION = struct.Struct(">hh")
+
+
+def _message_class(obj: object, lookup: Any, what: str) -> type[Any]:
+    cls = type(obj)
+    api_key = getattr(cls, "__api_key__", None)
+    version = getattr(cls, "__version__", None)
+    if api_key is None or version is None or lookup(api_key, version) is not cls:
+        raise EncodeError(cls.__name__, "", 0, f"not a generated {what} class")
+    found: type[Any] = cls
+    return found
+
+
+def encode_request(request: object, *, correlation_id: int, client_id: str | None) -> bytes:
+    """A whole request frame: size, request header, body."""
+    cls = _message_class(request, request_type, "request")
+    header_cls = _REQUEST_HEADERS[cls.__header_version__]
+    fields: dict[str, Any] = {
+        "request_api_key": cls.__api_key__,
+        "request_api_version": cls.__version__,
+        "correlation_id": correlation_id,
+    }
+    if cls.__header_version__ >= 1:
+        fields["client_id"] = client_id
+    out = bytearray(4)
+    codec_for(header_cls).encode_into(header_cls(**fields), out)
+    codec_for(cls).encode_into(request, out)
+    _SIZE.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+def encode_response(response: object, *, correlation_id: int) -> bytes:
+    """A whole response frame: size, response header, body (for brokers and test peers)."""
+    cls = _message_class(response, response_type, "response")
+    header_cls = _RESPONSE_HEADERS[cls.__header_version__]
+    out = bytearray(4)
+    codec_for(header_cls).encode_into(header_cls(correlation_id=correlation_id), out)
+    codec_for(cls).encode_into(response, out)
+    _SIZE.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+def _decode_after_header(cls: type[Any], payload: bytes, pos: int) -> Any:
+    body, pos = codec_for(cls).decode_from(payload, pos)
+    if pos != len(payload):
+        raise DecodeError(cls.__name__, "", pos, f"{len(payload) - pos} trailing bytes")
+    return body
+
+
+def decode_request(payload: bytes) -> tuple[RequestHeader, Any]:
+    """The header and body of a request frame's payload (the bytes after the size)."""
+    if len(payload) < _API_KEY_AND_VERSION.size:
+        raise DecodeError("RequestHeader", "", 0, "input ends inside the field")
+    api_key, version = _API_KEY_AND_VERSION.unpack_from(payload, 0)
+    try:
+        cls = request_type(api_key, version)
+    except UnknownMessageError as exc:
+        raise DecodeError("RequestHeader", "request_api_key", 0, str(exc)) from None
+    header, pos = codec_for(_REQUEST_HEADERS[cls.__header_version__]).decode_from(payload, 0)
+    return header, _decode_after_header(cls, payload, pos)
+
+
+def decode_response(payload: bytes, api_key: int, api_version: int) -> tuple[ResponseHeader, Any]:
+    """The header and body of a response payload to a request of ``api_key`` at ``api_version``."""
+    cls = response_type(api_key, api_version)
+    header, pos = codec_for(_RESPONSE_HEADERS[cls.__header_version__]).decode_from(payload, 0)
+    return header, _decode_after_header(cls, payload, pos)
+
+
+def response_correlation_id(payload: bytes) -> int:
+    """The correlation id every response header starts with."""
+    if len(payload) < _SIZE.size:
+        raise DecodeError("ResponseHeader", "correlation_id", 0, "input ends inside the field")
+    correlation_id: int = _SIZE.unpack_from(payload, 0)[0]
+    return correlation_id
+
+
+def check_frame_size(size: int, max_frame_size: int) -> None:
+    """Refuse a size prefix before anything is allocated for it."""
+    if size < 0:
+        raise FrameError(f"frame size prefix {size} is negative")
+    if size > max_frame_size:
+        raise FrameError(f"frame of {size} bytes exceeds the limit of {max_frame_size} bytes")
+
+
+class FrameDecoder:
+    """Splits a byte stream into frame payloads: feed it bytes, get whole frames back.
+
+    Sans-IO in the manner of h11: it never reads or waits; a partial frame stays buffered until
+    more bytes are fed. A bad size prefix raises :class:`FrameError`, after which the stream is
+    unusable (there is no way to find the next frame boundary).
+    """
+
+    def __init__(self, max_frame_size: int = MAX_FRAME_SIZE) -> None:
+        self._buffer = bytearray()
+        self._max_frame_size = max_frame_size
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held that do not yet form a whole frame."""
+        return len(self._buffer)
+
+    def feed(self, data: bytes) -> list[bytes]:
+        self._buffer += data
+        frames: list[bytes] = []
+        buffer = self._buffer
+        start = 0
+        while len(buffer) - start >= 4:
+            (size,) = _SIZE.unpack_from(buffer, start)
+            check_frame_size(size, self._max_frame_size)
+            if len(buffer) - start - 4 < size:
+                break
+            frames.append(bytes(buffer[start + 4 : start + 4 + size]))
+            start += 4 + size
+        del buffer[:start]
+        return frames

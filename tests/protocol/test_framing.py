@@ -1,0 +1,65 @@
+"""Splitting streams into frames, with size limits, sans-IO and over asyncio streams."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from kafkawire.errors import ConnectionClosedError, FrameError
+from kafkawire.messages.metadata import v0 as metadata_v0
+from kafkawire.protocol import FrameDecoder, encode_request, read_frame, write_frame
+
+FRAME = encode_request(metadata_v0.MetadataRequest(topics=()), correlation_id=1, client_id="t")
+
+
+def test_frames_arrive_byte_by_byte_and_several_at_once() -> None:
+    decoder = FrameDecoder()
+    received: list[bytes] = []
+    for byte in FRAME:
+        received += decoder.feed(bytes((byte,)))
+    assert received == [FRAME[4:]]
+    assert decoder.feed(FRAME * 3 + FRAME[:5]) == [FRAME[4:]] * 3
+    assert decoder.buffered == 5
+
+
+@pytest.mark.parametrize(
+    ("prefix", "message"),
+    [
+        (b"\xff\xff\xff\xfe", "negative"),
+        (b"\x7f\xff\xff\xff", "exceeds the limit of 1024 bytes"),
+    ],
+)
+def test_bad_size_prefixes(prefix: bytes, message: str) -> None:
+    with pytest.raises(FrameError, match=message):
+        FrameDecoder(max_frame_size=1024).feed(prefix)
+
+
+async def test_read_and_write_one_frame_over_streams() -> None:
+    reader = asyncio.StreamReader()
+    reader.feed_data(FRAME + FRAME[:6])
+    reader.feed_eof()
+    assert await read_frame(reader) == FRAME[4:]
+    with pytest.raises(ConnectionClosedError):
+        await read_frame(reader)
+
+
+async def test_read_frame_refuses_a_two_gigabyte_prefix_before_reading_it() -> None:
+    reader = asyncio.StreamReader()
+    reader.feed_data(b"\x7f\xff\xff\xff")  # and nothing after: reading the body would hang
+    with pytest.raises(FrameError, match="exceeds the limit"):
+        await asyncio.wait_for(read_frame(reader), timeout=1)
+
+
+async def test_write_frame_drains() -> None:
+    written: list[bytes] = []
+
+    class Writer:
+        def write(self, data: bytes) -> None:
+            written.append(data)
+
+        async def drain(self) -> None:
+            written.append(b"<drained>")
+
+    await write_frame(Writer(), FRAME)
+    assert written == [FRAME, b"<drained>"]
