@@ -104,7 +104,7 @@ def _kio(kind: str, module: str, name: str) -> tuple[Callable[[bytes], Any], Cal
 
 def _kafka_python(cls: Any, version: int) -> tuple[Callable[[bytes], Any], Callable[[Any], Any]]:
     return (lambda data: cls.decode(data, version=version)), (
-        lambda obj: obj.encode(version=version)
+        lambda obj: obj.encode()  # decoded objects carry their version
     )
 
 

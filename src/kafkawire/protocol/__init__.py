@@ -19,6 +19,7 @@ from .framing import (
     response_correlation_id,
 )
 from .streams import FrameReader, FrameWriter, read_frame, write_frame
+from .versions import VersionConversionError, convert
 
 __all__ = [
     "MAX_FRAME_SIZE",
@@ -30,7 +31,9 @@ __all__ = [
     "FrameWriter",
     "RequestHeader",
     "ResponseHeader",
+    "VersionConversionError",
     "codec_for",
+    "convert",
     "decode",
     "decode_request",
     "decode_response",

@@ -1,0 +1,69 @@
+"""Converting messages between versions keeps meaning or refuses, as Kafka's schemas say."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkawire.messages import APIS, request_type
+from kafkawire.messages.metadata import v0 as metadata_v0
+from kafkawire.messages.metadata import v4 as metadata_v4
+from kafkawire.messages.metadata import v12 as metadata_v12
+from kafkawire.messages.produce import v3 as produce_v3
+from kafkawire.messages.produce import v9 as produce_v9
+from kafkawire.protocol import VersionConversionError, convert
+
+
+def test_fields_carry_over_by_name_through_nested_structs() -> None:
+    request = produce_v9.ProduceRequest(
+        acks=-1,
+        timeout_ms=500,
+        topic_data=(
+            produce_v9.TopicProduceData(
+                name="t", partition_data=(produce_v9.PartitionProduceData(index=2, records=b"r"),)
+            ),
+        ),
+    )
+    older = convert(request, 3)
+    assert isinstance(older, produce_v3.ProduceRequest)
+    assert older.topic_data[0].partition_data[0].index == 2
+    assert bytes(older.topic_data[0].partition_data[0].records or b"") == b"r"
+    assert convert(older, 9) == request
+
+
+def test_an_ignorable_field_is_dropped() -> None:
+    # MetadataRequest v12 topic_id is ignorable: losing it on the way to v4 is allowed.
+    request = metadata_v12.MetadataRequest(
+        topics=(metadata_v12.MetadataRequestTopic(name="t"),), allow_auto_topic_creation=False
+    )
+    assert convert(request, 4) == metadata_v4.MetadataRequest(
+        topics=(metadata_v4.MetadataRequestTopic(name="t"),), allow_auto_topic_creation=False
+    )
+
+
+def test_a_meaningful_field_that_the_target_lacks_is_refused() -> None:
+    request = metadata_v12.MetadataRequest(topics=(), allow_auto_topic_creation=False)
+    with pytest.raises(
+        VersionConversionError, match=r"^MetadataRequest\.allow_auto_topic_creation is set"
+    ):
+        convert(request, 0)
+
+
+def test_null_that_the_target_cannot_express_is_refused() -> None:
+    with pytest.raises(VersionConversionError, match=r"MetadataRequest\.topics is null"):
+        convert(metadata_v12.MetadataRequest(topics=None), 0)
+    assert convert(metadata_v12.MetadataRequest(topics=()), 0) == metadata_v0.MetadataRequest()
+
+
+def test_converting_to_the_same_version_is_the_identity() -> None:
+    request = metadata_v12.MetadataRequest()
+    assert convert(request, 12) is request
+
+
+@pytest.mark.parametrize("api_key", sorted(APIS))
+def test_default_requests_convert_to_every_version(api_key: int) -> None:
+    info = APIS[api_key]
+    newest = request_type(api_key, info.versions[-1])()
+    for version in info.versions:
+        converted = convert(newest, version)
+        assert type(converted) is request_type(api_key, version)
+        assert convert(converted, info.versions[-1]) == newest
