@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .model import Message, Struct, snake_case
 from .render import TopLevel, header, module
+from .routing import route
 
 # Kafka's exceptions to "flexible means the newer header": ControlledShutdown v0 sends request
 # header v0, and ApiVersions responses always use response header v0 so that a client can read
@@ -38,6 +39,7 @@ def _names(struct: Struct) -> set[str]:
 def _api_module(request: Message, response: Message, version: int) -> str:
     api_key = request.api_key
     assert api_key is not None
+    api = request.name.removesuffix("Request")
     req, resp = request.resolve(version), response.resolve(version)
     clashes = (_names(req) & _names(resp)) - {req.name, resp.name}
 
@@ -48,10 +50,12 @@ def _api_module(request: Message, response: Message, version: int) -> str:
         TopLevel(
             req,
             {
+                "__kind__": "request",
                 "__api_key__": api_key,
                 "__version__": version,
                 "__flexible__": req.flexible,
                 "__header_version__": _request_header_version(api_key, version, req.flexible),
+                "__route__": route(api, list(request.listeners or []) or None),
             },
             names(req, request.name),
             f"{request.name} version {version} (API key {api_key}).",
@@ -59,6 +63,7 @@ def _api_module(request: Message, response: Message, version: int) -> str:
         TopLevel(
             resp,
             {
+                "__kind__": "response",
                 "__api_key__": api_key,
                 "__version__": version,
                 "__flexible__": resp.flexible,
@@ -68,7 +73,6 @@ def _api_module(request: Message, response: Message, version: int) -> str:
             f"{response.name} version {version} (API key {api_key}).",
         ),
     ]
-    api = request.name.removesuffix("Request")
     doc = f"{api} (API key {api_key}) version {version}: request and response."
     return module(doc, [request.source, response.source], tops)
 
@@ -77,7 +81,7 @@ def _data_module(message: Message, version: int) -> str:
     struct = message.resolve(version)
     top = TopLevel(
         struct,
-        {"__version__": version, "__flexible__": struct.flexible},
+        {"__kind__": message.kind, "__version__": version, "__flexible__": struct.flexible},
         {n: n for n in _names(struct)},
         f"{message.name} version {version}.",
     )

@@ -39,6 +39,7 @@ class Message:
     spans: tuple[dict[str, Any], ...]
     source: str  # the schema-json path it came from, for the generated header
     is_test: bool
+    listeners: tuple[str, ...] | None
 
     @classmethod
     def load(cls, path: Path, root: Path) -> Message:
@@ -51,6 +52,7 @@ class Message:
             spans=tuple(raw["spans"]),
             source=str(Path(root.name) / path.relative_to(root)),
             is_test=path.parent != root,
+            listeners=tuple(raw["listeners"]) if "listeners" in raw else None,
         )
 
     def span(self, version: int) -> dict[str, Any]:

@@ -47,7 +47,7 @@ class TopLevel:
     """A message's top struct with its class attributes and its nested struct names."""
 
     struct: Struct
-    class_attrs: dict[str, int | bool]
+    class_attrs: dict[str, int | bool | str]
     names: dict[str, str]  # schema struct name -> class name in this module
     doc: str
 
@@ -89,7 +89,9 @@ def _metadata(f: Field) -> str:
     return "{" + ", ".join(f"{k!r}: {v!r}" for k, v in facts.items()).replace("'", '"') + "}"
 
 
-def _class(struct: Struct, names: dict[str, str], attrs: dict[str, int | bool], doc: str) -> str:
+def _class(
+    struct: Struct, names: dict[str, str], attrs: dict[str, int | bool | str], doc: str
+) -> str:
     lines = [
         "@dataclass(frozen=True, slots=True, kw_only=True)",
         f"class {names[struct.name]}:",
@@ -97,8 +99,8 @@ def _class(struct: Struct, names: dict[str, str], attrs: dict[str, int | bool], 
         "",
     ]
     for attr, value in attrs.items():
-        kind = "bool" if isinstance(value, bool) else "int"
-        lines.append(f"    {attr}: ClassVar[{kind}] = {value!r}")
+        kind = type(value).__name__
+        lines.append(f"    {attr}: ClassVar[{kind}] = {value!r}".replace("'", '"'))
     if struct.fields or struct.flexible:
         lines.append("")
     for f in struct.fields:
@@ -119,8 +121,11 @@ def module(doc: str, sources: list[str], tops: list[TopLevel]) -> str:
         structs = top.struct.nested()
         for struct in structs:
             is_top = struct is structs[-1]
-            attrs = top.class_attrs if is_top else {}
-            attrs = attrs or {"__version__": struct.version, "__flexible__": struct.flexible}
+            attrs: dict[str, int | bool | str] = (
+                top.class_attrs
+                if is_top
+                else {"__version__": struct.version, "__flexible__": struct.flexible}
+            )
             nested_doc = f"Part of {top.names[top.struct.name]} version {struct.version}."
             classes.append(_class(struct, top.names, attrs, top.doc if is_top else nested_doc))
             exported.append(top.names[struct.name])

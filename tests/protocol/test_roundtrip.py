@@ -57,3 +57,16 @@ def test_unknown_tagged_fields_are_kept_byte_for_byte(data: st.DataObject) -> No
     decoded = decode(MetadataResponse, encode(message))
     assert decoded.unknown_tagged_fields == tags
     assert decoded.brokers[0].unknown_tagged_fields == tags
+
+
+def test_class_level_facts() -> None:
+    from kafkawire.messages.join_group.v9 import JoinGroupRequest, JoinGroupResponse
+    from kafkawire.messages.request_header.v2 import RequestHeader
+
+    assert (JoinGroupRequest.__kind__, JoinGroupResponse.__kind__) == ("request", "response")
+    assert (JoinGroupRequest.__api_key__, JoinGroupRequest.__version__) == (11, 9)
+    assert (JoinGroupRequest.__header_version__, JoinGroupResponse.__header_version__) == (2, 1)
+    assert JoinGroupRequest.__route__ == "group"
+    assert RequestHeader.__kind__ == "header"
+    routes = {cls.__route__ for cls in api_classes() if cls.__kind__ == "request"}
+    assert routes == {"any", "leader", "group", "transaction", "every", "internal"}

@@ -59,19 +59,16 @@ _SIZE = struct.Struct(">i")
 _API_KEY_AND_VERSION = struct.Struct(">hh")
 
 
-def _message_class(obj: object, lookup: Any, what: str) -> type[Any]:
-    cls = type(obj)
-    api_key = getattr(cls, "__api_key__", None)
-    version = getattr(cls, "__version__", None)
-    if api_key is None or version is None or lookup(api_key, version) is not cls:
-        raise EncodeError(cls.__name__, "", 0, f"not a generated {what} class")
-    found: type[Any] = cls
-    return found
+def _message_class(obj: object, kind: str) -> type[Any]:
+    cls: type[Any] = type(obj)
+    if getattr(cls, "__kind__", None) != kind:
+        raise EncodeError(cls.__name__, "", 0, f"not a generated {kind} class")
+    return cls
 
 
 def encode_request(request: object, *, correlation_id: int, client_id: str | None) -> bytes:
     """A whole request frame: size, request header, body."""
-    cls = _message_class(request, request_type, "request")
+    cls = _message_class(request, "request")
     header_cls = _REQUEST_HEADERS[cls.__header_version__]
     fields: dict[str, Any] = {
         "request_api_key": cls.__api_key__,
@@ -89,7 +86,7 @@ def encode_request(request: object, *, correlation_id: int, client_id: str | Non
 
 def encode_response(response: object, *, correlation_id: int) -> bytes:
     """A whole response frame: size, response header, body (for brokers and test peers)."""
-    cls = _message_class(response, response_type, "response")
+    cls = _message_class(response, "response")
     header_cls = _RESPONSE_HEADERS[cls.__header_version__]
     out = bytearray(4)
     codec_for(header_cls).encode_into(header_cls(correlation_id=correlation_id), out)

@@ -33,10 +33,8 @@ def convert(message: Any, version: int) -> Any:
     cls = type(message)
     if cls.__version__ == version:
         return message
-    name = cls.__name__
-    lookup = response_type if name.endswith("Response") else request_type
-    target = lookup(cls.__api_key__, version)
-    return _convert(message, target, name)
+    lookup = request_type if cls.__kind__ == "request" else response_type
+    return _convert(message, lookup(cls.__api_key__, version), cls.__name__)
 
 
 def _default(f: dataclasses.Field[Any]) -> Any:

@@ -12,10 +12,12 @@ __all__ = ["AddOffsetsToTxnRequest", "AddOffsetsToTxnResponse"]
 class AddOffsetsToTxnRequest:
     """AddOffsetsToTxnRequest version 3 (API key 25)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 25
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "transaction"
 
     transactional_id: str = field(
         default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
@@ -34,6 +36,7 @@ class AddOffsetsToTxnRequest:
 class AddOffsetsToTxnResponse:
     """AddOffsetsToTxnResponse version 3 (API key 25)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 25
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = True

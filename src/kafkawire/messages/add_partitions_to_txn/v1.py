@@ -29,10 +29,12 @@ class AddPartitionsToTxnTopic:
 class AddPartitionsToTxnRequest:
     """AddPartitionsToTxnRequest version 1 (API key 24)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 24
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "transaction"
 
     v3_and_below_transactional_id: str = field(
         default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
@@ -74,6 +76,7 @@ class AddPartitionsToTxnTopicResult:
 class AddPartitionsToTxnResponse:
     """AddPartitionsToTxnResponse version 1 (API key 24)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 24
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False

@@ -32,10 +32,12 @@ class AddPartitionsToTxnTopic:
 class AddPartitionsToTxnRequest:
     """AddPartitionsToTxnRequest version 3 (API key 24)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 24
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "transaction"
 
     v3_and_below_transactional_id: str = field(
         default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
@@ -86,6 +88,7 @@ class AddPartitionsToTxnTopicResult:
 class AddPartitionsToTxnResponse:
     """AddPartitionsToTxnResponse version 3 (API key 24)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 24
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = True

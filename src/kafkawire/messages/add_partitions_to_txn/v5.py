@@ -57,10 +57,12 @@ class AddPartitionsToTxnTransaction:
 class AddPartitionsToTxnRequest:
     """AddPartitionsToTxnRequest version 5 (API key 24)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 24
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "transaction"
 
     transactions: tuple[AddPartitionsToTxnTransaction, ...] = field(
         default=(), metadata={"kafka_type": "[]AddPartitionsToTxnTransaction"}
@@ -122,6 +124,7 @@ class AddPartitionsToTxnResult:
 class AddPartitionsToTxnResponse:
     """AddPartitionsToTxnResponse version 5 (API key 24)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 24
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = True

@@ -28,10 +28,12 @@ class Listener:
 class AddRaftVoterRequest:
     """AddRaftVoterRequest version 0 (API key 80)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 80
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     cluster_id: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
     timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
@@ -47,6 +49,7 @@ class AddRaftVoterRequest:
 class AddRaftVoterResponse:
     """AddRaftVoterResponse version 0 (API key 80)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 80
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

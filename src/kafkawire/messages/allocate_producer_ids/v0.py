@@ -12,10 +12,12 @@ __all__ = ["AllocateProducerIdsRequest", "AllocateProducerIdsResponse"]
 class AllocateProducerIdsRequest:
     """AllocateProducerIdsRequest version 0 (API key 67)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 67
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
     broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
@@ -28,6 +30,7 @@ class AllocateProducerIdsRequest:
 class AllocateProducerIdsResponse:
     """AllocateProducerIdsResponse version 0 (API key 67)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 67
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -56,10 +56,12 @@ class AlterClientQuotasRequestEntryData:
 class AlterClientQuotasRequest:
     """AlterClientQuotasRequest version 0 (API key 49)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 49
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     entries: tuple[AlterClientQuotasRequestEntryData, ...] = field(
         default=(), metadata={"kafka_type": "[]EntryData"}
@@ -98,6 +100,7 @@ class AlterClientQuotasResponseEntryData:
 class AlterClientQuotasResponse:
     """AlterClientQuotasResponse version 0 (API key 49)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 49
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

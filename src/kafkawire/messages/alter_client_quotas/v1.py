@@ -65,10 +65,12 @@ class AlterClientQuotasRequestEntryData:
 class AlterClientQuotasRequest:
     """AlterClientQuotasRequest version 1 (API key 49)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 49
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     entries: tuple[AlterClientQuotasRequestEntryData, ...] = field(
         default=(), metadata={"kafka_type": "[]EntryData"}
@@ -116,6 +118,7 @@ class AlterClientQuotasResponseEntryData:
 class AlterClientQuotasResponse:
     """AlterClientQuotasResponse version 1 (API key 49)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 49
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True

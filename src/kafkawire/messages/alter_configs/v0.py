@@ -43,10 +43,12 @@ class AlterConfigsResource:
 class AlterConfigsRequest:
     """AlterConfigsRequest version 0 (API key 33)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 33
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     resources: tuple[AlterConfigsResource, ...] = field(
         default=(), metadata={"kafka_type": "[]AlterConfigsResource"}
@@ -73,6 +75,7 @@ class AlterConfigsResourceResponse:
 class AlterConfigsResponse:
     """AlterConfigsResponse version 0 (API key 33)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 33
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

@@ -49,10 +49,12 @@ class AlterConfigsResource:
 class AlterConfigsRequest:
     """AlterConfigsRequest version 2 (API key 33)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 33
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     resources: tuple[AlterConfigsResource, ...] = field(
         default=(), metadata={"kafka_type": "[]AlterConfigsResource"}
@@ -85,6 +87,7 @@ class AlterConfigsResourceResponse:
 class AlterConfigsResponse:
     """AlterConfigsResponse version 2 (API key 33)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 33
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

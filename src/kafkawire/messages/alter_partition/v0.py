@@ -55,10 +55,12 @@ class AlterPartitionRequestTopicData:
 class AlterPartitionRequest:
     """AlterPartitionRequest version 0 (API key 56)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 56
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
     broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
@@ -112,6 +114,7 @@ class AlterPartitionResponseTopicData:
 class AlterPartitionResponse:
     """AlterPartitionResponse version 0 (API key 56)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 56
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

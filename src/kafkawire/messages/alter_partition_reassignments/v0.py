@@ -52,10 +52,12 @@ class ReassignableTopic:
 class AlterPartitionReassignmentsRequest:
     """AlterPartitionReassignmentsRequest version 0 (API key 45)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 45
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
     topics: tuple[ReassignableTopic, ...] = field(
@@ -103,6 +105,7 @@ class ReassignableTopicResponse:
 class AlterPartitionReassignmentsResponse:
     """AlterPartitionReassignmentsResponse version 0 (API key 45)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 45
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

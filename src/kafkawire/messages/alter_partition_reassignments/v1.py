@@ -52,10 +52,12 @@ class ReassignableTopic:
 class AlterPartitionReassignmentsRequest:
     """AlterPartitionReassignmentsRequest version 1 (API key 45)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 45
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
     allow_replication_factor_change: bool = field(default=True, metadata={"kafka_type": "bool"})
@@ -104,6 +106,7 @@ class ReassignableTopicResponse:
 class AlterPartitionReassignmentsResponse:
     """AlterPartitionReassignmentsResponse version 1 (API key 45)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 45
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True

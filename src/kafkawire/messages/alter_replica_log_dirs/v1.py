@@ -43,10 +43,12 @@ class AlterReplicaLogDir:
 class AlterReplicaLogDirsRequest:
     """AlterReplicaLogDirsRequest version 1 (API key 34)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 34
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     dirs: tuple[AlterReplicaLogDir, ...] = field(
         default=(), metadata={"kafka_type": "[]AlterReplicaLogDir"}
@@ -83,6 +85,7 @@ class AlterReplicaLogDirTopicResult:
 class AlterReplicaLogDirsResponse:
     """AlterReplicaLogDirsResponse version 1 (API key 34)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 34
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False

@@ -49,10 +49,12 @@ class AlterReplicaLogDir:
 class AlterReplicaLogDirsRequest:
     """AlterReplicaLogDirsRequest version 2 (API key 34)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 34
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     dirs: tuple[AlterReplicaLogDir, ...] = field(
         default=(), metadata={"kafka_type": "[]AlterReplicaLogDir"}
@@ -98,6 +100,7 @@ class AlterReplicaLogDirTopicResult:
 class AlterReplicaLogDirsResponse:
     """AlterReplicaLogDirsResponse version 2 (API key 34)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 34
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

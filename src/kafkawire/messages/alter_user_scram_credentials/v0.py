@@ -49,10 +49,12 @@ class ScramCredentialUpsertion:
 class AlterUserScramCredentialsRequest:
     """AlterUserScramCredentialsRequest version 0 (API key 51)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 51
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     deletions: tuple[ScramCredentialDeletion, ...] = field(
         default=(), metadata={"kafka_type": "[]ScramCredentialDeletion"}
@@ -86,6 +88,7 @@ class AlterUserScramCredentialsResult:
 class AlterUserScramCredentialsResponse:
     """AlterUserScramCredentialsResponse version 0 (API key 51)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 51
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -12,10 +12,12 @@ __all__ = ["ApiVersion", "ApiVersionsRequest", "ApiVersionsResponse"]
 class ApiVersionsRequest:
     """ApiVersionsRequest version 0 (API key 18)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 18
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,6 +36,7 @@ class ApiVersion:
 class ApiVersionsResponse:
     """ApiVersionsResponse version 0 (API key 18)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 18
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

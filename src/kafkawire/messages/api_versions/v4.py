@@ -18,10 +18,12 @@ __all__ = [
 class ApiVersionsRequest:
     """ApiVersionsRequest version 4 (API key 18)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 18
     __version__: ClassVar[int] = 4
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     client_software_name: str = field(
         default="", metadata={"kafka_type": "string", "ignorable": True}
@@ -83,6 +85,7 @@ class FinalizedFeatureKey:
 class ApiVersionsResponse:
     """ApiVersionsResponse version 4 (API key 18)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 18
     __version__: ClassVar[int] = 4
     __flexible__: ClassVar[bool] = True

@@ -67,10 +67,12 @@ class AssignReplicasToDirsRequestDirectoryData:
 class AssignReplicasToDirsRequest:
     """AssignReplicasToDirsRequest version 0 (API key 73)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 73
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
     broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
@@ -132,6 +134,7 @@ class AssignReplicasToDirsResponseDirectoryData:
 class AssignReplicasToDirsResponse:
     """AssignReplicasToDirsResponse version 0 (API key 73)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 73
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

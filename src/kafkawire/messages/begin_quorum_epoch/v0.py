@@ -46,10 +46,12 @@ class BeginQuorumEpochRequestTopicData:
 class BeginQuorumEpochRequest:
     """BeginQuorumEpochRequest version 0 (API key 53)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 53
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "internal"
 
     cluster_id: str | None = field(
         default=None, metadata={"kafka_type": "string", "nullable": True}
@@ -91,6 +93,7 @@ class BeginQuorumEpochResponseTopicData:
 class BeginQuorumEpochResponse:
     """BeginQuorumEpochResponse version 0 (API key 53)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 53
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

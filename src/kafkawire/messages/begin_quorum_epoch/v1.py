@@ -73,10 +73,12 @@ class LeaderEndpoint:
 class BeginQuorumEpochRequest:
     """BeginQuorumEpochRequest version 1 (API key 53)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 53
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     cluster_id: str | None = field(
         default=None, metadata={"kafka_type": "string", "nullable": True}
@@ -148,6 +150,7 @@ class NodeEndpoint:
 class BeginQuorumEpochResponse:
     """BeginQuorumEpochResponse version 1 (API key 53)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 53
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True

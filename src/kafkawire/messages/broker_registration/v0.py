@@ -44,10 +44,12 @@ class Feature:
 class BrokerRegistrationRequest:
     """BrokerRegistrationRequest version 0 (API key 62)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 62
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
     cluster_id: str = field(default="", metadata={"kafka_type": "string"})
@@ -64,6 +66,7 @@ class BrokerRegistrationRequest:
 class BrokerRegistrationResponse:
     """BrokerRegistrationResponse version 0 (API key 62)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 62
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -20,10 +20,12 @@ __all__ = [
 class ConsumerGroupDescribeRequest:
     """ConsumerGroupDescribeRequest version 0 (API key 69)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 69
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
 
     group_ids: tuple[str, ...] = field(
         default=(), metadata={"kafka_type": "[]string", "entity_type": "groupId"}
@@ -125,6 +127,7 @@ class DescribedGroup:
 class ConsumerGroupDescribeResponse:
     """ConsumerGroupDescribeResponse version 0 (API key 69)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 69
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

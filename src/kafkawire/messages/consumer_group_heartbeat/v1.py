@@ -33,10 +33,12 @@ class ConsumerGroupHeartbeatRequestTopicPartitions:
 class ConsumerGroupHeartbeatRequest:
     """ConsumerGroupHeartbeatRequest version 1 (API key 68)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 68
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     member_id: str = field(default="", metadata={"kafka_type": "string"})
@@ -97,6 +99,7 @@ class Assignment:
 class ConsumerGroupHeartbeatResponse:
     """ConsumerGroupHeartbeatResponse version 1 (API key 68)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 68
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True

@@ -23,6 +23,7 @@ class TopicPartition:
 class ConsumerProtocolAssignment:
     """ConsumerProtocolAssignment version 2."""
 
+    __kind__: ClassVar[str] = "data"
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = False
 

@@ -12,10 +12,12 @@ __all__ = ["ControlledShutdownRequest", "ControlledShutdownResponse", "Remaining
 class ControlledShutdownRequest:
     """ControlledShutdownRequest version 1 (API key 7)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 7
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "internal"
 
     broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
 
@@ -37,6 +39,7 @@ class RemainingPartition:
 class ControlledShutdownResponse:
     """ControlledShutdownResponse version 1 (API key 7)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 7
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False

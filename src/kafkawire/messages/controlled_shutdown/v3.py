@@ -12,10 +12,12 @@ __all__ = ["ControlledShutdownRequest", "ControlledShutdownResponse", "Remaining
 class ControlledShutdownRequest:
     """ControlledShutdownRequest version 3 (API key 7)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 7
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
     broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64", "ignorable": True})
@@ -44,6 +46,7 @@ class RemainingPartition:
 class ControlledShutdownResponse:
     """ControlledShutdownResponse version 3 (API key 7)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 7
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = True

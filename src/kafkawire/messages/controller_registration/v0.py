@@ -44,10 +44,12 @@ class Feature:
 class ControllerRegistrationRequest:
     """ControllerRegistrationRequest version 0 (API key 70)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 70
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     controller_id: int = field(default=0, metadata={"kafka_type": "int32"})
     incarnation_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
@@ -63,6 +65,7 @@ class ControllerRegistrationRequest:
 class ControllerRegistrationResponse:
     """ControllerRegistrationResponse version 0 (API key 70)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 70
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

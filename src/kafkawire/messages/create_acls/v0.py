@@ -27,10 +27,12 @@ class AclCreation:
 class CreateAclsRequest:
     """CreateAclsRequest version 0 (API key 30)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 30
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     creations: tuple[AclCreation, ...] = field(default=(), metadata={"kafka_type": "[]AclCreation"})
 
@@ -52,6 +54,7 @@ class AclCreationResult:
 class CreateAclsResponse:
     """CreateAclsResponse version 0 (API key 30)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 30
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

@@ -28,10 +28,12 @@ class AclCreation:
 class CreateAclsRequest:
     """CreateAclsRequest version 1 (API key 30)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 30
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     creations: tuple[AclCreation, ...] = field(default=(), metadata={"kafka_type": "[]AclCreation"})
 
@@ -53,6 +55,7 @@ class AclCreationResult:
 class CreateAclsResponse:
     """CreateAclsResponse version 1 (API key 30)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 30
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False

@@ -31,10 +31,12 @@ class AclCreation:
 class CreateAclsRequest:
     """CreateAclsRequest version 2 (API key 30)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 30
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     creations: tuple[AclCreation, ...] = field(default=(), metadata={"kafka_type": "[]AclCreation"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
@@ -62,6 +64,7 @@ class AclCreationResult:
 class CreateAclsResponse:
     """CreateAclsResponse version 2 (API key 30)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 30
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

@@ -23,10 +23,12 @@ class CreatableRenewers:
 class CreateDelegationTokenRequest:
     """CreateDelegationTokenRequest version 1 (API key 38)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 38
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     renewers: tuple[CreatableRenewers, ...] = field(
         default=(), metadata={"kafka_type": "[]CreatableRenewers"}
@@ -38,6 +40,7 @@ class CreateDelegationTokenRequest:
 class CreateDelegationTokenResponse:
     """CreateDelegationTokenResponse version 1 (API key 38)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 38
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False

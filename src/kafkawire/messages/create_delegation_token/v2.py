@@ -26,10 +26,12 @@ class CreatableRenewers:
 class CreateDelegationTokenRequest:
     """CreateDelegationTokenRequest version 2 (API key 38)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 38
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     renewers: tuple[CreatableRenewers, ...] = field(
         default=(), metadata={"kafka_type": "[]CreatableRenewers"}
@@ -44,6 +46,7 @@ class CreateDelegationTokenRequest:
 class CreateDelegationTokenResponse:
     """CreateDelegationTokenResponse version 2 (API key 38)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 38
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

@@ -26,10 +26,12 @@ class CreatableRenewers:
 class CreateDelegationTokenRequest:
     """CreateDelegationTokenRequest version 3 (API key 38)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 38
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     owner_principal_type: str | None = field(
         default="", metadata={"kafka_type": "string", "nullable": True}
@@ -50,6 +52,7 @@ class CreateDelegationTokenRequest:
 class CreateDelegationTokenResponse:
     """CreateDelegationTokenResponse version 3 (API key 38)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 38
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = True

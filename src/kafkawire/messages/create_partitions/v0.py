@@ -44,10 +44,12 @@ class CreatePartitionsTopic:
 class CreatePartitionsRequest:
     """CreatePartitionsRequest version 0 (API key 37)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 37
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     topics: tuple[CreatePartitionsTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]CreatePartitionsTopic"}
@@ -74,6 +76,7 @@ class CreatePartitionsTopicResult:
 class CreatePartitionsResponse:
     """CreatePartitionsResponse version 0 (API key 37)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 37
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

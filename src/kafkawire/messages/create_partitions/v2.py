@@ -50,10 +50,12 @@ class CreatePartitionsTopic:
 class CreatePartitionsRequest:
     """CreatePartitionsRequest version 2 (API key 37)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 37
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     topics: tuple[CreatePartitionsTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]CreatePartitionsTopic"}
@@ -86,6 +88,7 @@ class CreatePartitionsTopicResult:
 class CreatePartitionsResponse:
     """CreatePartitionsResponse version 2 (API key 37)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 37
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

@@ -61,10 +61,12 @@ class CreatableTopic:
 class CreateTopicsRequest:
     """CreateTopicsRequest version 2 (API key 19)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 19
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     topics: tuple[CreatableTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]CreatableTopic"}
@@ -91,6 +93,7 @@ class CreatableTopicResult:
 class CreateTopicsResponse:
     """CreateTopicsResponse version 2 (API key 19)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 19
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = False

@@ -72,10 +72,12 @@ class CreatableTopic:
 class CreateTopicsRequest:
     """CreateTopicsRequest version 7 (API key 19)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 19
     __version__: ClassVar[int] = 7
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     topics: tuple[CreatableTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]CreatableTopic"}
@@ -137,6 +139,7 @@ class CreatableTopicResult:
 class CreateTopicsResponse:
     """CreateTopicsResponse version 7 (API key 19)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 19
     __version__: ClassVar[int] = 7
     __flexible__: ClassVar[bool] = True

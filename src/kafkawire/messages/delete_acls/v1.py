@@ -38,10 +38,12 @@ class DeleteAclsFilter:
 class DeleteAclsRequest:
     """DeleteAclsRequest version 1 (API key 31)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 31
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     filters: tuple[DeleteAclsFilter, ...] = field(
         default=(), metadata={"kafka_type": "[]DeleteAclsFilter"}
@@ -88,6 +90,7 @@ class DeleteAclsFilterResult:
 class DeleteAclsResponse:
     """DeleteAclsResponse version 1 (API key 31)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 31
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False

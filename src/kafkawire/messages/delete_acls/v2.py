@@ -41,10 +41,12 @@ class DeleteAclsFilter:
 class DeleteAclsRequest:
     """DeleteAclsRequest version 2 (API key 31)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 31
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     filters: tuple[DeleteAclsFilter, ...] = field(
         default=(), metadata={"kafka_type": "[]DeleteAclsFilter"}
@@ -100,6 +102,7 @@ class DeleteAclsFilterResult:
 class DeleteAclsResponse:
     """DeleteAclsResponse version 2 (API key 31)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 31
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

@@ -12,10 +12,12 @@ __all__ = ["DeletableGroupResult", "DeleteGroupsRequest", "DeleteGroupsResponse"
 class DeleteGroupsRequest:
     """DeleteGroupsRequest version 1 (API key 42)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 42
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
 
     groups_names: tuple[str, ...] = field(
         default=(), metadata={"kafka_type": "[]string", "entity_type": "groupId"}
@@ -37,6 +39,7 @@ class DeletableGroupResult:
 class DeleteGroupsResponse:
     """DeleteGroupsResponse version 1 (API key 42)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 42
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False

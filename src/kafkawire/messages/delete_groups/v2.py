@@ -12,10 +12,12 @@ __all__ = ["DeletableGroupResult", "DeleteGroupsRequest", "DeleteGroupsResponse"
 class DeleteGroupsRequest:
     """DeleteGroupsRequest version 2 (API key 42)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 42
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
 
     groups_names: tuple[str, ...] = field(
         default=(), metadata={"kafka_type": "[]string", "entity_type": "groupId"}
@@ -43,6 +45,7 @@ class DeletableGroupResult:
 class DeleteGroupsResponse:
     """DeleteGroupsResponse version 2 (API key 42)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 42
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

@@ -43,10 +43,12 @@ class DeleteRecordsTopic:
 class DeleteRecordsRequest:
     """DeleteRecordsRequest version 1 (API key 21)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 21
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "leader"
 
     topics: tuple[DeleteRecordsTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]DeleteRecordsTopic"}
@@ -83,6 +85,7 @@ class DeleteRecordsTopicResult:
 class DeleteRecordsResponse:
     """DeleteRecordsResponse version 1 (API key 21)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 21
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False

@@ -49,10 +49,12 @@ class DeleteRecordsTopic:
 class DeleteRecordsRequest:
     """DeleteRecordsRequest version 2 (API key 21)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 21
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "leader"
 
     topics: tuple[DeleteRecordsTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]DeleteRecordsTopic"}
@@ -98,6 +100,7 @@ class DeleteRecordsTopicResult:
 class DeleteRecordsResponse:
     """DeleteRecordsResponse version 2 (API key 21)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 21
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

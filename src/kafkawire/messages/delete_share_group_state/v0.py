@@ -49,10 +49,12 @@ class DeleteStateData:
 class DeleteShareGroupStateRequest:
     """DeleteShareGroupStateRequest version 0 (API key 86)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 86
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     group_id: str = field(default="", metadata={"kafka_type": "string"})
     topics: tuple[DeleteStateData, ...] = field(
@@ -100,6 +102,7 @@ class DeleteStateResult:
 class DeleteShareGroupStateResponse:
     """DeleteShareGroupStateResponse version 0 (API key 86)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 86
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -12,10 +12,12 @@ __all__ = ["DeletableTopicResult", "DeleteTopicsRequest", "DeleteTopicsResponse"
 class DeleteTopicsRequest:
     """DeleteTopicsRequest version 5 (API key 20)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 20
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     topic_names: tuple[str, ...] = field(
         default=(),
@@ -48,6 +50,7 @@ class DeletableTopicResult:
 class DeleteTopicsResponse:
     """DeleteTopicsResponse version 5 (API key 20)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 20
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = True

@@ -35,10 +35,12 @@ class DeleteTopicState:
 class DeleteTopicsRequest:
     """DeleteTopicsRequest version 6 (API key 20)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 20
     __version__: ClassVar[int] = 6
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     topics: tuple[DeleteTopicState, ...] = field(
         default=(), metadata={"kafka_type": "[]DeleteTopicState"}
@@ -75,6 +77,7 @@ class DeletableTopicResult:
 class DeleteTopicsResponse:
     """DeleteTopicsResponse version 6 (API key 20)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 20
     __version__: ClassVar[int] = 6
     __flexible__: ClassVar[bool] = True

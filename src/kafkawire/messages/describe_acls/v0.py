@@ -12,10 +12,12 @@ __all__ = ["AclDescription", "DescribeAclsRequest", "DescribeAclsResource", "Des
 class DescribeAclsRequest:
     """DescribeAclsRequest version 0 (API key 29)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 29
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     resource_type_filter: int = field(default=0, metadata={"kafka_type": "int8"})
     resource_name_filter: str | None = field(
@@ -60,6 +62,7 @@ class DescribeAclsResource:
 class DescribeAclsResponse:
     """DescribeAclsResponse version 0 (API key 29)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 29
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

@@ -31,10 +31,12 @@ class ComponentData:
 class DescribeClientQuotasRequest:
     """DescribeClientQuotasRequest version 0 (API key 48)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 48
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     components: tuple[ComponentData, ...] = field(
         default=(), metadata={"kafka_type": "[]ComponentData"}
@@ -79,6 +81,7 @@ class EntryData:
 class DescribeClientQuotasResponse:
     """DescribeClientQuotasResponse version 0 (API key 48)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 48
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

@@ -34,10 +34,12 @@ class ComponentData:
 class DescribeClientQuotasRequest:
     """DescribeClientQuotasRequest version 1 (API key 48)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 48
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     components: tuple[ComponentData, ...] = field(
         default=(), metadata={"kafka_type": "[]ComponentData"}
@@ -94,6 +96,7 @@ class EntryData:
 class DescribeClientQuotasResponse:
     """DescribeClientQuotasResponse version 1 (API key 48)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 48
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True

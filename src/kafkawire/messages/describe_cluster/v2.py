@@ -12,10 +12,12 @@ __all__ = ["DescribeClusterBroker", "DescribeClusterRequest", "DescribeClusterRe
 class DescribeClusterRequest:
     """DescribeClusterRequest version 2 (API key 60)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 60
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     include_cluster_authorized_operations: bool = field(
         default=False, metadata={"kafka_type": "bool"}
@@ -48,6 +50,7 @@ class DescribeClusterBroker:
 class DescribeClusterResponse:
     """DescribeClusterResponse version 2 (API key 60)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 60
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

@@ -33,10 +33,12 @@ class DescribeConfigsResource:
 class DescribeConfigsRequest:
     """DescribeConfigsRequest version 2 (API key 32)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 32
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     resources: tuple[DescribeConfigsResource, ...] = field(
         default=(), metadata={"kafka_type": "[]DescribeConfigsResource"}
@@ -95,6 +97,7 @@ class DescribeConfigsResult:
 class DescribeConfigsResponse:
     """DescribeConfigsResponse version 2 (API key 32)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 32
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = False

@@ -36,10 +36,12 @@ class DescribeConfigsResource:
 class DescribeConfigsRequest:
     """DescribeConfigsRequest version 4 (API key 32)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 32
     __version__: ClassVar[int] = 4
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     resources: tuple[DescribeConfigsResource, ...] = field(
         default=(), metadata={"kafka_type": "[]DescribeConfigsResource"}
@@ -115,6 +117,7 @@ class DescribeConfigsResult:
 class DescribeConfigsResponse:
     """DescribeConfigsResponse version 4 (API key 32)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 32
     __version__: ClassVar[int] = 4
     __flexible__: ClassVar[bool] = True

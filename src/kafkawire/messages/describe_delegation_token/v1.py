@@ -29,10 +29,12 @@ class DescribeDelegationTokenOwner:
 class DescribeDelegationTokenRequest:
     """DescribeDelegationTokenRequest version 1 (API key 41)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 41
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     owners: tuple[DescribeDelegationTokenOwner, ...] | None = field(
         default=(), metadata={"kafka_type": "[]DescribeDelegationTokenOwner", "nullable": True}
@@ -73,6 +75,7 @@ class DescribedDelegationToken:
 class DescribeDelegationTokenResponse:
     """DescribeDelegationTokenResponse version 1 (API key 41)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 41
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False

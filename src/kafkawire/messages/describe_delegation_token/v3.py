@@ -32,10 +32,12 @@ class DescribeDelegationTokenOwner:
 class DescribeDelegationTokenRequest:
     """DescribeDelegationTokenRequest version 3 (API key 41)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 41
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     owners: tuple[DescribeDelegationTokenOwner, ...] | None = field(
         default=(), metadata={"kafka_type": "[]DescribeDelegationTokenOwner", "nullable": True}
@@ -87,6 +89,7 @@ class DescribedDelegationToken:
 class DescribeDelegationTokenResponse:
     """DescribeDelegationTokenResponse version 3 (API key 41)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 41
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = True

@@ -17,10 +17,12 @@ __all__ = [
 class DescribeGroupsRequest:
     """DescribeGroupsRequest version 0 (API key 15)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 15
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
 
     groups: tuple[str, ...] = field(
         default=(), metadata={"kafka_type": "[]string", "entity_type": "groupId"}
@@ -62,6 +64,7 @@ class DescribedGroup:
 class DescribeGroupsResponse:
     """DescribeGroupsResponse version 0 (API key 15)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 15
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

@@ -17,10 +17,12 @@ __all__ = [
 class DescribeGroupsRequest:
     """DescribeGroupsRequest version 6 (API key 15)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 15
     __version__: ClassVar[int] = 6
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
 
     groups: tuple[str, ...] = field(
         default=(), metadata={"kafka_type": "[]string", "entity_type": "groupId"}
@@ -79,6 +81,7 @@ class DescribedGroup:
 class DescribeGroupsResponse:
     """DescribeGroupsResponse version 6 (API key 15)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 15
     __version__: ClassVar[int] = 6
     __flexible__: ClassVar[bool] = True

@@ -30,10 +30,12 @@ class DescribableLogDirTopic:
 class DescribeLogDirsRequest:
     """DescribeLogDirsRequest version 0 (API key 35)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 35
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "every"
 
     topics: tuple[DescribableLogDirTopic, ...] | None = field(
         default=(), metadata={"kafka_type": "[]DescribableLogDirTopic", "nullable": True}
@@ -84,6 +86,7 @@ class DescribeLogDirsResult:
 class DescribeLogDirsResponse:
     """DescribeLogDirsResponse version 0 (API key 35)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 35
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

@@ -33,10 +33,12 @@ class DescribableLogDirTopic:
 class DescribeLogDirsRequest:
     """DescribeLogDirsRequest version 3 (API key 35)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 35
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "every"
 
     topics: tuple[DescribableLogDirTopic, ...] | None = field(
         default=(), metadata={"kafka_type": "[]DescribableLogDirTopic", "nullable": True}
@@ -99,6 +101,7 @@ class DescribeLogDirsResult:
 class DescribeLogDirsResponse:
     """DescribeLogDirsResponse version 3 (API key 35)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 35
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = True

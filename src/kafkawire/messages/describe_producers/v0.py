@@ -33,10 +33,12 @@ class TopicRequest:
 class DescribeProducersRequest:
     """DescribeProducersRequest version 0 (API key 61)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 61
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "leader"
 
     topics: tuple[TopicRequest, ...] = field(default=(), metadata={"kafka_type": "[]TopicRequest"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
@@ -104,6 +106,7 @@ class TopicResponse:
 class DescribeProducersResponse:
     """DescribeProducersResponse version 0 (API key 61)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 61
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -54,10 +54,12 @@ class DescribeQuorumRequestTopicData:
 class DescribeQuorumRequest:
     """DescribeQuorumRequest version 2 (API key 55)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 55
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     topics: tuple[DescribeQuorumRequestTopicData, ...] = field(
         default=(), metadata={"kafka_type": "[]TopicData"}
@@ -167,6 +169,7 @@ class Node:
 class DescribeQuorumResponse:
     """DescribeQuorumResponse version 2 (API key 55)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 55
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

@@ -50,10 +50,12 @@ class DescribeTopicPartitionsRequestCursor:
 class DescribeTopicPartitionsRequest:
     """DescribeTopicPartitionsRequest version 0 (API key 75)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 75
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     topics: tuple[TopicRequest, ...] = field(default=(), metadata={"kafka_type": "[]TopicRequest"})
     response_partition_limit: int = field(default=2000, metadata={"kafka_type": "int32"})
@@ -142,6 +144,7 @@ class DescribeTopicPartitionsResponseCursor:
 class DescribeTopicPartitionsResponse:
     """DescribeTopicPartitionsResponse version 0 (API key 75)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 75
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -17,10 +17,12 @@ __all__ = [
 class DescribeTransactionsRequest:
     """DescribeTransactionsRequest version 0 (API key 65)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 65
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     transactional_ids: tuple[str, ...] = field(
         default=(), metadata={"kafka_type": "[]string", "entity_type": "transactionalId"}
@@ -72,6 +74,7 @@ class TransactionState:
 class DescribeTransactionsResponse:
     """DescribeTransactionsResponse version 0 (API key 65)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 65
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

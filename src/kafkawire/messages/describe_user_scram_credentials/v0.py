@@ -31,10 +31,12 @@ class UserName:
 class DescribeUserScramCredentialsRequest:
     """DescribeUserScramCredentialsRequest version 0 (API key 50)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 50
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     users: tuple[UserName, ...] | None = field(
         default=(), metadata={"kafka_type": "[]UserName", "nullable": True}
@@ -82,6 +84,7 @@ class DescribeUserScramCredentialsResult:
 class DescribeUserScramCredentialsResponse:
     """DescribeUserScramCredentialsResponse version 0 (API key 50)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 50
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

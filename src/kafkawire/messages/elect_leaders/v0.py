@@ -29,10 +29,12 @@ class TopicPartitions:
 class ElectLeadersRequest:
     """ElectLeadersRequest version 0 (API key 43)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 43
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     topic_partitions: tuple[TopicPartitions, ...] | None = field(
         default=(), metadata={"kafka_type": "[]TopicPartitions", "nullable": True}
@@ -71,6 +73,7 @@ class ReplicaElectionResult:
 class ElectLeadersResponse:
     """ElectLeadersResponse version 0 (API key 43)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 43
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

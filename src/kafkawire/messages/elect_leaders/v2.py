@@ -32,10 +32,12 @@ class TopicPartitions:
 class ElectLeadersRequest:
     """ElectLeadersRequest version 2 (API key 43)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 43
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     election_type: int = field(default=0, metadata={"kafka_type": "int8"})
     topic_partitions: tuple[TopicPartitions, ...] | None = field(
@@ -84,6 +86,7 @@ class ReplicaElectionResult:
 class ElectLeadersResponse:
     """ElectLeadersResponse version 2 (API key 43)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 43
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

@@ -49,10 +49,12 @@ class EndQuorumEpochRequestTopicData:
 class EndQuorumEpochRequest:
     """EndQuorumEpochRequest version 0 (API key 54)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 54
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "internal"
 
     cluster_id: str | None = field(
         default=None, metadata={"kafka_type": "string", "nullable": True}
@@ -94,6 +96,7 @@ class EndQuorumEpochResponseTopicData:
 class EndQuorumEpochResponse:
     """EndQuorumEpochResponse version 0 (API key 54)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 54
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

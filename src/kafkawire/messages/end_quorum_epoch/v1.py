@@ -92,10 +92,12 @@ class LeaderEndpoint:
 class EndQuorumEpochRequest:
     """EndQuorumEpochRequest version 1 (API key 54)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 54
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     cluster_id: str | None = field(
         default=None, metadata={"kafka_type": "string", "nullable": True}
@@ -164,6 +166,7 @@ class NodeEndpoint:
 class EndQuorumEpochResponse:
     """EndQuorumEpochResponse version 1 (API key 54)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 54
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True

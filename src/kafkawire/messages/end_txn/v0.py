@@ -12,10 +12,12 @@ __all__ = ["EndTxnRequest", "EndTxnResponse"]
 class EndTxnRequest:
     """EndTxnRequest version 0 (API key 26)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 26
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "transaction"
 
     transactional_id: str = field(
         default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
@@ -31,6 +33,7 @@ class EndTxnRequest:
 class EndTxnResponse:
     """EndTxnResponse version 0 (API key 26)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 26
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

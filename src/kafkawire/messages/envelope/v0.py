@@ -12,10 +12,12 @@ __all__ = ["EnvelopeRequest", "EnvelopeResponse"]
 class EnvelopeRequest:
     """EnvelopeRequest version 0 (API key 58)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 58
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     request_data: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
     request_principal: bytes | None = field(
@@ -31,6 +33,7 @@ class EnvelopeRequest:
 class EnvelopeResponse:
     """EnvelopeResponse version 0 (API key 58)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 58
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

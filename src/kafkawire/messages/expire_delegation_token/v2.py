@@ -12,10 +12,12 @@ __all__ = ["ExpireDelegationTokenRequest", "ExpireDelegationTokenResponse"]
 class ExpireDelegationTokenRequest:
     """ExpireDelegationTokenRequest version 2 (API key 40)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 40
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     hmac: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
     expiry_time_period_ms: int = field(default=0, metadata={"kafka_type": "int64"})
@@ -28,6 +30,7 @@ class ExpireDelegationTokenRequest:
 class ExpireDelegationTokenResponse:
     """ExpireDelegationTokenResponse version 2 (API key 40)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 40
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

@@ -95,10 +95,12 @@ class ForgottenTopic:
 class FetchRequest:
     """FetchRequest version 16 (API key 1)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 1
     __version__: ClassVar[int] = 16
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "leader"
 
     cluster_id: str | None = field(
         default=None,
@@ -255,6 +257,7 @@ class NodeEndpoint:
 class FetchResponse:
     """FetchResponse version 16 (API key 1)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 1
     __version__: ClassVar[int] = 16
     __flexible__: ClassVar[bool] = True

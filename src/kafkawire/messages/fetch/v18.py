@@ -101,10 +101,12 @@ class ForgottenTopic:
 class FetchRequest:
     """FetchRequest version 18 (API key 1)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 1
     __version__: ClassVar[int] = 18
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "leader"
 
     cluster_id: str | None = field(
         default=None,
@@ -261,6 +263,7 @@ class NodeEndpoint:
 class FetchResponse:
     """FetchResponse version 18 (API key 1)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 1
     __version__: ClassVar[int] = 18
     __flexible__: ClassVar[bool] = True

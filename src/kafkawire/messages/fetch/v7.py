@@ -62,10 +62,12 @@ class ForgottenTopic:
 class FetchRequest:
     """FetchRequest version 7 (API key 1)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 1
     __version__: ClassVar[int] = 7
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "leader"
 
     replica_id: int = field(default=-1, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
     max_wait_ms: int = field(default=0, metadata={"kafka_type": "int32"})
@@ -133,6 +135,7 @@ class FetchableTopicResponse:
 class FetchResponse:
     """FetchResponse version 7 (API key 1)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 1
     __version__: ClassVar[int] = 7
     __flexible__: ClassVar[bool] = False

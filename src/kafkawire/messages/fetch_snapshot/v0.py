@@ -70,10 +70,12 @@ class FetchSnapshotRequestTopicSnapshot:
 class FetchSnapshotRequest:
     """FetchSnapshotRequest version 0 (API key 59)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 59
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     cluster_id: str | None = field(
         default=None, metadata={"kafka_type": "string", "nullable": True, "tag": 0}
@@ -159,6 +161,7 @@ class FetchSnapshotResponseTopicSnapshot:
 class FetchSnapshotResponse:
     """FetchSnapshotResponse version 0 (API key 59)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 59
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

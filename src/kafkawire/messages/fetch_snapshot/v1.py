@@ -75,10 +75,12 @@ class FetchSnapshotRequestTopicSnapshot:
 class FetchSnapshotRequest:
     """FetchSnapshotRequest version 1 (API key 59)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 59
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     cluster_id: str | None = field(
         default=None, metadata={"kafka_type": "string", "nullable": True, "tag": 0}
@@ -179,6 +181,7 @@ class NodeEndpoint:
 class FetchSnapshotResponse:
     """FetchSnapshotResponse version 1 (API key 59)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 59
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True

@@ -12,10 +12,12 @@ __all__ = ["FindCoordinatorRequest", "FindCoordinatorResponse"]
 class FindCoordinatorRequest:
     """FindCoordinatorRequest version 2 (API key 10)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 10
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     key: str = field(default="", metadata={"kafka_type": "string"})
     key_type: int = field(default=0, metadata={"kafka_type": "int8"})
@@ -25,6 +27,7 @@ class FindCoordinatorRequest:
 class FindCoordinatorResponse:
     """FindCoordinatorResponse version 2 (API key 10)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 10
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = False

@@ -12,10 +12,12 @@ __all__ = ["Coordinator", "FindCoordinatorRequest", "FindCoordinatorResponse"]
 class FindCoordinatorRequest:
     """FindCoordinatorRequest version 5 (API key 10)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 10
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     key_type: int = field(default=0, metadata={"kafka_type": "int8"})
     coordinator_keys: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
@@ -48,6 +50,7 @@ class Coordinator:
 class FindCoordinatorResponse:
     """FindCoordinatorResponse version 5 (API key 10)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 10
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = True

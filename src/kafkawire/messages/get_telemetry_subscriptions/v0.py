@@ -13,10 +13,12 @@ __all__ = ["GetTelemetrySubscriptionsRequest", "GetTelemetrySubscriptionsRespons
 class GetTelemetrySubscriptionsRequest:
     """GetTelemetrySubscriptionsRequest version 0 (API key 71)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 71
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     client_instance_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
@@ -28,6 +30,7 @@ class GetTelemetrySubscriptionsRequest:
 class GetTelemetrySubscriptionsResponse:
     """GetTelemetrySubscriptionsResponse version 0 (API key 71)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 71
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

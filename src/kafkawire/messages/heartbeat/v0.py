@@ -12,10 +12,12 @@ __all__ = ["HeartbeatRequest", "HeartbeatResponse"]
 class HeartbeatRequest:
     """HeartbeatRequest version 0 (API key 12)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 12
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     generation_id: int = field(default=0, metadata={"kafka_type": "int32"})
@@ -26,6 +28,7 @@ class HeartbeatRequest:
 class HeartbeatResponse:
     """HeartbeatResponse version 0 (API key 12)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 12
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

@@ -44,10 +44,12 @@ class AlterConfigsResource:
 class IncrementalAlterConfigsRequest:
     """IncrementalAlterConfigsRequest version 0 (API key 44)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 44
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     resources: tuple[AlterConfigsResource, ...] = field(
         default=(), metadata={"kafka_type": "[]AlterConfigsResource"}
@@ -74,6 +76,7 @@ class AlterConfigsResourceResponse:
 class IncrementalAlterConfigsResponse:
     """IncrementalAlterConfigsResponse version 0 (API key 44)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 44
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

@@ -50,10 +50,12 @@ class AlterConfigsResource:
 class IncrementalAlterConfigsRequest:
     """IncrementalAlterConfigsRequest version 1 (API key 44)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 44
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     resources: tuple[AlterConfigsResource, ...] = field(
         default=(), metadata={"kafka_type": "[]AlterConfigsResource"}
@@ -86,6 +88,7 @@ class AlterConfigsResourceResponse:
 class IncrementalAlterConfigsResponse:
     """IncrementalAlterConfigsResponse version 1 (API key 44)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 44
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True

@@ -12,10 +12,12 @@ __all__ = ["InitProducerIdRequest", "InitProducerIdResponse"]
 class InitProducerIdRequest:
     """InitProducerIdRequest version 0 (API key 22)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 22
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "transaction"
 
     transactional_id: str | None = field(
         default="",
@@ -28,6 +30,7 @@ class InitProducerIdRequest:
 class InitProducerIdResponse:
     """InitProducerIdResponse version 0 (API key 22)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 22
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

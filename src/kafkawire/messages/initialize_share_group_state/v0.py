@@ -51,10 +51,12 @@ class InitializeStateData:
 class InitializeShareGroupStateRequest:
     """InitializeShareGroupStateRequest version 0 (API key 83)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 83
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     group_id: str = field(default="", metadata={"kafka_type": "string"})
     topics: tuple[InitializeStateData, ...] = field(
@@ -102,6 +104,7 @@ class InitializeStateResult:
 class InitializeShareGroupStateResponse:
     """InitializeShareGroupStateResponse version 0 (API key 83)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 83
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -28,10 +28,12 @@ class JoinGroupRequestProtocol:
 class JoinGroupRequest:
     """JoinGroupRequest version 0 (API key 11)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 11
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     session_timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
@@ -57,6 +59,7 @@ class JoinGroupResponseMember:
 class JoinGroupResponse:
     """JoinGroupResponse version 0 (API key 11)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 11
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

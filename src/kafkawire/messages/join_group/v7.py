@@ -31,10 +31,12 @@ class JoinGroupRequestProtocol:
 class JoinGroupRequest:
     """JoinGroupRequest version 7 (API key 11)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 11
     __version__: ClassVar[int] = 7
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     session_timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
@@ -75,6 +77,7 @@ class JoinGroupResponseMember:
 class JoinGroupResponse:
     """JoinGroupResponse version 7 (API key 11)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 11
     __version__: ClassVar[int] = 7
     __flexible__: ClassVar[bool] = True

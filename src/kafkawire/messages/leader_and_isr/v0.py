@@ -53,10 +53,12 @@ class LeaderAndIsrLiveLeader:
 class LeaderAndIsrRequest:
     """LeaderAndIsrRequest version 0 (API key 4)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 4
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "internal"
 
     controller_id: int = field(
         default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
@@ -88,6 +90,7 @@ class LeaderAndIsrPartitionError:
 class LeaderAndIsrResponse:
     """LeaderAndIsrResponse version 0 (API key 4)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 4
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

@@ -87,10 +87,12 @@ class LeaderAndIsrLiveLeader:
 class LeaderAndIsrRequest:
     """LeaderAndIsrRequest version 5 (API key 4)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 4
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     controller_id: int = field(
         default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
@@ -143,6 +145,7 @@ class LeaderAndIsrTopicError:
 class LeaderAndIsrResponse:
     """LeaderAndIsrResponse version 5 (API key 4)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 4
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = True

@@ -25,6 +25,7 @@ class Voter:
 class LeaderChangeMessage:
     """LeaderChangeMessage version 0."""
 
+    __kind__: ClassVar[str] = "data"
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
 

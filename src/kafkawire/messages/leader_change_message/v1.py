@@ -27,6 +27,7 @@ class Voter:
 class LeaderChangeMessage:
     """LeaderChangeMessage version 1."""
 
+    __kind__: ClassVar[str] = "data"
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True
 

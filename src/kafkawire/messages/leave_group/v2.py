@@ -12,10 +12,12 @@ __all__ = ["LeaveGroupRequest", "LeaveGroupResponse"]
 class LeaveGroupRequest:
     """LeaveGroupRequest version 2 (API key 13)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 13
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     member_id: str = field(default="", metadata={"kafka_type": "string"})
@@ -25,6 +27,7 @@ class LeaveGroupRequest:
 class LeaveGroupResponse:
     """LeaveGroupResponse version 2 (API key 13)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 13
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = False

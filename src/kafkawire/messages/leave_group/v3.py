@@ -25,10 +25,12 @@ class MemberIdentity:
 class LeaveGroupRequest:
     """LeaveGroupRequest version 3 (API key 13)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 13
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     members: tuple[MemberIdentity, ...] = field(
@@ -54,6 +56,7 @@ class MemberResponse:
 class LeaveGroupResponse:
     """LeaveGroupResponse version 3 (API key 13)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 13
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = False

@@ -31,10 +31,12 @@ class MemberIdentity:
 class LeaveGroupRequest:
     """LeaveGroupRequest version 5 (API key 13)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 13
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     members: tuple[MemberIdentity, ...] = field(
@@ -66,6 +68,7 @@ class MemberResponse:
 class LeaveGroupResponse:
     """LeaveGroupResponse version 5 (API key 13)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 13
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = True

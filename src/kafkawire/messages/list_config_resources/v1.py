@@ -12,10 +12,12 @@ __all__ = ["ConfigResource", "ListConfigResourcesRequest", "ListConfigResourcesR
 class ListConfigResourcesRequest:
     """ListConfigResourcesRequest version 1 (API key 74)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 74
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     resource_types: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int8"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
@@ -41,6 +43,7 @@ class ConfigResource:
 class ListConfigResourcesResponse:
     """ListConfigResourcesResponse version 1 (API key 74)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 74
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True

@@ -12,10 +12,12 @@ __all__ = ["ListGroupsRequest", "ListGroupsResponse", "ListedGroup"]
 class ListGroupsRequest:
     """ListGroupsRequest version 2 (API key 16)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 16
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "every"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,6 +35,7 @@ class ListedGroup:
 class ListGroupsResponse:
     """ListGroupsResponse version 2 (API key 16)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 16
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = False

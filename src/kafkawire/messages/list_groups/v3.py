@@ -12,10 +12,12 @@ __all__ = ["ListGroupsRequest", "ListGroupsResponse", "ListedGroup"]
 class ListGroupsRequest:
     """ListGroupsRequest version 3 (API key 16)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 16
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "every"
 
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
@@ -40,6 +42,7 @@ class ListedGroup:
 class ListGroupsResponse:
     """ListGroupsResponse version 3 (API key 16)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 16
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = True

@@ -12,10 +12,12 @@ __all__ = ["ListGroupsRequest", "ListGroupsResponse", "ListedGroup"]
 class ListGroupsRequest:
     """ListGroupsRequest version 5 (API key 16)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 16
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "every"
 
     states_filter: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
     types_filter: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
@@ -44,6 +46,7 @@ class ListedGroup:
 class ListGroupsResponse:
     """ListGroupsResponse version 5 (API key 16)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 16
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = True

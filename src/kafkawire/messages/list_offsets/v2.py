@@ -43,10 +43,12 @@ class ListOffsetsTopic:
 class ListOffsetsRequest:
     """ListOffsetsRequest version 2 (API key 2)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 2
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "leader"
 
     replica_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
     isolation_level: int = field(default=0, metadata={"kafka_type": "int8"})
@@ -85,6 +87,7 @@ class ListOffsetsTopicResponse:
 class ListOffsetsResponse:
     """ListOffsetsResponse version 2 (API key 2)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 2
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = False

@@ -32,10 +32,12 @@ class ListPartitionReassignmentsTopics:
 class ListPartitionReassignmentsRequest:
     """ListPartitionReassignmentsRequest version 0 (API key 46)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 46
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
     topics: tuple[ListPartitionReassignmentsTopics, ...] | None = field(
@@ -89,6 +91,7 @@ class OngoingTopicReassignment:
 class ListPartitionReassignmentsResponse:
     """ListPartitionReassignmentsResponse version 0 (API key 46)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 46
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -12,10 +12,12 @@ __all__ = ["ListTransactionsRequest", "ListTransactionsResponse", "TransactionSt
 class ListTransactionsRequest:
     """ListTransactionsRequest version 2 (API key 66)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 66
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     state_filters: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
     producer_id_filters: tuple[int, ...] = field(
@@ -53,6 +55,7 @@ class TransactionState:
 class ListTransactionsResponse:
     """ListTransactionsResponse version 2 (API key 66)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 66
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

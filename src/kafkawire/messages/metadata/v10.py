@@ -38,10 +38,12 @@ class MetadataRequestTopic:
 class MetadataRequest:
     """MetadataRequest version 10 (API key 3)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 3
     __version__: ClassVar[int] = 10
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     topics: tuple[MetadataRequestTopic, ...] | None = field(
         default=(), metadata={"kafka_type": "[]MetadataRequestTopic", "nullable": True}
@@ -127,6 +129,7 @@ class MetadataResponseTopic:
 class MetadataResponse:
     """MetadataResponse version 10 (API key 3)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 3
     __version__: ClassVar[int] = 10
     __flexible__: ClassVar[bool] = True

@@ -29,10 +29,12 @@ class MetadataRequestTopic:
 class MetadataRequest:
     """MetadataRequest version 6 (API key 3)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 3
     __version__: ClassVar[int] = 6
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     topics: tuple[MetadataRequestTopic, ...] | None = field(
         default=(), metadata={"kafka_type": "[]MetadataRequestTopic", "nullable": True}
@@ -95,6 +97,7 @@ class MetadataResponseTopic:
 class MetadataResponse:
     """MetadataResponse version 6 (API key 3)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 3
     __version__: ClassVar[int] = 6
     __flexible__: ClassVar[bool] = False

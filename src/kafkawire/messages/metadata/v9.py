@@ -32,10 +32,12 @@ class MetadataRequestTopic:
 class MetadataRequest:
     """MetadataRequest version 9 (API key 3)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 3
     __version__: ClassVar[int] = 9
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     topics: tuple[MetadataRequestTopic, ...] | None = field(
         default=(), metadata={"kafka_type": "[]MetadataRequestTopic", "nullable": True}
@@ -118,6 +120,7 @@ class MetadataResponseTopic:
 class MetadataResponse:
     """MetadataResponse version 9 (API key 3)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 3
     __version__: ClassVar[int] = 9
     __flexible__: ClassVar[bool] = True

@@ -46,10 +46,12 @@ class OffsetCommitRequestTopic:
 class OffsetCommitRequest:
     """OffsetCommitRequest version 0 (API key 8)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 8
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     topics: tuple[OffsetCommitRequestTopic, ...] = field(
@@ -85,6 +87,7 @@ class OffsetCommitResponseTopic:
 class OffsetCommitResponse:
     """OffsetCommitResponse version 0 (API key 8)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 8
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

@@ -47,10 +47,12 @@ class OffsetCommitRequestTopic:
 class OffsetCommitRequest:
     """OffsetCommitRequest version 1 (API key 8)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 8
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     generation_id_or_member_epoch: int = field(
@@ -90,6 +92,7 @@ class OffsetCommitResponseTopic:
 class OffsetCommitResponse:
     """OffsetCommitResponse version 1 (API key 8)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 8
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False

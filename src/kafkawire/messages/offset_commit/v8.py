@@ -57,10 +57,12 @@ class OffsetCommitRequestTopic:
 class OffsetCommitRequest:
     """OffsetCommitRequest version 8 (API key 8)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 8
     __version__: ClassVar[int] = 8
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     generation_id_or_member_epoch: int = field(
@@ -114,6 +116,7 @@ class OffsetCommitResponseTopic:
 class OffsetCommitResponse:
     """OffsetCommitResponse version 8 (API key 8)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 8
     __version__: ClassVar[int] = 8
     __flexible__: ClassVar[bool] = True

@@ -42,10 +42,12 @@ class OffsetDeleteRequestTopic:
 class OffsetDeleteRequest:
     """OffsetDeleteRequest version 0 (API key 47)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 47
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     topics: tuple[OffsetDeleteRequestTopic, ...] = field(
@@ -81,6 +83,7 @@ class OffsetDeleteResponseTopic:
 class OffsetDeleteResponse:
     """OffsetDeleteResponse version 0 (API key 47)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 47
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

@@ -57,10 +57,12 @@ class OffsetFetchRequestGroup:
 class OffsetFetchRequest:
     """OffsetFetchRequest version 10 (API key 9)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 9
     __version__: ClassVar[int] = 10
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
 
     groups: tuple[OffsetFetchRequestGroup, ...] = field(
         default=(), metadata={"kafka_type": "[]OffsetFetchRequestGroup"}
@@ -129,6 +131,7 @@ class OffsetFetchResponseGroup:
 class OffsetFetchResponse:
     """OffsetFetchResponse version 10 (API key 9)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 9
     __version__: ClassVar[int] = 10
     __flexible__: ClassVar[bool] = True

@@ -29,10 +29,12 @@ class OffsetFetchRequestTopic:
 class OffsetFetchRequest:
     """OffsetFetchRequest version 3 (API key 9)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 9
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     topics: tuple[OffsetFetchRequestTopic, ...] | None = field(
@@ -70,6 +72,7 @@ class OffsetFetchResponseTopic:
 class OffsetFetchResponse:
     """OffsetFetchResponse version 3 (API key 9)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 9
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = False

@@ -32,10 +32,12 @@ class OffsetFetchRequestTopic:
 class OffsetFetchRequest:
     """OffsetFetchRequest version 6 (API key 9)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 9
     __version__: ClassVar[int] = 6
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     topics: tuple[OffsetFetchRequestTopic, ...] | None = field(
@@ -85,6 +87,7 @@ class OffsetFetchResponseTopic:
 class OffsetFetchResponse:
     """OffsetFetchResponse version 6 (API key 9)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 9
     __version__: ClassVar[int] = 6
     __flexible__: ClassVar[bool] = True

@@ -56,10 +56,12 @@ class OffsetFetchRequestGroup:
 class OffsetFetchRequest:
     """OffsetFetchRequest version 9 (API key 9)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 9
     __version__: ClassVar[int] = 9
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
 
     groups: tuple[OffsetFetchRequestGroup, ...] = field(
         default=(), metadata={"kafka_type": "[]OffsetFetchRequestGroup"}
@@ -128,6 +130,7 @@ class OffsetFetchResponseGroup:
 class OffsetFetchResponse:
     """OffsetFetchResponse version 9 (API key 9)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 9
     __version__: ClassVar[int] = 9
     __flexible__: ClassVar[bool] = True

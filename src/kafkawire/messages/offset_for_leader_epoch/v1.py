@@ -43,10 +43,12 @@ class OffsetForLeaderTopic:
 class OffsetForLeaderEpochRequest:
     """OffsetForLeaderEpochRequest version 1 (API key 23)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 23
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "leader"
 
     topics: tuple[OffsetForLeaderTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]OffsetForLeaderTopic"}
@@ -83,6 +85,7 @@ class OffsetForLeaderTopicResult:
 class OffsetForLeaderEpochResponse:
     """OffsetForLeaderEpochResponse version 1 (API key 23)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 23
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False

@@ -46,10 +46,12 @@ class OffsetForLeaderTopic:
 class OffsetForLeaderEpochRequest:
     """OffsetForLeaderEpochRequest version 3 (API key 23)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 23
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "leader"
 
     replica_id: int = field(
         default=-2, metadata={"kafka_type": "int32", "entity_type": "brokerId", "ignorable": True}
@@ -89,6 +91,7 @@ class OffsetForLeaderTopicResult:
 class OffsetForLeaderEpochResponse:
     """OffsetForLeaderEpochResponse version 3 (API key 23)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 23
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = False

@@ -52,10 +52,12 @@ class OffsetForLeaderTopic:
 class OffsetForLeaderEpochRequest:
     """OffsetForLeaderEpochRequest version 4 (API key 23)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 23
     __version__: ClassVar[int] = 4
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "leader"
 
     replica_id: int = field(
         default=-2, metadata={"kafka_type": "int32", "entity_type": "brokerId", "ignorable": True}
@@ -104,6 +106,7 @@ class OffsetForLeaderTopicResult:
 class OffsetForLeaderEpochResponse:
     """OffsetForLeaderEpochResponse version 4 (API key 23)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 23
     __version__: ClassVar[int] = 4
     __flexible__: ClassVar[bool] = True

@@ -56,10 +56,12 @@ class TopicProduceData:
 class ProduceRequest:
     """ProduceRequest version 10 (API key 0)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 0
     __version__: ClassVar[int] = 10
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "leader"
 
     transactional_id: str | None = field(
         default=None,
@@ -169,6 +171,7 @@ class NodeEndpoint:
 class ProduceResponse:
     """ProduceResponse version 10 (API key 0)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 0
     __version__: ClassVar[int] = 10
     __flexible__: ClassVar[bool] = True

@@ -45,10 +45,12 @@ class TopicProduceData:
 class ProduceRequest:
     """ProduceRequest version 2 (API key 0)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 0
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "leader"
 
     acks: int = field(default=0, metadata={"kafka_type": "int16"})
     timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
@@ -87,6 +89,7 @@ class TopicProduceResponse:
 class ProduceResponse:
     """ProduceResponse version 2 (API key 0)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 0
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = False

@@ -47,10 +47,12 @@ class TopicProduceData:
 class ProduceRequest:
     """ProduceRequest version 3 (API key 0)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 0
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "leader"
 
     transactional_id: str | None = field(
         default=None,
@@ -95,6 +97,7 @@ class TopicProduceResponse:
 class ProduceResponse:
     """ProduceResponse version 3 (API key 0)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 0
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = False

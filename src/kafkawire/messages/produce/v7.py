@@ -47,10 +47,12 @@ class TopicProduceData:
 class ProduceRequest:
     """ProduceRequest version 7 (API key 0)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 0
     __version__: ClassVar[int] = 7
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "leader"
 
     transactional_id: str | None = field(
         default=None,
@@ -96,6 +98,7 @@ class TopicProduceResponse:
 class ProduceResponse:
     """ProduceResponse version 7 (API key 0)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 0
     __version__: ClassVar[int] = 7
     __flexible__: ClassVar[bool] = False

@@ -13,10 +13,12 @@ __all__ = ["PushTelemetryRequest", "PushTelemetryResponse"]
 class PushTelemetryRequest:
     """PushTelemetryRequest version 0 (API key 72)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 72
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     client_instance_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
     subscription_id: int = field(default=0, metadata={"kafka_type": "int32"})
@@ -32,6 +34,7 @@ class PushTelemetryRequest:
 class PushTelemetryResponse:
     """PushTelemetryResponse version 0 (API key 72)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 72
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -51,10 +51,12 @@ class ReadStateData:
 class ReadShareGroupStateRequest:
     """ReadShareGroupStateRequest version 0 (API key 84)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 84
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     group_id: str = field(default="", metadata={"kafka_type": "string"})
     topics: tuple[ReadStateData, ...] = field(
@@ -123,6 +125,7 @@ class ReadStateResult:
 class ReadShareGroupStateResponse:
     """ReadShareGroupStateResponse version 0 (API key 84)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 84
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -50,10 +50,12 @@ class ReadStateSummaryData:
 class ReadShareGroupStateSummaryRequest:
     """ReadShareGroupStateSummaryRequest version 0 (API key 87)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 87
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     group_id: str = field(default="", metadata={"kafka_type": "string"})
     topics: tuple[ReadStateSummaryData, ...] = field(
@@ -103,6 +105,7 @@ class ReadStateSummaryResult:
 class ReadShareGroupStateSummaryResponse:
     """ReadShareGroupStateSummaryResponse version 0 (API key 87)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 87
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

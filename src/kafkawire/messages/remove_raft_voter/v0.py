@@ -13,10 +13,12 @@ __all__ = ["RemoveRaftVoterRequest", "RemoveRaftVoterResponse"]
 class RemoveRaftVoterRequest:
     """RemoveRaftVoterRequest version 0 (API key 81)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 81
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     cluster_id: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
     voter_id: int = field(default=0, metadata={"kafka_type": "int32"})
@@ -30,6 +32,7 @@ class RemoveRaftVoterRequest:
 class RemoveRaftVoterResponse:
     """RemoveRaftVoterResponse version 0 (API key 81)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 81
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -12,10 +12,12 @@ __all__ = ["RenewDelegationTokenRequest", "RenewDelegationTokenResponse"]
 class RenewDelegationTokenRequest:
     """RenewDelegationTokenRequest version 2 (API key 39)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 39
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     hmac: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
     renew_period_ms: int = field(default=0, metadata={"kafka_type": "int64"})
@@ -28,6 +30,7 @@ class RenewDelegationTokenRequest:
 class RenewDelegationTokenResponse:
     """RenewDelegationTokenResponse version 2 (API key 39)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 39
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

@@ -12,6 +12,7 @@ __all__ = ["ResponseHeader"]
 class ResponseHeader:
     """ResponseHeader version 0."""
 
+    __kind__: ClassVar[str] = "header"
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
 

@@ -12,10 +12,12 @@ __all__ = ["SaslAuthenticateRequest", "SaslAuthenticateResponse"]
 class SaslAuthenticateRequest:
     """SaslAuthenticateRequest version 1 (API key 36)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 36
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     auth_bytes: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
 
@@ -24,6 +26,7 @@ class SaslAuthenticateRequest:
 class SaslAuthenticateResponse:
     """SaslAuthenticateResponse version 1 (API key 36)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 36
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False

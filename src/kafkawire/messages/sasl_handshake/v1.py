@@ -12,10 +12,12 @@ __all__ = ["SaslHandshakeRequest", "SaslHandshakeResponse"]
 class SaslHandshakeRequest:
     """SaslHandshakeRequest version 1 (API key 17)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 17
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     mechanism: str = field(default="", metadata={"kafka_type": "string"})
 
@@ -24,6 +26,7 @@ class SaslHandshakeRequest:
 class SaslHandshakeResponse:
     """SaslHandshakeResponse version 1 (API key 17)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 17
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False

@@ -70,10 +70,12 @@ class AcknowledgeTopic:
 class ShareAcknowledgeRequest:
     """ShareAcknowledgeRequest version 0 (API key 79)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 79
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "leader"
 
     group_id: str | None = field(
         default=None, metadata={"kafka_type": "string", "nullable": True, "entity_type": "groupId"}
@@ -160,6 +162,7 @@ class NodeEndpoint:
 class ShareAcknowledgeResponse:
     """ShareAcknowledgeResponse version 0 (API key 79)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 79
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

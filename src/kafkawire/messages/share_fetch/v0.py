@@ -87,10 +87,12 @@ class ForgottenTopic:
 class ShareFetchRequest:
     """ShareFetchRequest version 0 (API key 78)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 78
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "leader"
 
     group_id: str | None = field(
         default=None, metadata={"kafka_type": "string", "nullable": True, "entity_type": "groupId"}
@@ -204,6 +206,7 @@ class NodeEndpoint:
 class ShareFetchResponse:
     """ShareFetchResponse version 0 (API key 78)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 78
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -18,10 +18,12 @@ __all__ = [
 class ShareGroupHeartbeatRequest:
     """ShareGroupHeartbeatRequest version 0 (API key 76)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 76
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     member_id: str = field(default="", metadata={"kafka_type": "string"})
@@ -68,6 +70,7 @@ class Assignment:
 class ShareGroupHeartbeatResponse:
     """ShareGroupHeartbeatResponse version 0 (API key 76)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 76
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

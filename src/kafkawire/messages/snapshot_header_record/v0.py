@@ -12,6 +12,7 @@ __all__ = ["SnapshotHeaderRecord"]
 class SnapshotHeaderRecord:
     """SnapshotHeaderRecord version 0."""
 
+    __kind__: ClassVar[str] = "data"
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
 

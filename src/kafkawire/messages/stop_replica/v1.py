@@ -28,10 +28,12 @@ class StopReplicaTopicV1:
 class StopReplicaRequest:
     """StopReplicaRequest version 1 (API key 5)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 5
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "internal"
 
     controller_id: int = field(
         default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
@@ -62,6 +64,7 @@ class StopReplicaPartitionError:
 class StopReplicaResponse:
     """StopReplicaResponse version 1 (API key 5)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 5
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = False

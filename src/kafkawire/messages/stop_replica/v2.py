@@ -31,10 +31,12 @@ class StopReplicaTopicV1:
 class StopReplicaRequest:
     """StopReplicaRequest version 2 (API key 5)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 5
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     controller_id: int = field(
         default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
@@ -71,6 +73,7 @@ class StopReplicaPartitionError:
 class StopReplicaResponse:
     """StopReplicaResponse version 2 (API key 5)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 5
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

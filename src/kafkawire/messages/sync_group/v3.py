@@ -23,10 +23,12 @@ class SyncGroupRequestAssignment:
 class SyncGroupRequest:
     """SyncGroupRequest version 3 (API key 14)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 14
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     generation_id: int = field(default=0, metadata={"kafka_type": "int32"})
@@ -43,6 +45,7 @@ class SyncGroupRequest:
 class SyncGroupResponse:
     """SyncGroupResponse version 3 (API key 14)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 14
     __version__: ClassVar[int] = 3
     __flexible__: ClassVar[bool] = False

@@ -26,10 +26,12 @@ class SyncGroupRequestAssignment:
 class SyncGroupRequest:
     """SyncGroupRequest version 4 (API key 14)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 14
     __version__: ClassVar[int] = 4
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     generation_id: int = field(default=0, metadata={"kafka_type": "int32"})
@@ -49,6 +51,7 @@ class SyncGroupRequest:
 class SyncGroupResponse:
     """SyncGroupResponse version 4 (API key 14)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 14
     __version__: ClassVar[int] = 4
     __flexible__: ClassVar[bool] = True

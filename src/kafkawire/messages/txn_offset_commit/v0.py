@@ -46,10 +46,12 @@ class TxnOffsetCommitRequestTopic:
 class TxnOffsetCommitRequest:
     """TxnOffsetCommitRequest version 0 (API key 28)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 28
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
 
     transactional_id: str = field(
         default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
@@ -92,6 +94,7 @@ class TxnOffsetCommitResponseTopic:
 class TxnOffsetCommitResponse:
     """TxnOffsetCommitResponse version 0 (API key 28)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 28
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

@@ -55,10 +55,12 @@ class TxnOffsetCommitRequestTopic:
 class TxnOffsetCommitRequest:
     """TxnOffsetCommitRequest version 5 (API key 28)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 28
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
 
     transactional_id: str = field(
         default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
@@ -115,6 +117,7 @@ class TxnOffsetCommitResponseTopic:
 class TxnOffsetCommitResponse:
     """TxnOffsetCommitResponse version 5 (API key 28)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 28
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = True

@@ -12,10 +12,12 @@ __all__ = ["UnregisterBrokerRequest", "UnregisterBrokerResponse"]
 class UnregisterBrokerRequest:
     """UnregisterBrokerRequest version 0 (API key 64)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 64
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
@@ -27,6 +29,7 @@ class UnregisterBrokerRequest:
 class UnregisterBrokerResponse:
     """UnregisterBrokerResponse version 0 (API key 64)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 64
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -27,10 +27,12 @@ class FeatureUpdateKey:
 class UpdateFeaturesRequest:
     """UpdateFeaturesRequest version 2 (API key 57)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 57
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
     feature_updates: tuple[FeatureUpdateKey, ...] = field(
@@ -46,6 +48,7 @@ class UpdateFeaturesRequest:
 class UpdateFeaturesResponse:
     """UpdateFeaturesResponse version 2 (API key 57)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 57
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

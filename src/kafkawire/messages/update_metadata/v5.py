@@ -86,10 +86,12 @@ class UpdateMetadataBroker:
 class UpdateMetadataRequest:
     """UpdateMetadataRequest version 5 (API key 6)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 6
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "internal"
 
     controller_id: int = field(
         default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
@@ -108,6 +110,7 @@ class UpdateMetadataRequest:
 class UpdateMetadataResponse:
     """UpdateMetadataResponse version 5 (API key 6)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 6
     __version__: ClassVar[int] = 5
     __flexible__: ClassVar[bool] = False

@@ -102,10 +102,12 @@ class UpdateMetadataBroker:
 class UpdateMetadataRequest:
     """UpdateMetadataRequest version 8 (API key 6)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 6
     __version__: ClassVar[int] = 8
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     controller_id: int = field(
         default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
@@ -129,6 +131,7 @@ class UpdateMetadataRequest:
 class UpdateMetadataResponse:
     """UpdateMetadataResponse version 8 (API key 6)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 6
     __version__: ClassVar[int] = 8
     __flexible__: ClassVar[bool] = True

@@ -48,10 +48,12 @@ class KRaftVersionFeature:
 class UpdateRaftVoterRequest:
     """UpdateRaftVoterRequest version 0 (API key 82)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 82
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     cluster_id: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
     current_leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
@@ -86,6 +88,7 @@ class CurrentLeader:
 class UpdateRaftVoterResponse:
     """UpdateRaftVoterResponse version 0 (API key 82)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 82
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -56,10 +56,12 @@ class VoteRequestTopicData:
 class VoteRequest:
     """VoteRequest version 0 (API key 52)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 52
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
 
     cluster_id: str | None = field(
         default=None, metadata={"kafka_type": "string", "nullable": True}
@@ -111,6 +113,7 @@ class VoteResponseTopicData:
 class VoteResponse:
     """VoteResponse version 0 (API key 52)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 52
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -60,6 +60,7 @@ class Voter:
 class VotersRecord:
     """VotersRecord version 0."""
 
+    __kind__: ClassVar[str] = "data"
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
 

@@ -72,10 +72,12 @@ class WriteStateData:
 class WriteShareGroupStateRequest:
     """WriteShareGroupStateRequest version 0 (API key 85)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 85
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     group_id: str = field(default="", metadata={"kafka_type": "string"})
     topics: tuple[WriteStateData, ...] = field(
@@ -123,6 +125,7 @@ class WriteStateResult:
 class WriteShareGroupStateResponse:
     """WriteShareGroupStateResponse version 0 (API key 85)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 85
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True

@@ -49,10 +49,12 @@ class WritableTxnMarker:
 class WriteTxnMarkersRequest:
     """WriteTxnMarkersRequest version 0 (API key 27)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 27
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
 
     markers: tuple[WritableTxnMarker, ...] = field(
         default=(), metadata={"kafka_type": "[]WritableTxnMarker"}
@@ -102,6 +104,7 @@ class WritableTxnMarkerResult:
 class WriteTxnMarkersResponse:
     """WriteTxnMarkersResponse version 0 (API key 27)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 27
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False

@@ -55,10 +55,12 @@ class WritableTxnMarker:
 class WriteTxnMarkersRequest:
     """WriteTxnMarkersRequest version 1 (API key 27)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 27
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     markers: tuple[WritableTxnMarker, ...] = field(
         default=(), metadata={"kafka_type": "[]WritableTxnMarker"}
@@ -120,6 +122,7 @@ class WritableTxnMarkerResult:
 class WriteTxnMarkersResponse:
     """WriteTxnMarkersResponse version 1 (API key 27)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 27
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True

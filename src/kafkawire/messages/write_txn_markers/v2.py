@@ -56,10 +56,12 @@ class WritableTxnMarker:
 class WriteTxnMarkersRequest:
     """WriteTxnMarkersRequest version 2 (API key 27)."""
 
+    __kind__: ClassVar[str] = "request"
     __api_key__: ClassVar[int] = 27
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
 
     markers: tuple[WritableTxnMarker, ...] = field(
         default=(), metadata={"kafka_type": "[]WritableTxnMarker"}
@@ -121,6 +123,7 @@ class WritableTxnMarkerResult:
 class WriteTxnMarkersResponse:
     """WriteTxnMarkersResponse version 2 (API key 27)."""
 
+    __kind__: ClassVar[str] = "response"
     __api_key__: ClassVar[int] = 27
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True

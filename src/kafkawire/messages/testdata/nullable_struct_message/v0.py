@@ -34,6 +34,7 @@ class MyStruct2:
 class NullableStructMessage:
     """NullableStructMessage version 0."""
 
+    __kind__: ClassVar[str] = "header"
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
 

@@ -68,6 +68,7 @@ class MyStruct4:
 class NullableStructMessage:
     """NullableStructMessage version 2."""
 
+    __kind__: ClassVar[str] = "header"
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
 

@@ -25,6 +25,7 @@ class StructArray:
 class SimpleArraysMessage:
     """SimpleArraysMessage version 1."""
 
+    __kind__: ClassVar[str] = "header"
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True
 

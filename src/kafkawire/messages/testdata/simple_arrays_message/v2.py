@@ -26,6 +26,7 @@ class StructArray:
 class SimpleArraysMessage:
     """SimpleArraysMessage version 2."""
 
+    __kind__: ClassVar[str] = "header"
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
 

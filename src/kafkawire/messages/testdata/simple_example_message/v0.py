@@ -23,6 +23,7 @@ class TestCommonStruct:
 class SimpleExampleMessage:
     """SimpleExampleMessage version 0."""
 
+    __kind__: ClassVar[str] = "header"
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = False
 

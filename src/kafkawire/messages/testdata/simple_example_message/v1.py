@@ -27,6 +27,7 @@ class TestCommonStruct:
 class SimpleExampleMessage:
     """SimpleExampleMessage version 1."""
 
+    __kind__: ClassVar[str] = "header"
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True
 

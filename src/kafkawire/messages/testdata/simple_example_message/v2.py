@@ -69,6 +69,7 @@ class TestCommonStruct:
 class SimpleExampleMessage:
     """SimpleExampleMessage version 2."""
 
+    __kind__: ClassVar[str] = "header"
     __version__: ClassVar[int] = 2
     __flexible__: ClassVar[bool] = True
 

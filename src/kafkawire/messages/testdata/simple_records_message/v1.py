@@ -12,6 +12,7 @@ __all__ = ["SimpleRecordsMessage"]
 class SimpleRecordsMessage:
     """SimpleRecordsMessage version 1."""
 
+    __kind__: ClassVar[str] = "header"
     __version__: ClassVar[int] = 1
     __flexible__: ClassVar[bool] = True
 
