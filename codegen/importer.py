@@ -101,6 +101,8 @@ def _normalize_field(raw: dict[str, Any], where: str) -> dict[str, Any]:
     for key in _VERSION_KEYS:
         if key in facts:
             facts[key] = str(Versions.parse(facts[key]))
+    if "tag" in facts:
+        facts["tag"] = int(facts["tag"])  # a few upstream files quote it ("tag": "0")
     if "default" in facts:
         facts["default"] = _default(facts["type"], facts["default"], where)
     if "fields" in facts:

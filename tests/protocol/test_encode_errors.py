@@ -50,3 +50,11 @@ def test_a_string_too_long_for_its_length_prefix() -> None:
 def test_encode_request_refuses_a_response() -> None:
     with pytest.raises(EncodeError, match="not a generated request class"):
         encode_request(metadata_v12.MetadataResponse(), correlation_id=1, client_id=None)
+
+
+def test_an_unknown_tagged_field_may_not_reuse_a_known_tag() -> None:
+    from kafkawire.messages.broker_heartbeat.v1 import BrokerHeartbeatRequest
+
+    message = BrokerHeartbeatRequest(unknown_tagged_fields=((0, b"\x80"),))
+    with pytest.raises(EncodeError, match="unknown tagged field 0 is a known tag"):
+        encode(message)

@@ -246,7 +246,13 @@ class _CodecBuilder:
 
     def _decoder(self, src: _Source) -> None:
         make, finish = self._construction(src)
-        src.line("def decode_from(buf, pos):")
+        if _holds_records(self.cls):
+            # Records fields are views of the frame; one memoryview serves the whole decode.
+            src.line("def decode_from(buf, pos, view=None):")
+            src.line("    if view is None:")
+            src.line("        view = _memoryview(buf)")
+        else:
+            src.line("def decode_from(buf, pos):")
         with src.indent():
             src.line(make)
             src.line("field = ''")
@@ -372,15 +378,18 @@ class _CodecBuilder:
         else:
             assert f.struct is not None
             nested = src.const(codec_for(f.struct).decode_from, "d")
+            call = (
+                f"{nested}(buf, pos, view)" if _holds_records(f.struct) else f"{nested}(buf, pos)"
+            )
             if f.nullable:
                 # Kafka writes a nullable struct behind a marker byte: -1 for null, 1 if present.
                 src.line("pos += 1")
                 src.line("if buf[pos - 1] >= 128:")
                 src.line(f"    {target} = None")
                 src.line("else:")
-                src.line(f"    {target}, pos = {nested}(buf, pos)")
+                src.line(f"    {target}, pos = {call}")
             else:
-                src.line(f"{target}, pos = {nested}(buf, pos)")
+                src.line(f"{target}, pos = {call}")
 
     def _decode_array(self, src: _Source, f: _Field, target: str) -> None:
         self._decode_length(src, f, "array")
@@ -399,12 +408,12 @@ class _CodecBuilder:
                 src.line(f"{target} = {packer}.unpack_from(buf, pos)")
                 src.line(f"pos += n * {width}")
                 return
-            src.line("items = []")
+            src.line("items = [None] * n")
             src.line("for idx in range(n):")
             with src.indent():
                 element = dataclasses.replace(f, is_array=False, nullable=False)
                 self._decode_value(src, element, "value")
-                src.line("items.append(value)")
+                src.line("items[idx] = value")
             src.line("idx = -1")
             src.line(f"{target} = tuple(items)")
 
@@ -450,6 +459,7 @@ class _CodecBuilder:
         name = f"_tag_decode_{f.name}"
         src.line(f"def {name}(buf):")
         with src.indent():
+            src.line("view = _memoryview(buf)")
             src.line("pos = 0")
             src.line("end = len(buf)")
             self._decode_value(src, dataclasses.replace(f, tag=None), "value")
@@ -587,6 +597,10 @@ class _CodecBuilder:
         src.line("field = '(tagged fields)'")
         src.line("tags = o.unknown_tagged_fields")
         if tagged:
+            known = src.const(frozenset(f.tag for f in tagged), "K")
+            src.line("for tag, _ in tags:")
+            src.line(f"    if tag in {known}:")
+            src.line('        raise ValueError(f"unknown tagged field {tag} is a known tag")')
             src.line("tags = list(tags)")
         for f in tagged:
             src.line(f"value = o.{f.name}")
@@ -637,8 +651,15 @@ def _slice(element: str) -> str:
         return "buf[pos:pos + n].decode()"
     if element == "records":
         # A view, not a copy: record batches are parsed lazily by kafkawire.records.
-        return "_memoryview(buf)[pos:pos + n]"
+        return "view[pos:pos + n]"
     return "buf[pos:pos + n]"
+
+
+@functools.cache
+def _holds_records(cls: type[Any]) -> bool:
+    """Whether a class has a records field, itself or in a struct it nests."""
+    fields, _ = _plan(cls)
+    return any(f.element == "records" or (f.struct and _holds_records(f.struct)) for f in fields)
 
 
 def _min_size(f: _Field) -> int:

@@ -26,7 +26,7 @@ class BrokerHeartbeatRequest:
     want_fence: bool = field(default=False, metadata={"kafka_type": "bool"})
     want_shut_down: bool = field(default=False, metadata={"kafka_type": "bool"})
     offline_log_dirs: tuple[uuid.UUID, ...] = field(
-        default=(), metadata={"kafka_type": "[]uuid", "tag": "0"}
+        default=(), metadata={"kafka_type": "[]uuid", "tag": 0}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
