@@ -63,6 +63,9 @@ class Codec:
     encode_into: Callable[[Any, bytearray], None]
     decode_from: Callable[[bytes, int], tuple[Any, int]]
     source: str
+    # Whether the class, or a struct it nests, has a records field: then its decoder takes the
+    # memoryview of the buffer as a third argument, so a whole decode makes only one.
+    holds_records: bool
 
 
 _CODECS: dict[type[Any], Codec] = {}
@@ -216,6 +219,10 @@ class _CodecBuilder:
         self.cls = cls
         self.name = cls.__name__
         self.fields, self.flexible = _plan(cls)
+        self.holds_records = any(
+            f.element == "records" or (f.struct is not None and codec_for(f.struct).holds_records)
+            for f in self.fields
+        )
         self.namespace: dict[str, Any] = {
             "DecodeError": DecodeError,
             "EncodeError": EncodeError,
@@ -240,13 +247,19 @@ class _CodecBuilder:
         # Registered with linecache so tracebacks through generated code show its lines.
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         exec(compile(text, filename, "exec"), self.namespace)
-        return Codec(self.cls, self.namespace["encode_into"], self.namespace["decode_from"], text)
+        return Codec(
+            self.cls,
+            self.namespace["encode_into"],
+            self.namespace["decode_from"],
+            text,
+            self.holds_records,
+        )
 
     # --- decoding ---
 
     def _decoder(self, src: _Source) -> None:
         make, finish = self._construction(src)
-        if _holds_records(self.cls):
+        if self.holds_records:
             # Records fields are views of the frame; one memoryview serves the whole decode.
             src.line("def decode_from(buf, pos, view=None):")
             src.line("    if view is None:")
@@ -377,10 +390,9 @@ class _CodecBuilder:
             src.line(f"{target}, pos = {reader}(buf, pos)")
         else:
             assert f.struct is not None
-            nested = src.const(codec_for(f.struct).decode_from, "d")
-            call = (
-                f"{nested}(buf, pos, view)" if _holds_records(f.struct) else f"{nested}(buf, pos)"
-            )
+            codec = codec_for(f.struct)
+            nested = src.const(codec.decode_from, "d")
+            call = f"{nested}(buf, pos, view)" if codec.holds_records else f"{nested}(buf, pos)"
             if f.nullable:
                 # Kafka writes a nullable struct behind a marker byte: -1 for null, 1 if present.
                 src.line("pos += 1")
@@ -653,13 +665,6 @@ def _slice(element: str) -> str:
         # A view, not a copy: record batches are parsed lazily by kafkawire.records.
         return "view[pos:pos + n]"
     return "buf[pos:pos + n]"
-
-
-@functools.cache
-def _holds_records(cls: type[Any]) -> bool:
-    """Whether a class has a records field, itself or in a struct it nests."""
-    fields, _ = _plan(cls)
-    return any(f.element == "records" or (f.struct and _holds_records(f.struct)) for f in fields)
 
 
 def _min_size(f: _Field) -> int:
