@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from kafkawire.errors import ConnectionClosedError, FrameError
+from kafkawire.errors import ConnectionClosedError, DecodeError, FrameError
 from kafkawire.messages.metadata import v0 as metadata_v0
 from kafkawire.protocol import FrameDecoder, encode_request, read_frame, write_frame
 
@@ -63,3 +63,18 @@ async def test_write_frame_drains() -> None:
 
     await write_frame(Writer(), FRAME)
     assert written == [FRAME, b"<drained>"]
+
+
+def test_trailing_bytes_after_a_response_are_refused_unless_allowed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from kafkawire.messages.metadata import v12 as metadata_v12
+    from kafkawire.protocol import decode_response, encode_response
+
+    frame = encode_response(metadata_v12.MetadataResponse(), correlation_id=3)
+    payload = frame[4:] + b"\x00"
+    with pytest.raises(DecodeError, match="1 trailing bytes"):
+        decode_response(payload, 3, 12)
+    header, body = decode_response(payload, 3, 12, trailing_ok=True)
+    assert (header.correlation_id, body) == (3, metadata_v12.MetadataResponse())
+    assert "MetadataResponse v12: ignored 1 trailing bytes" in caplog.text

@@ -11,6 +11,7 @@ request it sent, matched by correlation id (see :func:`response_correlation_id`)
 
 from __future__ import annotations
 
+import logging
 import struct
 from typing import Any
 
@@ -56,6 +57,8 @@ _RESPONSE_HEADERS: dict[int, type[Any]] = {
     1: response_header_v1.ResponseHeader,
 }
 _SIZE = struct.Struct(">i")
+_log = logging.getLogger(__name__)
+_WARNED_TRAILING: set[tuple[type[Any], int]] = set()
 _API_KEY_AND_VERSION = struct.Struct(">hh")
 
 
@@ -95,10 +98,22 @@ def encode_response(response: object, *, correlation_id: int) -> bytes:
     return bytes(out)
 
 
-def _decode_after_header(cls: type[Any], payload: bytes, pos: int) -> Any:
+def _decode_after_header(
+    cls: type[Any], payload: bytes, pos: int, *, trailing_ok: bool = False
+) -> Any:
     body, pos = codec_for(cls).decode_from(payload, pos)
     if pos != len(payload):
-        raise DecodeError(cls.__name__, "", pos, f"{len(payload) - pos} trailing bytes")
+        extra = len(payload) - pos
+        if not trailing_ok:
+            raise DecodeError(cls.__name__, "", pos, f"{extra} trailing bytes")
+        if (cls, extra) not in _WARNED_TRAILING:
+            _WARNED_TRAILING.add((cls, extra))
+            _log.warning(
+                "%s v%d: ignored %d trailing bytes after the response",
+                cls.__name__,
+                cls.__version__,
+                extra,
+            )
     return body
 
 
@@ -115,11 +130,19 @@ def decode_request(payload: bytes) -> tuple[RequestHeader, Any]:
     return header, _decode_after_header(cls, payload, pos)
 
 
-def decode_response(payload: bytes, api_key: int, api_version: int) -> tuple[ResponseHeader, Any]:
-    """The header and body of a response payload to a request of ``api_key`` at ``api_version``."""
+def decode_response(
+    payload: bytes, api_key: int, api_version: int, *, trailing_ok: bool = False
+) -> tuple[ResponseHeader, Any]:
+    """The header and body of a response payload to a request of ``api_key`` at ``api_version``.
+
+    With ``trailing_ok``, bytes left after a complete response are ignored (and logged once per
+    class and count) instead of raising: Kafka's Java client never checks for them, and some
+    brokers send them (librdkafka's mock cluster repeats the tagged fields of flexible Metadata
+    responses). The response itself must still decode completely.
+    """
     cls = response_type(api_key, api_version)
     header, pos = codec_for(_RESPONSE_HEADERS[cls.__header_version__]).decode_from(payload, 0)
-    return header, _decode_after_header(cls, payload, pos)
+    return header, _decode_after_header(cls, payload, pos, trailing_ok=trailing_ok)
 
 
 def response_correlation_id(payload: bytes) -> int:
