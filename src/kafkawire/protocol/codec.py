@@ -233,7 +233,7 @@ class _CodecBuilder:
             "_uv": uvarint,
             "_I16": struct.Struct(">h"),
             "_I32": struct.Struct(">i"),
-            "_UUID": uuid.UUID,
+            "_uuid": _uuid_from_bytes,
             "_memoryview": memoryview,
             "_Cls": cls,
         }
@@ -383,7 +383,7 @@ class _CodecBuilder:
         elif f.element == "uuid":
             src.line("if end - pos < 16:")
             src.line('    raise ValueError("a uuid needs 16 bytes")')
-            src.line(f"{target} = _UUID(bytes=buf[pos:pos + 16])")
+            src.line(f"{target} = _uuid(buf[pos:pos + 16])")
             src.line("pos += 16")
         elif f.element in _VARINTS:
             reader = src.const(_VARINTS[f.element][0], "r")
@@ -656,6 +656,23 @@ class _ArrayStructs:
 @functools.cache
 def _array_structs(fixed: str) -> _ArrayStructs:
     return _ArrayStructs(fixed)
+
+
+_new_object = object.__new__
+_set_uuid_int = uuid.UUID.__dict__["int"].__set__
+_set_uuid_safe = uuid.UUID.__dict__["is_safe"].__set__
+
+
+def _uuid_from_bytes(data: bytes) -> uuid.UUID:
+    """``uuid.UUID(bytes=data)`` for exactly 16 bytes, at a third of the cost.
+
+    ``UUID.__init__`` validates its arguments in Python; the decoder has already checked the
+    length, so the two slots are set directly (the result is equal and hashes the same).
+    """
+    value: uuid.UUID = _new_object(uuid.UUID)
+    _set_uuid_int(value, int.from_bytes(data))
+    _set_uuid_safe(value, uuid.SafeUUID.unknown)
+    return value
 
 
 def _slice(element: str) -> str:
