@@ -1,0 +1,374 @@
+"""One connection to one Kafka broker: pipelined requests over asyncio streams.
+
+Invariants:
+
+- Requests are written whole and in order: ``send`` registers the request and hands its whole
+  frame to the transport in one ``write`` call, with no ``await`` in between, so frames of
+  concurrent senders never interleave. Writing is then awaited (``drain``) with no lock.
+- Correlation ids are int32s counted up from 0, wrapping from 2**31 - 1 to 0; an id still in
+  flight or abandoned (below) is skipped, so no two requests awaiting an answer share one.
+- One reader task reads every frame and resolves the future of the request with the frame's
+  correlation id. Kafka answers in order on a connection, but nothing here relies on that.
+- A request that times out or whose caller is cancelled becomes *abandoned*: its late response
+  is read and dropped. A response matching neither an in-flight nor an abandoned request is a
+  protocol violation. More than ``_MAX_ABANDONED`` abandoned requests close the connection
+  (the broker has stopped answering; a new connection is the remedy).
+- The connection closes on ``close()``, end of stream, a socket or TLS error, a frame size
+  prefix that is negative or over ``max_frame_size`` (refused before anything is allocated), a
+  response that does not decode, or an unknown correlation id. Closing fails every request in
+  flight at once with :class:`~kafkawire.errors.ConnectionClosedError` (retriable on a new
+  connection) whose ``__cause__`` is the reason; a response that did not decode fails its own
+  request with the :class:`~kafkawire.errors.DecodeError`. Later sends fail at once the same
+  way. So no caller waits on a closed connection, and with a timeout none waits longer.
+- Produce with ``acks=0`` gets no response: ``send`` returns ``None`` once the frame is
+  written (handed to the transport with its buffer drained below the high-water mark). Kafka
+  sends nothing back, but Tansu 0.6.0 and librdkafka's mock cluster do answer; the ids of the
+  last ``_ACKS_0_WINDOW`` such requests are kept so that a stray answer is dropped, not taken
+  for a protocol violation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl as _ssl
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from kafkawire.errors import ConnectionClosedError, DecodeError, KafkawireError, ProtocolError
+from kafkawire.messages import APIS
+from kafkawire.protocol import (
+    MAX_FRAME_SIZE,
+    decode_response,
+    encode_request,
+    read_frame,
+    response_correlation_id,
+)
+
+from .errors import ConnectError, RequestTimeoutError
+from .sasl import SaslMechanism, authenticate
+from .versions import (
+    API_VERSIONS,
+    ApiVersionsNegotiation,
+    BrokerVersions,
+    decode_api_versions_response,
+)
+
+__all__ = ["Connection"]
+
+_log = logging.getLogger(__name__)
+
+_PRODUCE = 0
+_MAX_CORRELATION_ID = 2**31 - 1
+_MAX_ABANDONED = 1024
+_ACKS_0_WINDOW = 1024
+_CLOSE_TIMEOUT = 5.0
+
+
+@dataclass(slots=True)
+class _InFlight:
+    future: asyncio.Future[Any]
+    api_key: int
+    version: int
+
+
+class Connection:
+    """A connection set up by :meth:`open`: TCP, optional TLS, ApiVersions, optional SASL.
+
+    Use :meth:`version_for` to pick the version of a request, :meth:`send` to send it, and
+    :meth:`close` (or ``async with``) when done.
+    """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        peer: str,
+        client_id: str | None,
+        request_timeout: float | None,
+        max_frame_size: int,
+    ) -> None:
+        """Internal: use :meth:`open`. Starts the reader task on the running loop."""
+        self.peer = peer
+        self.client_id = client_id
+        self._reader = reader
+        self._writer = writer
+        self._request_timeout = request_timeout
+        self._max_frame_size = max_frame_size
+        self._in_flight: dict[int, _InFlight] = {}
+        self._abandoned: set[int] = set()
+        self._acks_0: dict[int, None] = {}  # insertion-ordered: the oldest id comes first
+        self._next_id = 0
+        self._close_reason: str | None = None
+        self._close_cause: BaseException | None = None
+        self._versions: BrokerVersions | None = None
+        self._reader_task = asyncio.create_task(self._read_loop(), name=f"kafkawire-read {peer}")
+
+    @classmethod
+    async def open(
+        cls,
+        host: str,
+        port: int,
+        *,
+        client_id: str | None = "kafkawire",
+        ssl: _ssl.SSLContext | None = None,
+        server_hostname: str | None = None,
+        sasl: SaslMechanism | None = None,
+        request_timeout: float | None = 30.0,
+        connect_timeout: float = 10.0,
+        max_frame_size: int = MAX_FRAME_SIZE,
+    ) -> Connection:
+        """Connect, negotiate API versions, authenticate; raise if any of it fails.
+
+        ``connect_timeout`` bounds all of that together. ``ssl`` enables TLS (see
+        :func:`kafkawire.net.tls.client_context`); ``server_hostname`` overrides the name the
+        broker's certificate is checked against (default: ``host``). ``request_timeout`` is
+        the default of :meth:`send` (``None``: no timeout). ``max_frame_size`` bounds the
+        size of a response frame. Raises :class:`ConnectError` (retriable) when the broker is
+        unreachable, the TLS handshake fails or the deadline passes, and the error itself for
+        a broker error, a missing API or :class:`AuthenticationError`.
+        """
+        peer = f"{host}:{port}"
+        stage = "TCP connect" if ssl is None else "TCP connect and TLS handshake"
+        conn: Connection | None = None
+        try:
+            async with asyncio.timeout(connect_timeout):
+                reader, writer = await asyncio.open_connection(
+                    host, port, ssl=ssl, server_hostname=server_hostname
+                )
+                conn = cls(
+                    reader,
+                    writer,
+                    peer=peer,
+                    client_id=client_id,
+                    request_timeout=request_timeout,
+                    max_frame_size=max_frame_size,
+                )
+                stage = "ApiVersions"
+                conn._versions = await conn._negotiate()
+                if sasl is not None:
+                    stage = f"SASL {sasl.name} authentication"
+                    await authenticate(sasl, conn._versions, conn._send_untimed)
+        except BaseException as exc:
+            if conn is not None:
+                await conn.close()
+            if isinstance(exc, TimeoutError):
+                raise ConnectError(
+                    f"could not connect to {peer}: {stage} took over {connect_timeout} s"
+                ) from None
+            if isinstance(exc, OSError | ConnectionClosedError):
+                raise ConnectError(f"could not connect to {peer} ({stage}): {exc}") from exc
+            raise
+        _log.debug("connected to %s", peer)
+        return conn
+
+    async def __aenter__(self) -> Connection:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    @property
+    def api_versions(self) -> BrokerVersions:
+        """What the broker announced in ApiVersions."""
+        assert self._versions is not None  # set by open() before the connection is returned
+        return self._versions
+
+    @property
+    def closed(self) -> bool:
+        return self._close_reason is not None
+
+    def version_for(self, api_key: int) -> int:
+        """The highest version of ``api_key`` both sides support (else NoCommonVersionError)."""
+        return self.api_versions.version_for(api_key)
+
+    async def send(self, request: Any, *, timeout: float | None = None) -> Any:
+        """Send a generated request object and return its decoded response.
+
+        The request's class fixes its version (pick it with :meth:`version_for`); a version the
+        broker does not serve raises :class:`NoCommonVersionError` before anything is sent.
+        ``timeout`` (seconds) defaults to the connection's ``request_timeout``; a request the
+        broker may hold on purpose (a long-polling Fetch) needs its wait added. When it passes,
+        :class:`RequestTimeoutError` is raised and the connection stays open. Returns ``None``
+        for Produce with ``acks=0``.
+        """
+        cls = type(request)
+        self.api_versions.check(cls.__api_key__, cls.__version__)
+        return await self._send(request, self._request_timeout if timeout is None else timeout)
+
+    async def _send_untimed(self, request: Any) -> Any:
+        """For setup requests, bounded by ``open``'s deadline instead of a per-request one."""
+        return await self._send(request, None)
+
+    async def close(self) -> None:
+        """Fail every request in flight with ConnectionClosedError and close the socket.
+
+        Idempotent. Bytes already handed to the transport are flushed first for up to
+        ``_CLOSE_TIMEOUT`` seconds (an acks=0 Produce is not lost by closing right after it).
+        """
+        self._shutdown("closed by the client", None, graceful=True)
+        await asyncio.wait([self._reader_task])
+        try:
+            async with asyncio.timeout(_CLOSE_TIMEOUT):
+                await self._writer.wait_closed()
+        except TimeoutError:
+            self._writer.transport.abort()
+        except OSError:
+            pass  # the reason is already recorded; the socket is closed either way
+
+    async def _negotiate(self) -> BrokerVersions:
+        negotiation = ApiVersionsNegotiation(self.peer)
+        while True:
+            versions = negotiation.receive(await self._send_untimed(negotiation.request()))
+            if versions is not None:
+                return versions
+
+    def _allocate_id(self) -> int:
+        correlation_id = self._next_id
+        while (
+            correlation_id in self._in_flight
+            or correlation_id in self._abandoned
+            or correlation_id in self._acks_0
+        ):
+            correlation_id = correlation_id + 1 if correlation_id < _MAX_CORRELATION_ID else 0
+        self._next_id = correlation_id + 1 if correlation_id < _MAX_CORRELATION_ID else 0
+        return correlation_id
+
+    async def _send(self, request: Any, timeout: float | None) -> Any:
+        if self._close_reason is not None:
+            raise self._closed_error()
+        cls = type(request)
+        correlation_id = self._allocate_id()
+        frame = encode_request(request, correlation_id=correlation_id, client_id=self.client_id)
+        future: asyncio.Future[Any] | None = None
+        if cls.__api_key__ == _PRODUCE and request.acks == 0:
+            self._acks_0[correlation_id] = None
+            if len(self._acks_0) > _ACKS_0_WINDOW:
+                del self._acks_0[next(iter(self._acks_0))]
+        else:
+            future = asyncio.get_running_loop().create_future()
+            self._in_flight[correlation_id] = _InFlight(future, cls.__api_key__, cls.__version__)
+        deadline = asyncio.timeout(timeout)
+        try:
+            async with deadline:
+                try:
+                    self._writer.write(frame)
+                    await self._writer.drain()
+                except OSError as exc:
+                    self._shutdown(f"writing to the socket failed: {exc}", exc)
+                    if future is None:
+                        raise self._closed_error() from None
+                if future is None:
+                    return None
+                return await future
+        except TimeoutError:
+            if not deadline.expired():
+                raise
+            raise RequestTimeoutError(
+                f"{APIS[cls.__api_key__].name} v{cls.__version__} request to {self.peer}"
+                f" got no response within {timeout} s"
+            ) from None
+        finally:
+            if future is not None:
+                if self._in_flight.pop(correlation_id, None) is not None:
+                    self._abandon(correlation_id)  # timed out or cancelled: drop its answer
+                elif future.done() and not future.cancelled():
+                    # Resolved; if we were cancelled before awaiting it, its error counts as
+                    # seen (no "exception was never retrieved" from a failed connection).
+                    future.exception()
+                future.cancel()
+
+    def _abandon(self, correlation_id: int) -> None:
+        self._abandoned.add(correlation_id)
+        if len(self._abandoned) > _MAX_ABANDONED:
+            self._shutdown(f"{len(self._abandoned)} requests went unanswered", None)
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                payload = await read_frame(self._reader, max_frame_size=self._max_frame_size)
+                self._dispatch(payload)
+        except ConnectionClosedError as exc:
+            self._shutdown("the broker closed the connection", exc)
+        except (KafkawireError, OSError) as exc:
+            self._shutdown(str(exc), exc)
+        except Exception as exc:
+            _log.exception("unexpected error reading from %s", self.peer)
+            self._shutdown(f"unexpected error: {exc!r}", exc)
+
+    def _dispatch(self, payload: bytes) -> None:
+        correlation_id = response_correlation_id(payload)
+        entry = self._in_flight.pop(correlation_id, None)
+        if entry is None:
+            if correlation_id in self._abandoned:
+                self._abandoned.remove(correlation_id)
+                _log.debug("%s: dropped late response %d", self.peer, correlation_id)
+                return
+            if correlation_id in self._acks_0:
+                del self._acks_0[correlation_id]
+                _log.debug("%s: dropped an answer to Produce with acks=0", self.peer)
+                return
+            raise ProtocolError(
+                f"the broker sent a response with correlation id {correlation_id},"
+                " which matches no request in flight"
+            )
+        try:
+            if entry.api_key == API_VERSIONS:
+                body = decode_api_versions_response(payload, entry.version)
+            else:
+                # Like Kafka's Java client, ignore (and log) bytes after a whole response:
+                # librdkafka's mock cluster adds one to every flexible Metadata response.
+                body = decode_response(payload, entry.api_key, entry.version, trailing_ok=True)[1]
+        except DecodeError as exc:
+            entry.future.set_exception(exc)
+            name = APIS[entry.api_key].name
+            raise ProtocolError(
+                f"the response to {name} v{entry.version} did not decode: {exc}"
+            ) from exc
+        entry.future.set_result(body)
+
+    def _closed_error(self) -> ConnectionClosedError:
+        error = ConnectionClosedError(f"connection to {self.peer} closed: {self._close_reason}")
+        error.__cause__ = self._close_cause
+        return error
+
+    def _shutdown(
+        self, reason: str, cause: BaseException | None, *, graceful: bool = False
+    ) -> None:
+        """Close once: record why, fail every request in flight, stop reading, drop the socket.
+
+        Runs synchronously, so no request can be registered between the check in ``_send``
+        and the failing here. Unless ``graceful`` (``close()``), the socket is aborted:
+        buffered bytes are dropped, as nothing more should reach a broker that misbehaved.
+        """
+        if self._close_reason is not None:
+            return
+        self._close_reason = reason
+        self._close_cause = cause
+        in_flight, self._in_flight = self._in_flight, {}
+        self._abandoned.clear()
+        self._acks_0.clear()
+        if not graceful:
+            _log.log(
+                logging.WARNING if in_flight else logging.INFO,
+                "connection to %s closed with %d requests in flight: %s",
+                self.peer,
+                len(in_flight),
+                reason,
+            )
+        for entry in in_flight.values():
+            if not entry.future.done():
+                entry.future.set_exception(self._closed_error())
+        if asyncio.current_task() is not self._reader_task:
+            self._reader_task.cancel()
+        if graceful:
+            self._writer.close()
+        else:
+            self._writer.transport.abort()

@@ -1,0 +1,114 @@
+"""A loopback TCP proxy for tests: optional TLS termination, and faults on the way back.
+
+``Proxy(upstream_port, ssl=server_context)`` listens on 127.0.0.1 (``proxy.port``), opens a
+plain connection to 127.0.0.1:``upstream_port`` per client and pumps bytes both ways. Faults
+apply to the broker-to-client direction and can change while connections are open:
+
+- ``delay``: seconds to hold every chunk before passing it on (order is kept);
+- ``drop``: swallow every chunk (requests stay unanswered);
+- ``corrupt``: a function applied to every chunk;
+- ``cut_after``: abort both sides once ``response_bytes`` (all broker-to-client bytes passed
+  so far, over all connections) would exceed it;
+- ``cut()``: abort every open connection now.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl as _ssl
+from collections.abc import Callable
+
+
+class Proxy:
+    def __init__(self, upstream_port: int, *, ssl: _ssl.SSLContext | None = None) -> None:
+        self.upstream_port = upstream_port
+        self.ssl = ssl
+        self.port = 0
+        self.delay = 0.0
+        self.drop = False
+        self.corrupt: Callable[[bytes], bytes] | None = None
+        self.cut_after: int | None = None
+        self.response_bytes = 0
+        self.connections = 0
+        self._writers: list[asyncio.StreamWriter] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> Proxy:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0, ssl=self.ssl)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        assert self._server is not None
+        self._server.close()
+        self.cut()
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._server.wait_closed()
+
+    def cut(self) -> None:
+        for writer in self._writers:
+            writer.transport.abort()
+
+    async def _serve(
+        self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter
+    ) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        # Stopped by __aexit__'s cancel: ending normally keeps Python 3.11's start_server
+        # callback from calling exception() on a cancelled task (and logging an error).
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._relay(client_reader, client_writer)
+
+    async def _relay(
+        self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter
+    ) -> None:
+        self.connections += 1
+        self._writers.append(client_writer)
+        try:
+            upstream_reader, upstream_writer = await asyncio.open_connection(
+                "127.0.0.1", self.upstream_port
+            )
+        except OSError:
+            client_writer.transport.abort()
+            return
+        self._writers.append(upstream_writer)
+        pumps = [
+            asyncio.create_task(self._pump(client_reader, upstream_writer, faults=False)),
+            asyncio.create_task(self._pump(upstream_reader, client_writer, faults=True)),
+        ]
+        try:
+            await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for pump in pumps:
+                pump.cancel()
+            await asyncio.gather(*pumps, return_exceptions=True)
+            for writer in (client_writer, upstream_writer):
+                writer.transport.abort()
+                with contextlib.suppress(OSError):
+                    await writer.wait_closed()
+
+    async def _pump(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, faults: bool
+    ) -> None:
+        with contextlib.suppress(OSError):
+            while data := await reader.read(65536):
+                if faults:
+                    if self.delay:
+                        await asyncio.sleep(self.delay)
+                    if self.drop:
+                        continue
+                    if self.corrupt is not None:
+                        data = self.corrupt(data)
+                    if self.cut_after is not None:
+                        room = self.cut_after - self.response_bytes
+                        if len(data) > room:
+                            writer.write(data[: max(room, 0)])
+                            return
+                    self.response_bytes += len(data)
+                writer.write(data)
+                await writer.drain()

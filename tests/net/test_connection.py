@@ -1,0 +1,287 @@
+"""The connection against an in-process fake broker: pipelining, timeouts, closing, bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+from typing import Any
+
+import pytest
+
+from kafkawire.errors import (
+    ConnectionClosedError,
+    DecodeError,
+    EncodeError,
+    FrameError,
+    KafkawireError,
+    ProtocolError,
+)
+from kafkawire.messages.produce import v9 as produce
+from kafkawire.net import (
+    ConnectError,
+    Connection,
+    NoCommonVersionError,
+    RequestTimeoutError,
+)
+from kafkawire.protocol import encode_response
+
+from .fakebroker import ALL_APIS, WAIT, FakeBroker, FakeClient, echo, echo_handler, names, request
+
+
+async def open_to(broker: FakeBroker, **options: Any) -> Connection:
+    return await Connection.open("127.0.0.1", broker.port, connect_timeout=WAIT, **options)
+
+
+async def test_open_negotiates_and_sends() -> None:
+    async with FakeBroker(echo_handler) as broker, await open_to(broker) as conn:
+        assert conn.version_for(3) == 13
+        assert names(await conn.send(request("a"))) == ["a"]
+        header, first = broker.clients[0].requests[0]
+        assert header.request_api_key == 18
+        assert header.client_id == "kafkawire"
+        assert first.client_software_name == "kafkawire"
+
+
+async def test_pipelined_requests_with_responses_in_reverse_order() -> None:
+    count = 200
+
+    async def reverse(client: FakeClient, header: Any, body: Any) -> None:
+        held = client.state.setdefault("held", [])
+        held.append((header, body))
+        if len(held) == count:
+            for held_header, held_body in reversed(held):
+                client.respond(held_header, echo(held_body))
+
+    async with FakeBroker(reverse) as broker, await open_to(broker) as conn:
+        sends = [conn.send(request(f"t{i}")) for i in range(count)]
+        responses = await asyncio.wait_for(asyncio.gather(*sends), WAIT)
+        assert [names(r) for r in responses] == [[f"t{i}"] for i in range(count)]
+        ids = [h.correlation_id for h, _ in broker.clients[0].requests[1:]]
+        assert len(set(ids)) == count
+
+
+async def test_correlation_ids_wrap_around_and_skip_ids_in_use() -> None:
+    async with FakeBroker(echo_handler) as broker, await open_to(broker) as conn:
+        conn._next_id = 2**31 - 2
+        conn._abandoned.add(0)
+        results = await asyncio.gather(*(conn.send(request(str(i))) for i in range(4)))
+        assert [names(r) for r in results] == [["0"], ["1"], ["2"], ["3"]]
+        ids = [h.correlation_id for h, _ in broker.clients[0].requests[-4:]]
+        assert ids == [2**31 - 2, 2**31 - 1, 1, 2]
+
+
+async def test_acks_0_completes_on_write_and_others_get_answers() -> None:
+    async def handler(client: FakeClient, header: Any, body: Any) -> Any:
+        if header.request_api_key == 0:
+            return produce.ProduceResponse() if body.acks != 0 else None
+        return echo(body)
+
+    async with FakeBroker(handler) as broker, await open_to(broker) as conn:
+        assert await asyncio.wait_for(conn.send(produce.ProduceRequest(acks=0)), WAIT) is None
+        assert await conn.send(produce.ProduceRequest(acks=-1)) == produce.ProduceResponse()
+        assert names(await conn.send(request("after"))) == ["after"]
+        acks = [b.acks for h, b in broker.clients[0].requests if h.request_api_key == 0]
+        assert acks == [0, -1]
+
+
+async def test_timeout_keeps_the_connection_and_drops_the_late_response() -> None:
+    async def slow_first(client: FakeClient, header: Any, body: Any) -> Any:
+        if body.topics[0].name == "slow":
+            await asyncio.sleep(0.3)
+        return echo(body)
+
+    async with FakeBroker(slow_first) as broker, await open_to(broker, request_timeout=0.1) as conn:
+        with pytest.raises(
+            RequestTimeoutError, match=r"Metadata v12 request .* within 0\.1 s"
+        ) as info:
+            await conn.send(request("slow"))
+        assert info.value.retriable
+        assert isinstance(info.value, TimeoutError)
+        # The late answer to "slow" arrives while "next" is in flight; it must not be taken
+        # for the answer to "next".
+        assert names(await conn.send(request("next"), timeout=WAIT)) == ["next"]
+        assert not conn.closed
+        assert not conn._abandoned
+
+
+async def test_cancelled_request_is_abandoned_like_a_timeout() -> None:
+    async def slow(client: FakeClient, header: Any, body: Any) -> Any:
+        await asyncio.sleep(0.2)
+        return echo(body)
+
+    async with FakeBroker(slow) as broker, await open_to(broker) as conn:
+        task = asyncio.create_task(conn.send(request("x")))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert names(await conn.send(request("y"), timeout=WAIT)) == ["y"]
+        assert not conn.closed
+
+
+async def test_too_many_abandoned_requests_close_the_connection() -> None:
+    async with FakeBroker() as broker, await open_to(broker, request_timeout=0.05) as conn:
+        conn._abandoned.update(range(100_000, 101_024))
+        with pytest.raises(RequestTimeoutError):
+            await conn.send(request("x"))
+        assert conn.closed
+        with pytest.raises(ConnectionClosedError, match="1025 requests went unanswered"):
+            await conn.send(request("y"))
+
+
+async def _pending(conn: Connection, count: int) -> list[asyncio.Task[Any]]:
+    tasks = [asyncio.create_task(conn.send(request(str(i)))) for i in range(count)]
+    await asyncio.sleep(0.05)
+    assert not any(task.done() for task in tasks)
+    return tasks
+
+
+async def _all_fail(tasks: list[asyncio.Task[Any]], error: type[BaseException]) -> list[Any]:
+    results = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), WAIT)
+    assert all(isinstance(r, error) for r in results), results
+    return results
+
+
+async def test_close_fails_every_pending_request() -> None:
+    async with FakeBroker() as broker:
+        conn = await open_to(broker)
+        tasks = await _pending(conn, 20)
+        await asyncio.wait_for(conn.close(), WAIT)
+        results = await _all_fail(tasks, ConnectionClosedError)
+        assert all(r.retriable and "closed by the client" in str(r) for r in results)
+        with pytest.raises(ConnectionClosedError, match="closed by the client"):
+            await conn.send(request("late"))
+        await conn.close()  # idempotent
+
+
+async def test_broker_closing_fails_every_pending_request() -> None:
+    async with FakeBroker() as broker, await open_to(broker) as conn:
+        tasks = await _pending(conn, 20)
+        broker.clients[0].abort()
+        results = await _all_fail(tasks, ConnectionClosedError)
+        assert "the broker closed the connection" in str(results[0])
+        assert conn.closed
+
+
+async def _bad_input(payload: bytes, match: str, cause: type[BaseException]) -> None:
+    async def handler(client: FakeClient, header: Any, body: Any) -> None:
+        if body.topics[0].name == "trigger":
+            client.write(payload.replace(b"CID!", struct.pack(">i", header.correlation_id)))
+
+    async with FakeBroker(handler) as broker, await open_to(broker) as conn:
+        tasks = await _pending(conn, 5)
+        trigger = asyncio.create_task(conn.send(request("trigger")))
+        results = await _all_fail(tasks, ConnectionClosedError)
+        assert match in str(results[0])
+        assert isinstance(results[0].__cause__, cause)
+        with pytest.raises(KafkawireError):
+            await asyncio.wait_for(trigger, WAIT)
+        assert conn.closed
+
+
+async def test_2gb_size_prefix_closes_without_allocating() -> None:
+    await _bad_input(b"\x7f\xff\xff\xff", "exceeds the limit", FrameError)
+
+
+async def test_negative_size_prefix_closes() -> None:
+    await _bad_input(b"\xff\xff\xff\xff", "negative", FrameError)
+
+
+async def test_unknown_correlation_id_closes() -> None:
+    frame = encode_response(echo(request("x")), correlation_id=999_999)
+    await _bad_input(frame, "correlation id 999999, which matches no request", ProtocolError)
+
+
+async def test_garbage_body_fails_its_request_with_decode_error_and_closes() -> None:
+    async def handler(client: FakeClient, header: Any, body: Any) -> None:
+        if body.topics[0].name == "trigger":
+            garbage = b"\xde\xad\xbe\xef" * 3
+            client.write(struct.pack(">ii", 4 + len(garbage), header.correlation_id) + garbage)
+
+    async with FakeBroker(handler) as broker, await open_to(broker) as conn:
+        tasks = await _pending(conn, 3)
+        with pytest.raises(DecodeError, match="ResponseHeader"):
+            await asyncio.wait_for(conn.send(request("trigger")), WAIT)
+        results = await _all_fail(tasks, ConnectionClosedError)
+        assert "the response to Metadata v12 did not decode" in str(results[0])
+
+
+async def test_encode_error_registers_nothing() -> None:
+    async with FakeBroker(echo_handler) as broker, await open_to(broker) as conn:
+        with pytest.raises(EncodeError, match="timeout_ms"):
+            await conn.send(produce.ProduceRequest(acks=1, timeout_ms=2**40))
+        assert not conn._in_flight
+        assert names(await conn.send(request("ok"))) == ["ok"]
+
+
+async def test_kip511_fallback_against_a_broker_with_apiversions_v2() -> None:
+    table = dict(ALL_APIS) | {18: range(3), 3: range(9)}
+    async with (
+        FakeBroker(echo_handler, api_versions=table) as broker,
+        await open_to(broker) as conn,
+    ):
+        sent = [h.request_api_version for h, _ in broker.clients[0].requests]
+        assert sent == [4, 2]
+        assert conn.api_versions.ranges[18] == range(3)
+        assert conn.version_for(3) == 8
+        with pytest.raises(NoCommonVersionError, match="versions 0-8, not version 12"):
+            await conn.send(request("x"))
+        assert not conn.closed
+
+
+async def test_version_for_names_an_api_the_broker_lacks() -> None:
+    table = {k: v for k, v in ALL_APIS.items() if k != 37}
+    async with FakeBroker(api_versions=table) as broker, await open_to(broker) as conn:
+        with pytest.raises(
+            NoCommonVersionError,
+            match=f"broker at 127.0.0.1:{broker.port} does not support CreatePartitions",
+        ):
+            conn.version_for(37)
+
+
+async def test_connect_refused_and_setup_deadline() -> None:
+    async with FakeBroker() as broker:
+        port = broker.port
+    with pytest.raises(ConnectError, match="TCP connect") as info:
+        await Connection.open("127.0.0.1", port, connect_timeout=WAIT)
+    assert info.value.retriable
+
+    # A broker that accepts but never answers ApiVersions.
+    accepted: list[asyncio.StreamWriter] = []
+    server = await asyncio.start_server(lambda r, w: accepted.append(w), "127.0.0.1", 0)
+    try:
+        port = server.sockets[0].getsockname()[1]
+        with pytest.raises(ConnectError, match=r"ApiVersions took over 0\.2 s"):
+            await Connection.open("127.0.0.1", port, connect_timeout=0.2)
+    finally:
+        for writer in accepted:
+            writer.close()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_broker_closing_during_setup_is_a_connect_error() -> None:
+    async def close_on_accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    server = await asyncio.start_server(close_on_accept, "127.0.0.1", 0)
+    try:
+        port = server.sockets[0].getsockname()[1]
+        with pytest.raises(ConnectError, match="ApiVersions") as info:
+            await Connection.open("127.0.0.1", port, connect_timeout=WAIT)
+        assert isinstance(info.value.__cause__, ConnectionClosedError)
+    finally:
+        server.close()
+        await server.wait_closed()
+
+
+async def test_stray_answer_to_acks_0_is_dropped() -> None:
+    async def answer_everything(client: FakeClient, header: Any, body: Any) -> Any:
+        return produce.ProduceResponse() if header.request_api_key == 0 else echo(body)
+
+    async with FakeBroker(answer_everything) as broker, await open_to(broker) as conn:
+        for _ in range(3):
+            assert await conn.send(produce.ProduceRequest(acks=0)) is None
+        assert names(await conn.send(request("after"))) == ["after"]
+        assert not conn.closed
+        assert not conn._acks_0
