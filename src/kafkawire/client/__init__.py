@@ -1,0 +1,5 @@
+"""The low-level client: any request to the right broker, and the simple conveniences."""
+
+from .client import EARLIEST, LATEST, FetchResult, KafkaClient, ListedOffset
+
+__all__ = ["EARLIEST", "LATEST", "FetchResult", "KafkaClient", "ListedOffset"]

@@ -1,0 +1,301 @@
+"""The low-level client: any request to the right broker, plus the simple conveniences.
+
+``KafkaClient.send`` takes any generated request object, built at any version, and returns the
+broker's typed response; the cluster layer below routes, converts and retries. The conveniences
+(produce a list of values to one partition, fetch at an offset, page through a partition, list
+offsets, create a topic) are what the oldest Python Kafka clients offered, on modern brokers.
+
+Per-partition error codes in produce, fetch and list-offsets responses become exceptions; the
+retriable ones (a leader moved, metadata is stale) refresh metadata and retry until the
+cluster's ``retry_timeout`` passes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from kafkawire.cluster import Cluster
+from kafkawire.errors import KafkawireError, TopicAlreadyExistsError, error_for_code
+from kafkawire.messages import request_type
+from kafkawire.messages.create_topics import v7 as create_topics
+from kafkawire.messages.fetch import v18 as fetch_latest
+from kafkawire.messages.list_offsets import v11 as list_offsets_latest
+from kafkawire.protocol import convert, struct_type
+from kafkawire.records import (
+    Compression,
+    LegacyBatchBuilder,
+    Record,
+    RecordBatchBuilder,
+    decode_batches,
+)
+
+__all__ = ["EARLIEST", "LATEST", "FetchResult", "KafkaClient", "ListedOffset"]
+
+T = TypeVar("T")
+
+LATEST = -1  # ListOffsets timestamps with a special meaning
+EARLIEST = -2
+_NO_TOPIC_ID = uuid.UUID(int=0)
+_LAST_VERSION_WITH_TOPIC_NAMES = 12  # Produce and Fetch address topics by id from v13
+_PRODUCE, _FETCH = 0, 1
+
+Value = bytes | None
+KeyAndValue = tuple[bytes | None, bytes | None]
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    """What one fetch of one partition returned."""
+
+    records: list[Record]
+    next_offset: int  # where the next fetch should start
+    high_watermark: int
+    log_start_offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class ListedOffset:
+    offset: int  # -1 when no offset matches
+    timestamp: int
+    leader_epoch: int
+
+
+class KafkaClient:
+    """``async with KafkaClient("127.0.0.1:9092") as client: await client.produce(...)``."""
+
+    def __init__(self, bootstrap: str | Sequence[str], **cluster_options: Any) -> None:
+        self.cluster = Cluster(bootstrap, **cluster_options)
+
+    async def __aenter__(self) -> KafkaClient:
+        await self.cluster.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self.cluster.close()
+
+    async def send(self, request: Any) -> Any:
+        """Any generated request, to the broker its ``__route__`` names; its typed response."""
+        return await self.cluster.send(request)
+
+    async def create_topic(
+        self,
+        name: str,
+        *,
+        partitions: int = 1,
+        replication_factor: int = 1,
+        configs: dict[str, str] | None = None,
+        exist_ok: bool = False,
+        timeout_ms: int = 30_000,
+    ) -> None:
+        topic = create_topics.CreatableTopic(
+            name=name,
+            num_partitions=partitions,
+            replication_factor=replication_factor,
+            configs=tuple(
+                create_topics.CreatableTopicConfig(name=k, value=v)
+                for k, v in (configs or {}).items()
+            ),
+        )
+        request = create_topics.CreateTopicsRequest(topics=(topic,), timeout_ms=timeout_ms)
+        result = (await self.send(request)).topics[0]
+        error = error_for_code(result.error_code, getattr(result, "error_message", None))
+        if error is not None and not (exist_ok and isinstance(error, TopicAlreadyExistsError)):
+            raise error
+        await self.cluster.refresh_metadata([name])
+
+    async def produce(
+        self,
+        topic: str,
+        partition: int,
+        values: Iterable[Value | KeyAndValue],
+        *,
+        acks: int = -1,
+        compression: Compression = Compression.NONE,
+        timeout_ms: int = 30_000,
+    ) -> int:
+        """Append ``values`` (or ``(key, value)`` pairs) to one partition as one batch.
+
+        Returns the offset of the first record (``-1`` with ``acks=0``, which waits for nothing).
+        """
+        items = [v if isinstance(v, tuple) else (None, v) for v in values]
+        timestamp = int(time.time() * 1000)
+
+        async def attempt() -> int:
+            leader, version, topic_id = await self._target(topic, partition, _PRODUCE)
+            builder = _builder(version, compression)
+            for key, value in items:
+                builder.append(key, value, timestamp=timestamp)
+            request_cls = request_type(_PRODUCE, version)
+            topic_cls = struct_type(request_cls, "topic_data")
+            data = struct_type(topic_cls, "partition_data")(
+                index=partition, records=builder.build()
+            )
+            topic_data = topic_cls(**_topic(topic_cls, topic, topic_id), partition_data=(data,))
+            request = request_cls(acks=acks, timeout_ms=timeout_ms, topic_data=(topic_data,))
+            response = await self.cluster.send(request, node_id=leader)
+            if response is None:  # acks=0
+                return -1
+            answer = response.responses[0].partition_responses[0]
+            _raise_for(answer.error_code, getattr(answer, "error_message", None))
+            return int(answer.base_offset)
+
+        return await self._retrying(attempt)
+
+    async def fetch(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        *,
+        max_wait_ms: int = 500,
+        min_bytes: int = 1,
+        max_bytes: int = 50 * 1024 * 1024,
+        partition_max_bytes: int = 1024 * 1024,
+        isolation_level: int = 0,
+    ) -> FetchResult:
+        """Records of one partition from ``offset``, waiting up to ``max_wait_ms`` for
+        ``min_bytes``; the result says where to fetch next."""
+
+        async def attempt() -> FetchResult:
+            leader, version, topic_id = await self._target(topic, partition, _FETCH)
+            topic_cls = struct_type(request_type(_FETCH, version), "topics")
+            wanted = struct_type(topic_cls, "partitions")(
+                partition=partition, fetch_offset=offset, partition_max_bytes=partition_max_bytes
+            )
+            options = fetch_latest.FetchRequest(
+                max_wait_ms=max_wait_ms,
+                min_bytes=min_bytes,
+                max_bytes=max_bytes,
+                isolation_level=isolation_level,
+            )
+            # The options are set at the newest version and converted (convert refuses to drop
+            # one an old version lacks if that changes the meaning); the topic is set at the
+            # target version, which names it by name up to v12 and by id after.
+            request = dataclasses.replace(
+                convert(options, version),
+                topics=(topic_cls(**_topic(topic_cls, topic, topic_id), partitions=(wanted,)),),
+            )
+            response = await self.cluster.send(request, node_id=leader)
+            _raise_for(response.error_code, None)
+            data = response.responses[0].partitions[0]
+            _raise_for(data.error_code, None)
+            return _fetch_result(data, offset)
+
+        return await self._retrying(attempt)
+
+    async def records(
+        self, topic: str, partition: int, offset: int, *, stop_at_end: bool = False, **options: Any
+    ) -> AsyncIterator[Record]:
+        """Every record of a partition from ``offset``, paging with :meth:`fetch`.
+
+        With ``stop_at_end`` it ends at the high watermark seen by the first fetch; otherwise it
+        keeps long-polling for new records. ``options`` go to :meth:`fetch`.
+        """
+        end: int | None = None
+        while end is None or offset < end:
+            result = await self.fetch(topic, partition, offset, **options)
+            if stop_at_end and end is None:
+                end = result.high_watermark
+            for record in result.records:
+                if end is not None and record.offset >= end:
+                    return
+                yield record
+            offset = result.next_offset
+
+    async def list_offsets(
+        self, topic: str, partition: int, timestamp: int = LATEST
+    ) -> ListedOffset:
+        """The first offset whose timestamp is at or after ``timestamp`` (ms since the epoch),
+        or :data:`LATEST` / :data:`EARLIEST`."""
+
+        async def attempt() -> ListedOffset:
+            wanted = list_offsets_latest.ListOffsetsPartition(
+                partition_index=partition, timestamp=timestamp
+            )
+            request = list_offsets_latest.ListOffsetsRequest(
+                replica_id=-1,  # a consumer, not a follower
+                topics=(list_offsets_latest.ListOffsetsTopic(name=topic, partitions=(wanted,)),),
+            )
+            answer = (await self.send(request)).topics[0].partitions[0]
+            _raise_for(answer.error_code, None)
+            if hasattr(answer, "old_style_offsets"):  # v0: a list of offsets, newest first
+                offsets = answer.old_style_offsets
+                return ListedOffset(offsets[0] if offsets else -1, -1, -1)
+            return ListedOffset(
+                answer.offset, answer.timestamp, getattr(answer, "leader_epoch", -1)
+            )
+
+        return await self._retrying(attempt)
+
+    async def _target(self, topic: str, partition: int, api_key: int) -> tuple[int, int, uuid.UUID]:
+        """The partition's leader, the version to use there, and the topic's id."""
+        metadata = await self.cluster.metadata([topic])
+        leader = metadata.leader_for(topic, partition)
+        version = (await self.cluster.connection(leader)).version_for(api_key)
+        topic_id = metadata.topics[topic].topic_id or _NO_TOPIC_ID
+        if topic_id == _NO_TOPIC_ID:  # a broker that gave no topic id gets topic names
+            version = min(version, _LAST_VERSION_WITH_TOPIC_NAMES)
+        return leader, version, topic_id
+
+    async def _retrying(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Run ``attempt`` again after retriable errors, refreshing metadata, until the
+        cluster's retry deadline."""
+        deadline = time.monotonic() + self.cluster.retry_timeout
+        delays = self.cluster.backoff.delays(deadline)
+        while True:
+            try:
+                return await attempt()
+            except KafkawireError as exc:
+                delay = next(delays, None) if exc.retriable else None
+                if delay is None:
+                    raise
+                self.cluster.mark_metadata_stale()
+                await asyncio.sleep(delay)
+
+
+def _topic(topic_cls: type[Any], name: str, topic_id: uuid.UUID) -> dict[str, Any]:
+    """How this version's topic struct names its topic: by name (``name`` or ``topic``) up to
+    v12 of Produce and Fetch, by ``topic_id`` after."""
+    fields = {f.name for f in dataclasses.fields(topic_cls)}
+    named = {"name": name, "topic": name, "topic_id": topic_id}
+    return {k: v for k, v in named.items() if k in fields}
+
+
+def _raise_for(code: int, message: str | None) -> None:
+    error = error_for_code(code, message)
+    if error is not None:
+        raise error
+
+
+def _builder(
+    produce_version: int, compression: Compression
+) -> RecordBatchBuilder | LegacyBatchBuilder:
+    """Produce v3+ carries record batches (magic 2); v2 magic 1 and v0-v1 magic 0 message sets."""
+    if produce_version >= 3:
+        return RecordBatchBuilder(compression=compression)
+    return LegacyBatchBuilder(magic=1 if produce_version == 2 else 0, compression=compression)
+
+
+def _fetch_result(data: Any, offset: int) -> FetchResult:
+    records: list[Record] = []
+    next_offset = offset
+    for batch in decode_batches(data.records or b""):
+        next_offset = max(next_offset, batch.next_offset)
+        if getattr(batch, "is_control", False):
+            continue
+        records += [r for r in batch.records if r.offset >= offset]
+    return FetchResult(
+        records=records,
+        next_offset=next_offset,
+        high_watermark=data.high_watermark,
+        log_start_offset=getattr(data, "log_start_offset", -1),
+    )

@@ -1,0 +1,357 @@
+"""Bootstrap, the metadata cache, one connection per broker, routing and retries.
+
+Rules this module keeps:
+
+- A request goes where its class's ``__route__`` says: any broker, the leader of the partitions
+  it names, the coordinator of the group or transactional id it names, or (``every``) each
+  broker in turn through :meth:`Cluster.send_to_all`.
+- Requests are built at any version (usually the newest) and converted to the version the
+  chosen broker negotiated; a request that cannot be expressed there fails before it is sent.
+- Retriable errors (a closed connection, a timeout, a retriable top-level error code) are
+  retried with exponential backoff and jitter until ``retry_timeout`` passes; errors that mean
+  stale metadata refresh the cache first, and coordinator errors forget the coordinator. Other
+  errors, and top-level error codes that are not retriable, go back to the caller: ``send``
+  returns the broker's response as it came, error code included, for the caller to judge.
+- Connections open lazily, one per broker, and are reused; a closed one is reopened on next use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import random
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from typing import Any
+
+from kafkawire.errors import KafkawireError, UnknownTopicIdError, error_for_code
+from kafkawire.messages import request_type
+from kafkawire.messages.metadata import v13 as metadata_latest
+from kafkawire.net import Connection
+from kafkawire.net.errors import ConnectError
+from kafkawire.protocol import convert
+
+from .backoff import Backoff
+from .metadata import ClusterMetadata
+
+__all__ = ["Cluster", "RoutingError", "parse_bootstrap"]
+
+_log = logging.getLogger(__name__)
+
+ConnectionFactory = Callable[[str, int], Awaitable[Connection]]
+GROUP, TRANSACTION = 0, 1  # FindCoordinator key types
+_FIND_COORDINATOR = 10
+
+
+class RoutingError(KafkawireError):
+    """A request that cannot be sent to one broker as it stands (split it, or name the broker)."""
+
+
+def parse_bootstrap(bootstrap: str | Sequence[str]) -> list[tuple[str, int]]:
+    """``"h1:9092,h2:9092"`` or ``["h1:9092", "[::1]:9092"]`` -> ``[(host, port), ...]``."""
+    items = bootstrap.split(",") if isinstance(bootstrap, str) else list(bootstrap)
+    addresses = []
+    for item in (i.strip() for i in items):
+        host, sep, port = item.rpartition(":")
+        if not sep or not port.isdigit() or not host:
+            raise ValueError(f"bootstrap address {item!r} is not host:port")
+        addresses.append((host.strip("[]"), int(port)))
+    if not addresses:
+        raise ValueError("no bootstrap addresses")
+    return addresses
+
+
+class Cluster:
+    """A Kafka cluster as seen from one client: use as ``async with Cluster("host:9092") as c``."""
+
+    def __init__(
+        self,
+        bootstrap: str | Sequence[str],
+        *,
+        connect: ConnectionFactory | None = None,
+        client_id: str = "kafkawire",
+        request_timeout: float = 30.0,
+        retry_timeout: float = 30.0,
+        metadata_max_age: float = 300.0,
+        backoff: Backoff | None = None,
+        **connection_options: Any,
+    ) -> None:
+        """``connection_options`` (``ssl``, ``sasl``, ...) go to :meth:`Connection.open`."""
+        self._bootstrap = parse_bootstrap(bootstrap)
+        self._connect: ConnectionFactory = connect or (
+            lambda host, port: Connection.open(
+                host,
+                port,
+                client_id=client_id,
+                request_timeout=request_timeout,
+                **connection_options,
+            )
+        )
+        self.retry_timeout = retry_timeout
+        self.metadata_max_age = metadata_max_age
+        self.backoff = backoff or Backoff()
+        self._connections: dict[int | tuple[str, int], Connection] = {}
+        self._opening: dict[int | tuple[str, int], asyncio.Lock] = {}
+        self._metadata: ClusterMetadata | None = None
+        self._metadata_stale = True
+        self._metadata_lock = asyncio.Lock()
+        self._coordinators: dict[tuple[int, str], int] = {}
+
+    async def __aenter__(self) -> Cluster:
+        await self.metadata()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        connections, self._connections = list(self._connections.values()), {}
+        await asyncio.gather(*(c.close() for c in connections), return_exceptions=True)
+
+    # --- connections ---------------------------------------------------------------------
+
+    async def _open(self, key: int | tuple[str, int], host: str, port: int) -> Connection:
+        conn = self._connections.get(key)
+        if conn is not None and not conn.closed:
+            return conn
+        async with self._opening.setdefault(key, asyncio.Lock()):
+            conn = self._connections.get(key)
+            if conn is None or conn.closed:
+                conn = self._connections[key] = await self._connect(host, port)
+            return conn
+
+    async def connection(self, node_id: int) -> Connection:
+        """The connection to broker ``node_id`` (opened on first use, reopened if closed)."""
+        broker = (await self.metadata()).brokers.get(node_id)
+        if broker is None:
+            self._metadata_stale = True
+            raise ConnectError(f"broker {node_id} is not in the cluster metadata")
+        return await self._open(node_id, broker.host, broker.port)
+
+    async def any_connection(self) -> Connection:
+        """An open connection if there is one, else the first broker that answers."""
+        for conn in self._connections.values():
+            if not conn.closed:
+                return conn
+        known = self._metadata.brokers.values() if self._metadata else ()
+        candidates: list[tuple[int | tuple[str, int], str, int]] = [
+            (b.node_id, b.host, b.port) for b in random.sample(list(known), len(known))
+        ]
+        candidates += [((host, port), host, port) for host, port in self._bootstrap]
+        failures = []
+        for key, host, port in candidates:
+            try:
+                return await self._open(key, host, port)
+            except ConnectError as exc:
+                failures.append(str(exc))
+        raise ConnectError("no broker answered: " + "; ".join(failures))
+
+    # --- metadata --------------------------------------------------------------------------
+
+    async def metadata(self, topics: Collection[str] = ()) -> ClusterMetadata:
+        """Cached metadata, refreshed when stale, older than ``metadata_max_age``, or lacking
+        one of ``topics``."""
+        cached = self._metadata
+        if (
+            cached is None
+            or self._metadata_stale
+            or cached.age() > self.metadata_max_age
+            or any(t not in cached.topics for t in topics)
+        ):
+            return await self.refresh_metadata(topics or None)
+        return cached
+
+    async def refresh_metadata(self, topics: Collection[str] | None = None) -> ClusterMetadata:
+        """Ask any broker for the brokers and for ``topics`` (all topics when ``None``)."""
+        async with self._metadata_lock:
+            conn = await self.any_connection()
+            version = conn.version_for(metadata_latest.MetadataRequest.__api_key__)
+            request = _metadata_request(topics, version)
+            fresh = ClusterMetadata.from_response(await conn.send(request))
+            if topics is not None and self._metadata is not None:
+                # A partial answer updates the topics it names and keeps the rest.
+                merged = {**self._metadata.topics, **fresh.topics}
+                fresh = dataclasses.replace(fresh, topics=merged)
+            self._metadata, self._metadata_stale = fresh, False
+            return fresh
+
+    # --- coordinators ----------------------------------------------------------------------
+
+    async def coordinator(self, key: str, key_type: int = GROUP) -> int:
+        """The node id coordinating a group (``key_type`` 0) or transactional id (1)."""
+        cached = self._coordinators.get((key_type, key))
+        if cached is not None:
+            return cached
+        conn = await self.any_connection()
+        version = conn.version_for(_FIND_COORDINATOR)
+        request_cls = request_type(_FIND_COORDINATOR, version)
+        if version >= 4:
+            request = request_cls(key_type=key_type, coordinator_keys=(key,))
+        elif version >= 1:  # before batching: one key in its own field
+            request = request_cls(key_type=key_type, key=key)
+        elif key_type == GROUP:
+            request = request_cls(key=key)
+        else:
+            raise RoutingError(f"{conn} cannot find transaction coordinators (FindCoordinator v0)")
+        response = await conn.send(request)
+        found = response.coordinators[0] if version >= 4 else response
+        error = error_for_code(found.error_code, found.error_message)
+        if error is not None:
+            raise error
+        self._coordinators[(key_type, key)] = found.node_id
+        return int(found.node_id)
+
+    # --- sending ---------------------------------------------------------------------------
+
+    async def send(
+        self, request: Any, *, node_id: int | None = None, max_version: int | None = None
+    ) -> Any:
+        """Send ``request`` where it belongs (or to ``node_id``), retrying what may succeed.
+
+        It goes at the highest version both sides support, or at most ``max_version``.
+        """
+        deadline = time.monotonic() + self.retry_timeout
+        delays = self.backoff.delays(deadline)
+        while True:
+            try:
+                conn = await self._route(request, node_id)
+                version = conn.version_for(request.__api_key__)
+                if max_version is not None:
+                    version = min(version, max_version)
+                response = await conn.send(convert(request, version))
+                error = _top_level_error(response)
+                if error is None or not error.retriable:
+                    return response
+                raise error
+            except KafkawireError as exc:
+                if not exc.retriable:
+                    raise
+                self._forget(exc, request)
+                delay = next(delays, None)
+                if delay is None:
+                    raise
+                _log.debug("retrying %s in %.2fs after %s", type(request).__name__, delay, exc)
+                await asyncio.sleep(delay)
+
+    async def send_to_all(self, request: Any) -> dict[int, Any]:
+        """Send ``request`` to every broker (for ``every``-routed APIs such as ListGroups)."""
+        brokers = list((await self.metadata()).brokers)
+        responses = await asyncio.gather(*(self.send(request, node_id=n) for n in brokers))
+        return dict(zip(brokers, responses, strict=True))
+
+    def mark_metadata_stale(self) -> None:
+        """Make the next :meth:`metadata` call ask a broker again."""
+        self._metadata_stale = True
+
+    def _forget(self, error: KafkawireError, request: Any) -> None:
+        if getattr(error, "invalid_metadata", False) or isinstance(error, ConnectError):
+            self._metadata_stale = True
+        if getattr(error, "invalid_coordinator", False):
+            for key_type, field in ((GROUP, "group_id"), (TRANSACTION, "transactional_id")):
+                self._coordinators.pop((key_type, getattr(request, field, None) or ""), None)
+
+    async def _route(self, request: Any, node_id: int | None) -> Connection:
+        if node_id is not None:
+            return await self.connection(node_id)
+        route = type(request).__route__
+        if route == "leader":
+            return await self.connection(await self._leader_of(request))
+        if route == "group":
+            return await self.connection(await self.coordinator(request.group_id, GROUP))
+        if route == "transaction" and getattr(request, "transactional_id", None):
+            return await self.connection(
+                await self.coordinator(request.transactional_id, TRANSACTION)
+            )
+        if route in ("every", "internal"):
+            raise RoutingError(
+                f"{type(request).__name__} is routed '{route}': use send_to_all() or name node_id"
+            )
+        return await self.any_connection()
+
+    async def _leader_of(self, request: Any) -> int:
+        named = _partitions_named(request)
+        metadata = await self.metadata([t for t, _ in named if isinstance(t, str)])
+        leaders = set()
+        for topic, partition in named:
+            name = metadata.topic_name(topic) if isinstance(topic, uuid.UUID) else topic
+            if name is None:
+                self._metadata_stale = True
+                raise UnknownTopicIdError(f"topic id {topic} is not in the metadata")
+            leaders.add(metadata.leader_for(name, partition))
+        if len(leaders) != 1:
+            raise RoutingError(
+                f"{type(request).__name__} names partitions of {len(leaders)} leaders; "
+                "send one request per leader"
+            )
+        return leaders.pop()
+
+
+def _metadata_request(topics: Collection[str] | None, version: int) -> Any:
+    """A MetadataRequest at ``version`` that asks for ``topics`` and never creates topics."""
+    if topics is None and version == 0:
+        topics = ()  # v0 has no null: an empty list means every topic
+    request = metadata_latest.MetadataRequest(
+        topics=None
+        if topics is None
+        else tuple(metadata_latest.MetadataRequestTopic(name=t) for t in topics),
+        allow_auto_topic_creation=False,
+    )
+    if version < 4:  # before v4 brokers never auto-create on Metadata; the field did not exist
+        request = dataclasses.replace(request, allow_auto_topic_creation=True)
+    return convert(request, version)
+
+
+def _top_level_error(response: Any) -> KafkawireError | None:
+    code = getattr(response, "error_code", 0)
+    return error_for_code(code, getattr(response, "error_message", None)) if code else None
+
+
+def _partitions_named(request: Any) -> list[tuple[str | uuid.UUID, int]]:
+    """The (topic or topic id, partition) pairs a leader-routed request names.
+
+    Found from field metadata, not per-API code: the request's topic array is the array of
+    structs whose element has a ``topicName`` field (or a ``topic_id``); in each topic, the
+    partitions are the first array field (of ints, or of structs whose first int field is the
+    partition index).
+    """
+    for f in dataclasses.fields(request):
+        topics = getattr(request, f.name)
+        if not f.metadata.get("kafka_type", "").startswith("[]") or not topics:
+            continue
+        if not dataclasses.is_dataclass(topics[0]):
+            continue
+        named = []
+        for topic in topics:
+            name = _field_of(topic, entity="topicName")
+            topic_id = getattr(topic, "topic_id", None)
+            key: str | uuid.UUID | None = name or topic_id
+            partitions = _first_array(topic)
+            if key is None or partitions is None:
+                break
+            named += [(key, p) for p in partitions]
+        else:
+            return named
+    raise RoutingError(f"{type(request).__name__} names no topic partitions to route by")
+
+
+def _field_of(value: Any, *, entity: str) -> Any:
+    for f in dataclasses.fields(value):
+        if f.metadata.get("entity_type") == entity:
+            return getattr(value, f.name)
+    return None
+
+
+def _first_array(topic: Any) -> list[int] | None:
+    for f in dataclasses.fields(topic):
+        if not f.metadata.get("kafka_type", "").startswith("[]"):
+            continue
+        items = getattr(topic, f.name) or ()
+        if items and dataclasses.is_dataclass(items[0]):
+            index = next(
+                g.name for g in dataclasses.fields(items[0]) if g.metadata["kafka_type"] == "int32"
+            )
+            return [getattr(item, index) for item in items]
+        return list(items)
+    return None

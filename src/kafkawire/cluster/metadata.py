@@ -1,0 +1,106 @@
+"""A snapshot of what a Metadata response said: brokers, topics, partition leaders.
+
+Built from a MetadataResponse of any version (the fields it reads exist in all of them, or are
+read where present), so the cache above does not care which version the broker negotiated.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafkawire.errors import LeaderNotAvailableError, UnknownTopicOrPartitionError
+
+__all__ = ["BrokerAddress", "ClusterMetadata", "PartitionMetadata", "TopicMetadata"]
+
+_NO_TOPIC_ID = uuid.UUID(int=0)
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerAddress:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionMetadata:
+    partition: int
+    leader_id: int  # -1 while no leader is elected
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    error_code: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMetadata:
+    name: str
+    topic_id: uuid.UUID | None
+    error_code: int
+    partitions: dict[int, PartitionMetadata]
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterMetadata:
+    """One Metadata response, indexed for routing. ``fetched_at`` is ``time.monotonic()``."""
+
+    brokers: dict[int, BrokerAddress]
+    topics: dict[str, TopicMetadata]
+    controller_id: int
+    cluster_id: str | None
+    fetched_at: float = field(default_factory=time.monotonic)
+
+    @classmethod
+    def from_response(cls, response: Any) -> ClusterMetadata:
+        brokers = {
+            b.node_id: BrokerAddress(b.node_id, b.host, b.port, getattr(b, "rack", None))
+            for b in response.brokers
+        }
+        topics = {}
+        for t in response.topics:
+            if t.name is None:
+                continue
+            partitions = {
+                p.partition_index: PartitionMetadata(
+                    partition=p.partition_index,
+                    leader_id=p.leader_id,
+                    leader_epoch=getattr(p, "leader_epoch", -1),
+                    replicas=tuple(p.replica_nodes),
+                    isr=tuple(p.isr_nodes),
+                    error_code=p.error_code,
+                )
+                for p in t.partitions
+            }
+            topic_id = getattr(t, "topic_id", None)
+            topics[t.name] = TopicMetadata(
+                name=t.name,
+                topic_id=None if topic_id in (None, _NO_TOPIC_ID) else topic_id,
+                error_code=t.error_code,
+                partitions=partitions,
+            )
+        return cls(
+            brokers=brokers,
+            topics=topics,
+            controller_id=getattr(response, "controller_id", -1),
+            cluster_id=getattr(response, "cluster_id", None),
+        )
+
+    def age(self) -> float:
+        return time.monotonic() - self.fetched_at
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        return next((t.name for t in self.topics.values() if t.topic_id == topic_id), None)
+
+    def leader_for(self, topic: str, partition: int) -> int:
+        """The node id leading ``topic``/``partition``; raises a retriable error if unknown."""
+        info = self.topics.get(topic)
+        if info is None or partition not in info.partitions:
+            raise UnknownTopicOrPartitionError(f"{topic}/{partition} is not in the metadata")
+        leader = info.partitions[partition].leader_id
+        if leader < 0 or leader not in self.brokers:
+            raise LeaderNotAvailableError(f"{topic}/{partition} has no leader right now")
+        return leader

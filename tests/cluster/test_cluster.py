@@ -1,0 +1,189 @@
+"""Routing, retries and caching of the cluster layer, against scripted fake brokers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from kafkawire.cluster import Backoff, Cluster, RoutingError, parse_bootstrap
+from kafkawire.errors import NotCoordinatorError, NotLeaderOrFollowerError
+from kafkawire.messages import APIS
+from kafkawire.messages.find_coordinator import v6 as find_coordinator
+from kafkawire.messages.heartbeat import v4 as heartbeat
+from kafkawire.messages.list_groups import v5 as list_groups
+from kafkawire.messages.list_offsets import v9 as list_offsets
+from kafkawire.messages.metadata import v13 as metadata
+from kafkawire.net.errors import RequestTimeoutError
+
+FAST = Backoff(initial=0.001, maximum=0.002)
+
+Handler = Callable[[int, Any], Any]
+
+
+class FakeConnection:
+    """Answers requests through ``handler(node_id, request)``; records what it was sent."""
+
+    def __init__(self, node_id: int, handler: Handler, log: list[tuple[int, Any]]) -> None:
+        self.node_id, self.handler, self.log = node_id, handler, log
+        self.closed = False
+
+    def version_for(self, api_key: int) -> int:
+        return APIS[api_key].versions[-1]
+
+    async def send(self, request: Any) -> Any:
+        self.log.append((self.node_id, request))
+        return self.handler(self.node_id, request)
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+def two_brokers(handler: Handler, log: list[tuple[int, Any]], **options: Any) -> Cluster:
+    ports = {9001: 1, 9002: 2}
+
+    async def connect(host: str, port: int) -> Any:
+        return FakeConnection(ports[port], handler, log)
+
+    return Cluster("127.0.0.1:9001", connect=connect, backoff=FAST, **options)
+
+
+def metadata_response(leaders: dict[int, int]) -> metadata.MetadataResponse:
+    brokers = tuple(
+        metadata.MetadataResponseBroker(node_id=n, host="127.0.0.1", port=9000 + n) for n in (1, 2)
+    )
+    partitions = tuple(
+        metadata.MetadataResponsePartition(partition_index=p, leader_id=leader)
+        for p, leader in leaders.items()
+    )
+    topic = metadata.MetadataResponseTopic(name="t", partitions=partitions)
+    return metadata.MetadataResponse(brokers=brokers, topics=(topic,), controller_id=1)
+
+
+def list_offsets_for(*partitions: int) -> list_offsets.ListOffsetsRequest:
+    topic = list_offsets.ListOffsetsTopic(
+        name="t",
+        partitions=tuple(list_offsets.ListOffsetsPartition(partition_index=p) for p in partitions),
+    )
+    return list_offsets.ListOffsetsRequest(topics=(topic,))
+
+
+def test_parse_bootstrap() -> None:
+    assert parse_bootstrap("a:1, [::1]:2") == [("a", 1), ("::1", 2)]
+    assert parse_bootstrap(["b:3"]) == [("b", 3)]
+    with pytest.raises(ValueError, match="not host:port"):
+        parse_bootstrap("nope")
+
+
+async def test_leader_routed_requests_go_to_the_leader() -> None:
+    log: list[tuple[int, Any]] = []
+
+    def handler(node: int, request: Any) -> Any:
+        if isinstance(request, metadata.MetadataRequest):
+            return metadata_response({0: 1, 1: 2})
+        return list_offsets.ListOffsetsResponse()
+
+    async with two_brokers(handler, log) as cluster:
+        await cluster.send(list_offsets_for(1))
+        await cluster.send(list_offsets_for(0))
+        with pytest.raises(RoutingError, match="partitions of 2 leaders"):
+            await cluster.send(list_offsets_for(0, 1))
+    sent = [
+        (node, type(r).__name__) for node, r in log if not isinstance(r, metadata.MetadataRequest)
+    ]
+    assert sent == [(2, "ListOffsetsRequest"), (1, "ListOffsetsRequest")]
+
+
+async def test_stale_metadata_is_refreshed_and_the_request_retried() -> None:
+    log: list[tuple[int, Any]] = []
+    leaders = {0: 1}
+    refreshed = []
+
+    def handler(node: int, request: Any) -> Any:
+        if isinstance(request, metadata.MetadataRequest):
+            refreshed.append(dict(leaders))
+            return metadata_response(leaders)
+        if node != 2:
+            leaders[0] = 2  # leadership moved; broker 1 says so
+            raise NotLeaderOrFollowerError("moved")
+        return list_offsets.ListOffsetsResponse(throttle_time_ms=7)
+
+    async with two_brokers(handler, log) as cluster:
+        response = await cluster.send(list_offsets_for(0))
+    assert response.throttle_time_ms == 7
+    assert refreshed == [{0: 1}, {0: 2}]
+
+
+async def test_retriable_errors_stop_at_the_deadline() -> None:
+    log: list[tuple[int, Any]] = []
+
+    def handler(node: int, request: Any) -> Any:
+        if isinstance(request, metadata.MetadataRequest):
+            return metadata_response({0: 1})
+        raise RequestTimeoutError("slow")
+
+    async with two_brokers(handler, log, retry_timeout=0.05) as cluster:
+        with pytest.raises(RequestTimeoutError):
+            await cluster.send(list_offsets_for(0))
+    assert sum(type(r).__name__ == "ListOffsetsRequest" for _, r in log) > 1
+
+
+async def test_coordinator_is_cached_and_forgotten_on_not_coordinator() -> None:
+    log: list[tuple[int, Any]] = []
+    coordinator = {"node": 1}
+
+    def handler(node: int, request: Any) -> Any:
+        if isinstance(request, metadata.MetadataRequest):
+            return metadata_response({0: 1})
+        if isinstance(request, find_coordinator.FindCoordinatorRequest):
+            found = find_coordinator.Coordinator(key="g", node_id=coordinator["node"])
+            return find_coordinator.FindCoordinatorResponse(coordinators=(found,))
+        if node != coordinator["node"]:
+            return heartbeat.HeartbeatResponse(error_code=NotCoordinatorError.code)
+        return heartbeat.HeartbeatResponse()
+
+    async with two_brokers(handler, log) as cluster:
+        await cluster.send(heartbeat.HeartbeatRequest(group_id="g"))
+        await cluster.send(heartbeat.HeartbeatRequest(group_id="g"))
+        coordinator["node"] = 2
+        assert (await cluster.send(heartbeat.HeartbeatRequest(group_id="g"))).error_code == 0
+    kinds = [
+        (node, type(r).__name__) for node, r in log if not isinstance(r, metadata.MetadataRequest)
+    ]
+    assert kinds == [
+        (1, "FindCoordinatorRequest"),
+        (1, "HeartbeatRequest"),
+        (1, "HeartbeatRequest"),
+        (1, "HeartbeatRequest"),  # NOT_COORDINATOR: look it up again
+        (1, "FindCoordinatorRequest"),
+        (2, "HeartbeatRequest"),
+    ]
+
+
+async def test_non_retriable_top_level_errors_come_back_in_the_response() -> None:
+    def handler(node: int, request: Any) -> Any:
+        if isinstance(request, metadata.MetadataRequest):
+            return metadata_response({0: 1})
+        return heartbeat.HeartbeatResponse(error_code=25)  # UNKNOWN_MEMBER_ID
+
+    async with two_brokers(handler, []) as cluster:
+        cluster._coordinators[(0, "g")] = 1
+        assert (await cluster.send(heartbeat.HeartbeatRequest(group_id="g"))).error_code == 25
+
+
+async def test_every_routed_requests_go_to_all_brokers() -> None:
+    log: list[tuple[int, Any]] = []
+
+    def handler(node: int, request: Any) -> Any:
+        if isinstance(request, metadata.MetadataRequest):
+            return metadata_response({0: 1})
+        return list_groups.ListGroupsResponse(
+            groups=(list_groups.ListedGroup(group_id=f"on-{node}"),)
+        )
+
+    async with two_brokers(handler, log) as cluster:
+        with pytest.raises(RoutingError, match="send_to_all"):
+            await cluster.send(list_groups.ListGroupsRequest())
+        answers = await cluster.send_to_all(list_groups.ListGroupsRequest())
+    assert {n: r.groups[0].group_id for n, r in answers.items()} == {1: "on-1", 2: "on-2"}
