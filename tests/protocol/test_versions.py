@@ -67,3 +67,14 @@ def test_default_requests_convert_to_every_version(api_key: int) -> None:
         converted = convert(newest, version)
         assert type(converted) is request_type(api_key, version)
         assert convert(converted, info.versions[-1]) == newest
+
+
+def test_struct_type_finds_the_nested_class_of_a_version() -> None:
+    from kafkawire.messages.produce import v13 as produce_v13
+    from kafkawire.protocol import struct_type
+
+    topic_cls = struct_type(request_type(0, 13), "topic_data")
+    assert topic_cls is produce_v13.TopicProduceData
+    assert struct_type(topic_cls, "partition_data") is produce_v13.PartitionProduceData
+    with pytest.raises(TypeError, match="acks is not a struct"):
+        struct_type(produce_v13.ProduceRequest, "acks")

@@ -19,7 +19,7 @@ from .framing import (
     response_correlation_id,
 )
 from .streams import FrameReader, FrameWriter, read_frame, write_frame
-from .versions import VersionConversionError, convert
+from .versions import VersionConversionError, convert, struct_type
 
 __all__ = [
     "MAX_FRAME_SIZE",
@@ -42,5 +42,6 @@ __all__ = [
     "encode_response",
     "read_frame",
     "response_correlation_id",
+    "struct_type",
     "write_frame",
 ]

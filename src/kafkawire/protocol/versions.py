@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from kafkawire.errors import ProtocolError
 from kafkawire.messages import request_type, response_type
 
-__all__ = ["VersionConversionError", "convert"]
+__all__ = ["VersionConversionError", "convert", "struct_type"]
 
 
 class VersionConversionError(ProtocolError):
@@ -42,6 +42,18 @@ def _default(f: dataclasses.Field[Any]) -> Any:
         return f.default
     assert f.default_factory is not dataclasses.MISSING
     return f.default_factory()
+
+
+def struct_type(cls: type[Any], field: str) -> type[Any]:
+    """The struct class of ``cls``'s field ``field`` (or of its elements, for an array).
+
+    For building a request at a version chosen at run time:
+    ``struct_type(request_type(0, v), "topic_data")`` is that version's TopicProduceData.
+    """
+    found = _struct_class(typing.get_type_hints(cls)[field])
+    if found is None:
+        raise TypeError(f"{cls.__name__}.{field} is not a struct or an array of structs")
+    return found
 
 
 def _struct_class(hint: Any) -> type[Any] | None:
