@@ -336,9 +336,14 @@ class _CodecBuilder:
     def _decode_length(self, src: _Source, f: _Field, what: str) -> None:
         """Read a length or count into ``n``; ``n`` is -1 for null."""
         if f.compact:
+            # Lengths below 16384 (one or two varint bytes) are read inline: a call to the
+            # general varint reader costs more than the rest of a small struct.
             src.line("n = buf[pos]")
             src.line("if n < 128:")
             src.line("    pos += 1")
+            src.line("elif buf[pos + 1] < 128:")
+            src.line("    n = (n & 127) | (buf[pos + 1] << 7)")
+            src.line("    pos += 2")
             src.line("else:")
             src.line("    n, pos = _uvarint(buf, pos)")
             src.line("n -= 1")
