@@ -29,7 +29,7 @@ import struct
 import types
 import typing
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -268,21 +268,11 @@ class _CodecBuilder:
             src.line("def decode_from(buf, pos):")
         with src.indent():
             src.line(make)
-            src.line("field = ''")
-            src.line("idx = -1")
-            src.line("try:")
-            with src.indent():
+            with self._guarded(src, "DecodeError", "_DECODE_FAILURES", offset="pos"):
                 src.line("end = len(buf)")
                 self._decode_fields(src)
                 if self.flexible:
                     self._decode_tags(src)
-            src.line("except DecodeError as exc:")
-            with src.indent():
-                src.line(f"exc.within({self.name!r}, field if idx < 0 else f'{{field}}[{{idx}}]')")
-                src.line("raise")
-            src.line("except _DECODE_FAILURES as exc:")
-            with src.indent():
-                src.line(f"raise DecodeError({self.name!r}, field, pos, _reason(exc)) from None")
             for line in finish:
                 src.line(line)
             src.line("return o, pos")
@@ -312,26 +302,28 @@ class _CodecBuilder:
             "o = obj",
         ]
 
+    def _runs(self) -> list[list[_Field]]:
+        """The untagged fields in wire order, adjacent fixed-width ones grouped in one run."""
+        runs: list[list[_Field]] = []
+        for f in self.fields:
+            if f.tag is not None:
+                continue
+            if f.fixed and runs and runs[-1][-1].fixed:
+                runs[-1].append(f)
+            else:
+                runs.append([f])
+        return runs
+
     def _decode_fields(self, src: _Source) -> None:
-        plain = [f for f in self.fields if f.tag is None]
-        i = 0
-        while i < len(plain):
-            run = [plain[i]]
-            while run[-1].fixed and i + len(run) < len(plain) and plain[i + len(run)].fixed:
-                run.append(plain[i + len(run)])
+        for run in self._runs():
+            src.line(f"field = {', '.join(f.name for f in run)!r}")
             if run[0].fixed:
                 fmt = struct.Struct(">" + "".join(f.fixed or "" for f in run))
-                packer = src.const(fmt, "S")
                 targets = ", ".join(f"o.{f.name}" for f in run)
-                src.line(f"field = {', '.join(f.name for f in run)!r}")
-                src.line(f"({targets},) = {packer}.unpack_from(buf, pos)")
+                src.line(f"({targets},) = {src.const(fmt, 'S')}.unpack_from(buf, pos)")
                 src.line(f"pos += {fmt.size}")
-                i += len(run)
-                continue
-            f = plain[i]
-            src.line(f"field = {f.name!r}")
-            self._decode_value(src, f, f"o.{f.name}")
-            i += 1
+            else:
+                self._decode_value(src, run[0], f"o.{run[0].name}")
 
     def _decode_length(self, src: _Source, f: _Field, what: str) -> None:
         """Read a length or count into ``n``; ``n`` is -1 for null."""
@@ -500,44 +492,42 @@ class _CodecBuilder:
                 f"    raise EncodeError({self.name!r}, '', len(out), "
                 f"f'expected a {self.name} of {self.cls.__module__}, got {{type(o).__name__}}')"
             )
-            src.line("field = ''")
-            src.line("idx = -1")
-            src.line("try:")
-            with src.indent():
+            with self._guarded(src, "EncodeError", "_ENCODE_FAILURES", offset="len(out)"):
                 self._encode_fields(src)
                 if self.flexible:
                     self._encode_tags(src)
                 if not (self.fields or self.flexible):
                     src.line("pass  # nothing on the wire")
-            src.line("except EncodeError as exc:")
-            with src.indent():
-                src.line(f"exc.within({self.name!r}, field if idx < 0 else f'{{field}}[{{idx}}]')")
-                src.line("raise")
-            src.line("except _ENCODE_FAILURES as exc:")
-            with src.indent():
-                src.line(
-                    f"raise EncodeError({self.name!r}, field, len(out), _reason(exc)) from None"
-                )
+
+    @contextlib.contextmanager
+    def _guarded(self, src: _Source, error: str, failures: str, *, offset: str) -> Iterator[None]:
+        """Wrap the body in the handlers that turn any failure into ``error`` at the field.
+
+        An error from a nested struct gains this class and field on its path; a low-level
+        failure (``failures``) becomes ``error`` at ``offset``. ``field`` and ``idx`` are the
+        locals the body keeps current.
+        """
+        src.line("field = ''")
+        src.line("idx = -1")
+        src.line("try:")
+        with src.indent():
+            yield
+        src.line(f"except {error} as exc:")
+        src.line(f"    exc.within({self.name!r}, field if idx < 0 else f'{{field}}[{{idx}}]')")
+        src.line("    raise")
+        src.line(f"except {failures} as exc:")
+        src.line(f"    raise {error}({self.name!r}, field, {offset}, _reason(exc)) from None")
 
     def _encode_fields(self, src: _Source) -> None:
-        plain = [f for f in self.fields if f.tag is None]
-        i = 0
-        while i < len(plain):
-            run = [plain[i]]
-            while run[-1].fixed and i + len(run) < len(plain) and plain[i + len(run)].fixed:
-                run.append(plain[i + len(run)])
+        for run in self._runs():
+            src.line(f"field = {', '.join(f.name for f in run)!r}")
             if run[0].fixed:
                 fmt = struct.Struct(">" + "".join(f.fixed or "" for f in run))
                 values = ", ".join(f"o.{f.name}" for f in run)
-                src.line(f"field = {', '.join(f.name for f in run)!r}")
                 src.line(f"out += {src.const(fmt, 'S')}.pack({values})")
-                i += len(run)
-                continue
-            f = plain[i]
-            src.line(f"field = {f.name!r}")
-            src.line(f"value = o.{f.name}")
-            self._encode_value(src, f)
-            i += 1
+            else:
+                src.line(f"value = o.{run[0].name}")
+                self._encode_value(src, run[0])
 
     def _encode_null(self, src: _Source, f: _Field, marker: str) -> _Indent:
         """Write a null (or refuse one) when ``value is None``; return the indent of the else."""
