@@ -187,3 +187,19 @@ async def test_every_routed_requests_go_to_all_brokers() -> None:
             await cluster.send(list_groups.ListGroupsRequest())
         answers = await cluster.send_to_all(list_groups.ListGroupsRequest())
     assert {n: r.groups[0].group_id for n, r in answers.items()} == {1: "on-1", 2: "on-2"}
+
+
+async def test_the_bootstrap_connection_becomes_the_brokers_connection() -> None:
+    opened: list[int] = []
+
+    def handler(node: int, request: Any) -> Any:
+        return metadata_response({0: 1})
+
+    async def connect(host: str, port: int) -> Any:
+        opened.append(port)
+        return FakeConnection({9001: 1, 9002: 2}[port], handler, [])
+
+    async with Cluster("127.0.0.1:9001", connect=connect, backoff=FAST) as cluster:
+        await cluster.connection(1)
+        await cluster.connection(2)
+    assert opened == [9001, 9002]  # broker 1 reused the bootstrap connection

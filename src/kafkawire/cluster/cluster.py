@@ -98,6 +98,7 @@ class Cluster:
         self._metadata_stale = True
         self._metadata_lock = asyncio.Lock()
         self._coordinators: dict[tuple[int, str], int] = {}
+        self._closing: set[asyncio.Future[None]] = set()  # surplus connections being closed
 
     async def __aenter__(self) -> Cluster:
         await self.metadata()
@@ -108,7 +109,8 @@ class Cluster:
 
     async def close(self) -> None:
         connections, self._connections = list(self._connections.values()), {}
-        await asyncio.gather(*(c.close() for c in connections), return_exceptions=True)
+        closing = [c.close() for c in connections] + list(self._closing)
+        await asyncio.gather(*closing, return_exceptions=True)
 
     # --- connections ---------------------------------------------------------------------
 
@@ -175,7 +177,20 @@ class Cluster:
                 merged = {**self._metadata.topics, **fresh.topics}
                 fresh = dataclasses.replace(fresh, topics=merged)
             self._metadata, self._metadata_stale = fresh, False
+            self._adopt_bootstrap_connections(fresh)
             return fresh
+
+    def _adopt_bootstrap_connections(self, metadata: ClusterMetadata) -> None:
+        """File connections opened by bootstrap address under the node id they reach, so
+        there stays one connection per broker."""
+        for broker in metadata.brokers.values():
+            conn = self._connections.pop((broker.host, broker.port), None)
+            if conn is not None and broker.node_id not in self._connections:
+                self._connections[broker.node_id] = conn
+            elif conn is not None:
+                closing = asyncio.ensure_future(conn.close())
+                self._closing.add(closing)
+                closing.add_done_callback(self._closing.discard)
 
     # --- coordinators ----------------------------------------------------------------------
 
