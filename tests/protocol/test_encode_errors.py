@@ -58,3 +58,17 @@ def test_an_unknown_tagged_field_may_not_reuse_a_known_tag() -> None:
     message = BrokerHeartbeatRequest(unknown_tagged_fields=((0, b"\x80"),))
     with pytest.raises(EncodeError, match="unknown tagged field 0 is a known tag"):
         encode(message)
+
+
+def test_a_class_without_slots_is_refused_when_its_codec_is_built() -> None:
+    import dataclasses
+
+    from kafkawire.protocol import codec_for
+
+    @dataclasses.dataclass(frozen=True)
+    class Unslotted:
+        __flexible__ = False
+        value: int = dataclasses.field(default=0, metadata={"kafka_type": "int32"})
+
+    with pytest.raises(TypeError, match="need @dataclass\\(frozen=True, slots=True\\)"):
+        codec_for(Unslotted)

@@ -15,8 +15,8 @@ Invariants the generated source keeps:
   ``DecodeError`` naming the class, field path and byte offset; nested errors gain their
   parent's path on the way up;
 - objects are filled as instances of a mutable twin class with the same ``__slots__`` and then
-  given the frozen class (``__class__`` assignment), which costs a fraction of the dataclass
-  ``__init__``; where a layout does not allow that, each slot is set through its descriptor.
+  given the frozen class (``__class__`` assignment), which costs a seventh of the dataclass
+  ``__init__``; a class whose layout does not allow that is refused when its codec is built.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import dataclasses
 import functools
 import linecache
 import struct
-import types
 import typing
 import uuid
 from collections.abc import Callable, Iterator
@@ -35,6 +34,7 @@ from typing import Any, TypeVar
 
 from kafkawire.errors import DecodeError, EncodeError
 
+from ._fields import default_of, struct_of
 from .primitives import (
     FIXED_FORMATS,
     read_uvarint,
@@ -116,27 +116,6 @@ class _Field:
         return None if self.is_array else FIXED_FORMATS.get(self.element)
 
 
-def _element_class(annotation: Any) -> type[Any] | None:
-    """The dataclass inside ``X``, ``X | None``, ``tuple[X, ...]`` or ``tuple[X, ...] | None``."""
-    if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union:
-        inner = [a for a in typing.get_args(annotation) if a is not type(None)]
-        annotation = inner[0] if len(inner) == 1 else None
-    if typing.get_origin(annotation) is tuple:
-        annotation = typing.get_args(annotation)[0]
-    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
-        return annotation
-    return None
-
-
-def _default_of(f: dataclasses.Field[Any]) -> Any:
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    if f.default_factory is not dataclasses.MISSING:
-        # Safe to share: every generated value is immutable.
-        return f.default_factory()
-    return dataclasses.MISSING
-
-
 def _plan(cls: type[Any]) -> tuple[list[_Field], bool]:
     flexible = bool(getattr(cls, "__flexible__", False))
     hints = typing.get_type_hints(cls)
@@ -150,7 +129,7 @@ def _plan(cls: type[Any]) -> tuple[list[_Field], bool]:
         if not isinstance(kafka_type, str):
             raise TypeError(f"{cls.__name__}.{f.name} has no kafka_type in its metadata")
         element = kafka_type.removeprefix("[]")
-        struct_cls = _element_class(hints[f.name])
+        struct_cls = struct_of(hints[f.name])
         if element not in FIXED_FORMATS and element not in _SCALARS and element not in _VARINTS:
             if struct_cls is None:
                 raise TypeError(f"{cls.__name__}.{f.name}: no wire encoding for {kafka_type!r}")
@@ -164,7 +143,7 @@ def _plan(cls: type[Any]) -> tuple[list[_Field], bool]:
                 compact=flexible and bool(f.metadata.get("flexible", True)),
                 tag=f.metadata.get("tag"),
                 struct=struct_cls if element == "struct" else None,
-                default=_default_of(f),
+                default=default_of(f),
             )
         )
     if flexible != has_unknown:
@@ -258,7 +237,7 @@ class _CodecBuilder:
     # --- decoding ---
 
     def _decoder(self, src: _Source) -> None:
-        make, finish = self._construction(src)
+        src.namespace["_Twin"] = self._twin()
         if self.holds_records:
             # Records fields are views of the frame; one memoryview serves the whole decode.
             src.line("def decode_from(buf, pos, view=None):")
@@ -267,40 +246,28 @@ class _CodecBuilder:
         else:
             src.line("def decode_from(buf, pos):")
         with src.indent():
-            src.line(make)
+            src.line("o = _Twin()")
             with self._guarded(src, "DecodeError", "_DECODE_FAILURES", offset="pos"):
                 src.line("end = len(buf)")
                 self._decode_fields(src)
                 if self.flexible:
                     self._decode_tags(src)
-            for line in finish:
-                src.line(line)
+            src.line("o.__class__ = _Cls  # the filled twin becomes the frozen class")
             src.line("return o, pos")
         src.line("")
 
-    def _construction(self, src: _Source) -> tuple[str, list[str]]:
-        """How a decoder creates its object, and the lines that hand it over frozen."""
+    def _twin(self) -> type[Any]:
+        """A mutable class with the same slots, whose instances can become ``self.cls``."""
         slots = getattr(self.cls, "__slots__", None)
-        if isinstance(slots, tuple):
-            twin = type(f"_{self.name}Builder", (), {"__slots__": slots})
-            try:
-                probe = twin()
-                probe.__class__ = self.cls
-            except TypeError:
-                pass
-            else:
-                src.namespace["_Twin"] = twin
-                return "o = _Twin()", ["o.__class__ = _Cls"]
-        # A layout that cannot swap: fill a plain namespace, then set each slot directly.
-        setters = {f.name: self.cls.__dict__[f.name].__set__ for f in dataclasses.fields(self.cls)}
-        src.namespace["_setters"] = setters
-        src.namespace["_SimpleNamespace"] = types.SimpleNamespace
-        return "o = _SimpleNamespace()", [
-            "obj = object.__new__(_Cls)",
-            "for name, setter in _setters.items():",
-            "    setter(obj, getattr(o, name))",
-            "o = obj",
-        ]
+        twin = type(f"_{self.name}Builder", (), {"__slots__": slots or ()})
+        try:
+            twin().__class__ = self.cls
+        except TypeError:
+            raise TypeError(
+                f"{self.name}: kafkawire codecs need @dataclass(frozen=True, slots=True) classes "
+                "with no base class of their own, as codegen writes them"
+            ) from None
+        return twin
 
     def _runs(self) -> list[list[_Field]]:
         """The untagged fields in wire order, adjacent fixed-width ones grouped in one run."""

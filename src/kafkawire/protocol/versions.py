@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 from kafkawire.errors import ProtocolError
 from kafkawire.messages import request_type, response_type
 
+from ._fields import default_of, struct_of
+
 __all__ = ["VersionConversionError", "convert", "struct_type"]
 
 
@@ -37,33 +39,16 @@ def convert(message: Any, version: int) -> Any:
     return _convert(message, lookup(cls.__api_key__, version), cls.__name__)
 
 
-def _default(f: dataclasses.Field[Any]) -> Any:
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    assert f.default_factory is not dataclasses.MISSING
-    return f.default_factory()
-
-
 def struct_type(cls: type[Any], field: str) -> type[Any]:
     """The struct class of ``cls``'s field ``field`` (or of its elements, for an array).
 
     For building a request at a version chosen at run time:
     ``struct_type(request_type(0, v), "topic_data")`` is that version's TopicProduceData.
     """
-    found = _struct_class(typing.get_type_hints(cls)[field])
+    found = struct_of(typing.get_type_hints(cls)[field])
     if found is None:
         raise TypeError(f"{cls.__name__}.{field} is not a struct or an array of structs")
     return found
-
-
-def _struct_class(hint: Any) -> type[Any] | None:
-    stack = [hint]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, type) and dataclasses.is_dataclass(item):
-            return item
-        stack.extend(typing.get_args(item))
-    return None
 
 
 def _convert(value: Any, target: type[Any], path: str) -> Any:
@@ -74,7 +59,7 @@ def _convert(value: Any, target: type[Any], path: str) -> Any:
         if f.name == _UNKNOWN_TAGS or f.name not in source_fields:
             continue
         item = getattr(value, f.name)
-        nested = _struct_class(target_hints[f.name])
+        nested = struct_of(target_hints[f.name])
         if item is None and not f.metadata.get("nullable"):
             raise _lost(
                 target, f"{path}.{f.name}", "is null, which the target version cannot express"
@@ -90,7 +75,7 @@ def _convert(value: Any, target: type[Any], path: str) -> Any:
     for name, f in source_fields.items():
         if name in kwargs or name == _UNKNOWN_TAGS or f.metadata.get("ignorable"):
             continue
-        if getattr(value, name) != _default(f):
+        if getattr(value, name) != default_of(f):
             raise _lost(
                 target, f"{path}.{name}", "is set, and the target version has no such field"
             )
