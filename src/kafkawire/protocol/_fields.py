@@ -1,10 +1,17 @@
-"""Reading generated dataclass fields: the struct class a field holds, and its default."""
+"""Reading generated dataclass fields: what each is on the wire, its struct class, its default."""
 
 from __future__ import annotations
 
 import dataclasses
 import typing
+from dataclasses import dataclass
 from typing import Any
+
+from .primitives import FIXED_FORMATS
+
+TAGGED_FIELDS = "tagged_fields"
+SCALARS = frozenset({"string", "bytes", "records", "uuid"})
+VARINT_TYPES = frozenset({"varint", "varlong"})
 
 
 def struct_of(annotation: Any) -> type[Any] | None:
@@ -25,3 +32,55 @@ def default_of(f: dataclasses.Field[Any]) -> Any:
     if f.default_factory is not dataclasses.MISSING:
         return f.default_factory()
     return dataclasses.MISSING
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedField:
+    name: str
+    element: str  # the Kafka type of the value or of each array element
+    is_array: bool
+    nullable: bool
+    compact: bool
+    tag: int | None
+    struct: type[Any] | None
+    default: Any
+
+    @property
+    def fixed(self) -> str | None:
+        """The struct format character of a scalar fixed-width field, if it is one."""
+        return None if self.is_array else FIXED_FORMATS.get(self.element)
+
+
+def plan(cls: type[Any]) -> tuple[list[PlannedField], bool]:
+    flexible = bool(getattr(cls, "__flexible__", False))
+    hints = typing.get_type_hints(cls)
+    planned: list[PlannedField] = []
+    has_unknown = False
+    for f in dataclasses.fields(cls):
+        kafka_type = f.metadata.get("kafka_type")
+        if kafka_type == TAGGED_FIELDS:
+            has_unknown = True
+            continue
+        if not isinstance(kafka_type, str):
+            raise TypeError(f"{cls.__name__}.{f.name} has no kafka_type in its metadata")
+        element = kafka_type.removeprefix("[]")
+        struct_cls = struct_of(hints[f.name])
+        if element not in FIXED_FORMATS and element not in SCALARS and element not in VARINT_TYPES:
+            if struct_cls is None:
+                raise TypeError(f"{cls.__name__}.{f.name}: no wire encoding for {kafka_type!r}")
+            element = "struct"
+        planned.append(
+            PlannedField(
+                name=f.name,
+                element=element,
+                is_array=kafka_type.startswith("[]"),
+                nullable=bool(f.metadata.get("nullable", False)),
+                compact=flexible and bool(f.metadata.get("flexible", True)),
+                tag=f.metadata.get("tag"),
+                struct=struct_cls if element == "struct" else None,
+                default=default_of(f),
+            )
+        )
+    if flexible != has_unknown:
+        raise TypeError(f"{cls.__name__}: flexible classes, and only they, keep unknown tags")
+    return planned, flexible

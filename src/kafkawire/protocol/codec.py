@@ -23,18 +23,17 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import linecache
 import struct
-import typing
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from kafkawire.errors import DecodeError, EncodeError
 
-from ._fields import default_of, struct_of
+from ._fields import PlannedField, plan
+from ._runtime import SMALL_ARRAY, array_structs, reason, uuid_from_bytes
+from ._source import Indent, Source
 from .primitives import (
     FIXED_FORMATS,
     read_uvarint,
@@ -49,7 +48,6 @@ __all__ = ["Codec", "codec_for", "decode", "encode"]
 
 T = TypeVar("T")
 
-_TAGGED_FIELDS = "tagged_fields"
 _VARINTS = {"varint": (read_varint, varint), "varlong": (read_varlong, varlong)}
 _DECODE_FAILURES = (struct.error, IndexError, ValueError, OverflowError)
 _ENCODE_FAILURES = (struct.error, TypeError, ValueError, AttributeError, OverflowError)
@@ -99,93 +97,7 @@ def decode(cls: type[T], data: bytes | bytearray | memoryview) -> T:
 # --- planning: what each field is on the wire ----------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Field:
-    name: str
-    element: str  # the Kafka type of the value or of each array element
-    is_array: bool
-    nullable: bool
-    compact: bool
-    tag: int | None
-    struct: type[Any] | None
-    default: Any
-
-    @property
-    def fixed(self) -> str | None:
-        """The struct format character of a scalar fixed-width field, if it is one."""
-        return None if self.is_array else FIXED_FORMATS.get(self.element)
-
-
-def _plan(cls: type[Any]) -> tuple[list[_Field], bool]:
-    flexible = bool(getattr(cls, "__flexible__", False))
-    hints = typing.get_type_hints(cls)
-    planned: list[_Field] = []
-    has_unknown = False
-    for f in dataclasses.fields(cls):
-        kafka_type = f.metadata.get("kafka_type")
-        if kafka_type == _TAGGED_FIELDS:
-            has_unknown = True
-            continue
-        if not isinstance(kafka_type, str):
-            raise TypeError(f"{cls.__name__}.{f.name} has no kafka_type in its metadata")
-        element = kafka_type.removeprefix("[]")
-        struct_cls = struct_of(hints[f.name])
-        if element not in FIXED_FORMATS and element not in _SCALARS and element not in _VARINTS:
-            if struct_cls is None:
-                raise TypeError(f"{cls.__name__}.{f.name}: no wire encoding for {kafka_type!r}")
-            element = "struct"
-        planned.append(
-            _Field(
-                name=f.name,
-                element=element,
-                is_array=kafka_type.startswith("[]"),
-                nullable=bool(f.metadata.get("nullable", False)),
-                compact=flexible and bool(f.metadata.get("flexible", True)),
-                tag=f.metadata.get("tag"),
-                struct=struct_cls if element == "struct" else None,
-                default=default_of(f),
-            )
-        )
-    if flexible != has_unknown:
-        raise TypeError(f"{cls.__name__}: flexible classes, and only they, keep unknown tags")
-    return planned, flexible
-
-
-_SCALARS = frozenset({"string", "bytes", "records", "uuid"})
-
-
 # --- source generation ---------------------------------------------------------------------
-
-
-class _Source:
-    """Lines of Python with indentation, and the constants they refer to."""
-
-    def __init__(self, namespace: dict[str, Any]) -> None:
-        self.lines: list[str] = []
-        self.depth = 0
-        self.namespace = namespace
-
-    def line(self, text: str) -> None:
-        self.lines.append("    " * self.depth + text)
-
-    def const(self, value: Any, hint: str = "c") -> str:
-        name = f"_{hint}{len(self.namespace)}"
-        self.namespace[name] = value
-        return name
-
-    def indent(self) -> _Indent:
-        return _Indent(self)
-
-
-class _Indent:
-    def __init__(self, src: _Source) -> None:
-        self.src = src
-
-    def __enter__(self) -> None:
-        self.src.depth += 1
-
-    def __exit__(self, *exc: object) -> None:
-        self.src.depth -= 1
 
 
 def _short(what: str) -> str:
@@ -197,7 +109,7 @@ class _CodecBuilder:
     def __init__(self, cls: type[Any]) -> None:
         self.cls = cls
         self.name = cls.__name__
-        self.fields, self.flexible = _plan(cls)
+        self.fields, self.flexible = plan(cls)
         self.holds_records = any(
             f.element == "records" or (f.struct is not None and codec_for(f.struct).holds_records)
             for f in self.fields
@@ -207,18 +119,18 @@ class _CodecBuilder:
             "EncodeError": EncodeError,
             "_DECODE_FAILURES": _DECODE_FAILURES,
             "_ENCODE_FAILURES": _ENCODE_FAILURES,
-            "_reason": _reason,
+            "_reason": reason,
             "_uvarint": read_uvarint,
             "_uv": uvarint,
             "_I16": struct.Struct(">h"),
             "_I32": struct.Struct(">i"),
-            "_uuid": _uuid_from_bytes,
+            "_uuid": uuid_from_bytes,
             "_memoryview": memoryview,
             "_Cls": cls,
         }
 
     def build(self) -> Codec:
-        src = _Source(self.namespace)
+        src = Source(self.namespace)
         self._decoder(src)
         self._encoder(src)
         text = "\n".join(src.lines) + "\n"
@@ -236,7 +148,7 @@ class _CodecBuilder:
 
     # --- decoding ---
 
-    def _decoder(self, src: _Source) -> None:
+    def _decoder(self, src: Source) -> None:
         src.namespace["_Twin"] = self._twin()
         if self.holds_records:
             # Records fields are views of the frame; one memoryview serves the whole decode.
@@ -269,9 +181,9 @@ class _CodecBuilder:
             ) from None
         return twin
 
-    def _runs(self) -> list[list[_Field]]:
+    def _runs(self) -> list[list[PlannedField]]:
         """The untagged fields in wire order, adjacent fixed-width ones grouped in one run."""
-        runs: list[list[_Field]] = []
+        runs: list[list[PlannedField]] = []
         for f in self.fields:
             if f.tag is not None:
                 continue
@@ -281,7 +193,7 @@ class _CodecBuilder:
                 runs.append([f])
         return runs
 
-    def _decode_fields(self, src: _Source) -> None:
+    def _decode_fields(self, src: Source) -> None:
         for run in self._runs():
             src.line(f"field = {', '.join(f.name for f in run)!r}")
             if run[0].fixed:
@@ -292,7 +204,7 @@ class _CodecBuilder:
             else:
                 self._decode_value(src, run[0], f"o.{run[0].name}")
 
-    def _decode_length(self, src: _Source, f: _Field, what: str) -> None:
+    def _decode_length(self, src: Source, f: PlannedField, what: str) -> None:
         """Read a length or count into ``n``; ``n`` is -1 for null."""
         if f.compact:
             # Lengths below 16384 (one or two varint bytes) are read inline: a call to the
@@ -315,8 +227,8 @@ class _CodecBuilder:
             src.line(f'    raise ValueError("null {what} in a field that is not nullable")')
 
     def _null_or(
-        self, src: _Source, f: _Field, target: str
-    ) -> _Indent | contextlib.nullcontext[None]:
+        self, src: Source, f: PlannedField, target: str
+    ) -> Indent | contextlib.nullcontext[None]:
         """For a nullable field, write the null branch and return the indent of the other."""
         if not f.nullable:
             return contextlib.nullcontext()
@@ -325,7 +237,7 @@ class _CodecBuilder:
         src.line("else:")
         return src.indent()
 
-    def _decode_value(self, src: _Source, f: _Field, target: str) -> None:
+    def _decode_value(self, src: Source, f: PlannedField, target: str) -> None:
         if f.is_array:
             self._decode_array(src, f, target)
         elif f.element in ("string", "bytes", "records"):
@@ -338,7 +250,7 @@ class _CodecBuilder:
         else:
             self._decode_scalar(src, f, target)
 
-    def _decode_scalar(self, src: _Source, f: _Field, target: str) -> None:
+    def _decode_scalar(self, src: Source, f: PlannedField, target: str) -> None:
         """A fixed-width value, a uuid, a varint or a struct (never an array)."""
         if f.fixed:
             fmt = struct.Struct(">" + f.fixed)
@@ -367,7 +279,7 @@ class _CodecBuilder:
             else:
                 src.line(f"{target}, pos = {call}")
 
-    def _decode_array(self, src: _Source, f: _Field, target: str) -> None:
+    def _decode_array(self, src: Source, f: PlannedField, target: str) -> None:
         self._decode_length(src, f, "array")
         with self._null_or(src, f, target):
             fixed = FIXED_FORMATS.get(f.element)
@@ -378,9 +290,9 @@ class _CodecBuilder:
             src.line(f"if {limit}:")
             src.line('    raise ValueError(f"array of {n} elements runs past the end")')
             if fixed:
-                structs = _array_structs(fixed)
+                structs = array_structs(fixed)
                 small, large = src.const(structs.small, "A"), src.const(structs.large, "L")
-                packer = f"({small}[n] if n < {_SMALL_ARRAY} else {large}(n))"
+                packer = f"({small}[n] if n < {SMALL_ARRAY} else {large}(n))"
                 src.line(f"{target} = {packer}.unpack_from(buf, pos)")
                 src.line(f"pos += n * {width}")
                 return
@@ -393,7 +305,7 @@ class _CodecBuilder:
             src.line("idx = -1")
             src.line(f"{target} = tuple(items)")
 
-    def _decode_tags(self, src: _Source) -> None:
+    def _decode_tags(self, src: Source) -> None:
         tagged = sorted((f for f in self.fields if f.tag is not None), key=lambda f: f.tag or 0)
         src.line("field = '(tagged fields)'")
         for f in tagged:
@@ -429,9 +341,9 @@ class _CodecBuilder:
                 src.line("pos += n")
             src.line("o.unknown_tagged_fields = tuple(unknown)")
 
-    def _tag_decoder(self, f: _Field) -> Callable[[bytes], Any]:
+    def _tag_decoder(self, f: PlannedField) -> Callable[[bytes], Any]:
         """A function that decodes a tagged field's value from exactly its own bytes."""
-        src = _Source(self.namespace)
+        src = Source(self.namespace)
         name = f"_tag_decode_{f.name}"
         src.line(f"def {name}(buf):")
         with src.indent():
@@ -451,7 +363,7 @@ class _CodecBuilder:
 
     # --- encoding ---
 
-    def _encoder(self, src: _Source) -> None:
+    def _encoder(self, src: Source) -> None:
         src.line("def encode_into(o, out):")
         with src.indent():
             src.line("if o.__class__ is not _Cls:")
@@ -467,7 +379,7 @@ class _CodecBuilder:
                     src.line("pass  # nothing on the wire")
 
     @contextlib.contextmanager
-    def _guarded(self, src: _Source, error: str, failures: str, *, offset: str) -> Iterator[None]:
+    def _guarded(self, src: Source, error: str, failures: str, *, offset: str) -> Iterator[None]:
         """Wrap the body in the handlers that turn any failure into ``error`` at the field.
 
         An error from a nested struct gains this class and field on its path; a low-level
@@ -485,7 +397,7 @@ class _CodecBuilder:
         src.line(f"except {failures} as exc:")
         src.line(f"    raise {error}({self.name!r}, field, {offset}, _reason(exc)) from None")
 
-    def _encode_fields(self, src: _Source) -> None:
+    def _encode_fields(self, src: Source) -> None:
         for run in self._runs():
             src.line(f"field = {', '.join(f.name for f in run)!r}")
             if run[0].fixed:
@@ -496,7 +408,7 @@ class _CodecBuilder:
                 src.line(f"value = o.{run[0].name}")
                 self._encode_value(src, run[0])
 
-    def _encode_null(self, src: _Source, f: _Field, marker: str) -> _Indent:
+    def _encode_null(self, src: Source, f: PlannedField, marker: str) -> Indent:
         """Write a null (or refuse one) when ``value is None``; return the indent of the else."""
         src.line("if value is None:")
         with src.indent():
@@ -507,7 +419,7 @@ class _CodecBuilder:
         src.line("else:")
         return src.indent()
 
-    def _encode_length(self, src: _Source, f: _Field, length: str) -> None:
+    def _encode_length(self, src: Source, f: PlannedField, length: str) -> None:
         if f.compact:
             src.line(f"n = {length} + 1")
             src.line("if n < 128:")
@@ -518,7 +430,7 @@ class _CodecBuilder:
             fmt = "_I16" if f.element == "string" and not f.is_array else "_I32"
             src.line(f"out += {fmt}.pack({length})")
 
-    def _null_marker(self, f: _Field) -> str:
+    def _null_marker(self, f: PlannedField) -> str:
         if f.compact:
             return "b'\\x00'"
         return (
@@ -527,17 +439,17 @@ class _CodecBuilder:
             else "b'\\xff\\xff\\xff\\xff'"
         )
 
-    def _encode_value(self, src: _Source, f: _Field) -> None:
+    def _encode_value(self, src: Source, f: PlannedField) -> None:
         if f.is_array:
             with self._encode_null(src, f, self._null_marker(f)):
                 self._encode_length(src, f, "len(value)")
                 fixed = FIXED_FORMATS.get(f.element)
                 if fixed:
-                    structs = _array_structs(fixed)
+                    structs = array_structs(fixed)
                     small, large = src.const(structs.small, "A"), src.const(structs.large, "L")
                     src.line("n = len(value)")
                     src.line(
-                        f"out += ({small}[n] if n < {_SMALL_ARRAY} else {large}(n)).pack(*value)"
+                        f"out += ({small}[n] if n < {SMALL_ARRAY} else {large}(n)).pack(*value)"
                     )
                     return
                 src.line("for idx, value in enumerate(value):")
@@ -566,7 +478,7 @@ class _CodecBuilder:
             else:
                 src.line(f"{nested}(value, out)")
 
-    def _encode_tags(self, src: _Source) -> None:
+    def _encode_tags(self, src: Source) -> None:
         tagged = sorted((f for f in self.fields if f.tag is not None), key=lambda f: f.tag or 0)
         src.line("field = '(tagged fields)'")
         src.line("tags = o.unknown_tagged_fields")
@@ -597,46 +509,6 @@ class _CodecBuilder:
             src.line("    out += data")
 
 
-_SMALL_ARRAY = 64
-
-
-class _ArrayStructs:
-    """``struct.Struct`` objects for ``n`` values of one format: precompiled for short arrays.
-
-    Formatting ``">%di" % n`` and finding it in ``struct``'s own cache costs three times as much
-    as indexing a list of compiled Structs, and most arrays (replica lists) are short.
-    """
-
-    def __init__(self, fixed: str) -> None:
-        self.fixed = fixed
-        self.small = [struct.Struct(f">{n}{fixed}") for n in range(_SMALL_ARRAY)]
-
-    def large(self, n: int) -> struct.Struct:
-        return struct.Struct(f">{n}{self.fixed}")
-
-
-@functools.cache
-def _array_structs(fixed: str) -> _ArrayStructs:
-    return _ArrayStructs(fixed)
-
-
-_new_object = object.__new__
-_set_uuid_int = uuid.UUID.__dict__["int"].__set__
-_set_uuid_safe = uuid.UUID.__dict__["is_safe"].__set__
-
-
-def _uuid_from_bytes(data: bytes) -> uuid.UUID:
-    """``uuid.UUID(bytes=data)`` for exactly 16 bytes, at a third of the cost.
-
-    ``UUID.__init__`` validates its arguments in Python; the decoder has already checked the
-    length, so the two slots are set directly (the result is equal and hashes the same).
-    """
-    value: uuid.UUID = _new_object(uuid.UUID)
-    _set_uuid_int(value, int.from_bytes(data))
-    _set_uuid_safe(value, uuid.SafeUUID.unknown)
-    return value
-
-
 def _slice(element: str) -> str:
     if element == "string":
         return "buf[pos:pos + n].decode()"
@@ -646,18 +518,12 @@ def _slice(element: str) -> str:
     return "buf[pos:pos + n]"
 
 
-def _min_size(f: _Field) -> int:
+def _min_size(f: PlannedField) -> int:
     """The fewest bytes one array element can take (0 only for a struct with no fields)."""
     if f.element == "uuid":
         return 16
     if f.element == "struct":
         assert f.struct is not None
-        fields, flexible = _plan(f.struct)
+        fields, flexible = plan(f.struct)
         return 1 if (fields or flexible) else 0
     return 1
-
-
-def _reason(exc: BaseException) -> str:
-    if isinstance(exc, IndexError) or "requires a buffer" in str(exc):
-        return "input ends inside the field"
-    return str(exc)
