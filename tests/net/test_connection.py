@@ -119,6 +119,24 @@ async def test_cancelled_request_is_abandoned_like_a_timeout() -> None:
         assert not conn.closed
 
 
+async def test_answer_arriving_as_its_caller_is_cancelled_is_dropped() -> None:
+    # Cancelling a caller cancels the future it awaits at once, but its cleanup runs only
+    # when it is next scheduled. Feeding the answer first puts the reader task ahead of it,
+    # so the reader meets an entry whose future is already cancelled.
+    async with FakeBroker() as broker, await open_to(broker) as conn:
+        task = asyncio.create_task(conn.send(request("x")))
+        await asyncio.sleep(0.05)
+        [correlation_id] = conn._in_flight
+        conn._reader.feed_data(encode_response(echo(request("x")), correlation_id=correlation_id))
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.05)
+        assert not conn.closed
+        assert not conn._in_flight
+        assert not conn._abandoned
+
+
 async def test_too_many_abandoned_requests_close_the_connection() -> None:
     async with FakeBroker() as broker, await open_to(broker, request_timeout=0.05) as conn:
         conn._abandoned.update(range(100_000, 101_024))

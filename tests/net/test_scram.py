@@ -88,6 +88,7 @@ async def test_tampered_server_signature_is_refused() -> None:
         (b"r=CLIENTsrv,s=c2FsdA==,i=4095", "iteration count"),
         (b"r=CLIENTsrv,s=c2FsdA==,i=999999999", "iteration count"),
         (b"r=CLIENTsrv,s=c2FsdA==,i=-1", "iteration count"),
+        ("r=CLIENTsrv,s=c2FsdA==,i=4096\u00b2".encode(), "iteration count"),
         (b"r=CLIENTsrv,s=!!,i=4096", "base64"),
         (b"m=ext,r=CLIENTsrv,s=c2FsdA==,i=4096", "attributes"),
         (b"r=CLIENTsrv,i=4096", "attributes"),

@@ -77,6 +77,13 @@ def test_a_refused_record_leaves_the_builder_unchanged(magic: int) -> None:
     assert len(builder) == 1
 
 
+def test_a_refused_first_record_leaves_no_base_timestamp() -> None:
+    builder = RecordBatchBuilder()
+    with pytest.raises(TypeError):
+        builder.append("not bytes", b"v", timestamp=5)  # type: ignore[arg-type]
+    assert builder.build() == RecordBatchBuilder().build()
+
+
 def test_headers_may_be_pairs_or_header_values() -> None:
     builder = RecordBatchBuilder()
     builder.append(None, None, timestamp=0, headers=[("a", b"1"), Header("b", None)])

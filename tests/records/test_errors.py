@@ -87,6 +87,14 @@ def test_a_v2_length_below_its_header_is_an_error() -> None:
     assert caught.value.base_offset == 100
 
 
+@pytest.mark.parametrize("length", [14, 48])
+def test_a_short_v2_entry_at_the_end_of_the_buffer_is_a_typed_error(length: int) -> None:
+    # Whole by its length, yet shorter than the 61-byte header: nothing past it to read.
+    data = struct.pack(">qiib", 5, length, -1, 2) + bytes(length - 5)
+    with pytest.raises(CorruptRecordError, match=f"batch length {length} is below the v2 header"):
+        list(decode_batches(data))
+
+
 @pytest.mark.parametrize("magic", [3, 0x7F, 0xFF])
 def test_an_unknown_magic_is_an_error(magic: int) -> None:
     data = SAMPLE[:16] + bytes((magic,)) + SAMPLE[17:]

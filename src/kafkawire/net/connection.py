@@ -133,8 +133,9 @@ class Connection:
         peer = f"{host}:{port}"
         stage = "TCP connect" if ssl is None else "TCP connect and TLS handshake"
         conn: Connection | None = None
+        deadline = asyncio.timeout(connect_timeout)
         try:
-            async with asyncio.timeout(connect_timeout):
+            async with deadline:
                 reader, writer = await asyncio.open_connection(
                     host, port, ssl=ssl, server_hostname=server_hostname
                 )
@@ -154,7 +155,7 @@ class Connection:
         except BaseException as exc:
             if conn is not None:
                 await conn.close()
-            if isinstance(exc, TimeoutError):
+            if isinstance(exc, TimeoutError) and deadline.expired():
                 raise ConnectError(
                     f"could not connect to {peer}: {stage} took over {connect_timeout} s"
                 ) from None
@@ -306,6 +307,11 @@ class Connection:
     def _dispatch(self, payload: bytes) -> None:
         correlation_id = response_correlation_id(payload)
         entry = self._in_flight.pop(correlation_id, None)
+        if entry is not None and entry.future.done():
+            # Its caller was cancelled or timed out, which cancels the awaited future at once;
+            # the answer came before the caller's cleanup ran and moved the id to abandoned.
+            _log.debug("%s: dropped late response %d", self.peer, correlation_id)
+            return
         if entry is None:
             if correlation_id in self._abandoned:
                 self._abandoned.remove(correlation_id)

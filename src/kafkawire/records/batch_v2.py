@@ -58,13 +58,12 @@ def decode_batch(
 ) -> RecordBatch:
     """The v2 batch in ``data[pos:end]`` (its whole extent, as the batch length says).
 
+    The caller has checked that the extent holds at least the header (``MIN_BATCH_LENGTH``).
     The header is read and the crc checked now; the records are decoded on first use.
     """
     header = HEADER.unpack_from(data, pos)
-    base_offset, batch_length, _, _, crc, attributes, _, base_timestamp, max_timestamp = header[:9]
+    base_offset, _, _, _, crc, attributes, _, base_timestamp, max_timestamp = header[:9]
     count = header[12]
-    if batch_length < MIN_BATCH_LENGTH:
-        raise CorruptRecordError(f"batch length {batch_length} is below the v2 header", base_offset)
     if check_crc and crc32c(data[pos + _ATTRIBUTES_AT : end]) != crc:
         raise CorruptRecordError("crc32c does not match the batch", base_offset)
     if attributes & _CODEC_MASK > _MAX_CODEC:

@@ -151,12 +151,14 @@ class RecordBatchBuilder(BatchBuilder):
     def _encode(
         self, delta: int, key: _Data, value: _Data, timestamp: int, headers: _Headers
     ) -> bytes:
-        # Timestamp deltas count from the first record's timestamp, as Kafka's producer does.
-        if not delta:
-            self._base_timestamp = timestamp
-        return encode_record(
-            delta, timestamp - self._base_timestamp, key, value, headers=headers, small=self._small
+        # Timestamp deltas count from the first record's timestamp, as Kafka's producer does;
+        # kept only once that record encodes, so a refused first record changes nothing.
+        base = self._base_timestamp if delta else timestamp
+        record = encode_record(
+            delta, timestamp - base, key, value, headers=headers, small=self._small
         )
+        self._base_timestamp = base
+        return record
 
     @property
     def estimated_size(self) -> int:
@@ -213,13 +215,14 @@ class LegacyBatchBuilder(BatchBuilder):
             raise InvalidRecordError(f"legacy message sets have magic 0 or 1, not {magic}")
         if magic == 0 and log_append_time is not None:
             raise InvalidRecordError("magic 0 messages have no timestamps")
-        if codec(compression) is Compression.ZSTD:
+        compression = codec(compression)
+        if compression is Compression.ZSTD:
             # KIP-110: zstd needs magic 2; brokers reject it in a legacy set, as Java's
             # builder does before sending. Reading such a set still works.
             raise InvalidRecordError(f"zstd compression needs magic 2, not {magic}")
         super().__init__()
         self._magic = magic
-        self._compression = codec(compression)
+        self._compression = compression
         self._compression_level = compression_level
         self._base_offset = base_offset
         self._log_append_time = log_append_time

@@ -10,7 +10,9 @@ message sets and v2 batches, as a Fetch response can after a message format upgr
 
 The broker cuts the response at the fetch size, usually inside the last batch: an entry whose
 length runs past the end of the buffer ends the iteration without an error, as in Kafka's
-consumer. A length below the smallest entry cannot come from truncation and is an error.
+consumer. A length below the smallest entry cannot come from truncation and is an error, as is
+a v2 length below the v2 header (checked before ``decode_batch`` unpacks that header; legacy
+messages check their size against their magic themselves).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
-from .batch_v2 import decode_batch
+from .batch_v2 import MIN_BATCH_LENGTH, decode_batch
 from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from .errors import CorruptRecordError
 from .legacy import MIN_MESSAGE_SIZE, decode_message
@@ -65,6 +67,8 @@ def decode_batches(
             return
         magic = view[pos + _MAGIC_AT]
         if magic == 2:
+            if length < MIN_BATCH_LENGTH:
+                raise CorruptRecordError(f"batch length {length} is below the v2 header", offset)
             yield decode_batch(
                 view, pos, batch_end, check_crc=check_crcs, limit=max_decompressed_size
             )

@@ -1,7 +1,9 @@
 """SASLprep (RFC 4013), the stringprep profile SCRAM applies to user names and passwords.
 
-Applied as for "queries" (RFC 3454 section 7): unassigned code points are allowed, as RFC 5802
-asks of ``Normalize()``. For printable ASCII it changes nothing. Kafka's Java broker does not
+Applied as for "queries" (RFC 3454 section 7): unassigned code points are allowed. RFC 5802
+asks ``Normalize()`` for "stored strings", which refuse them; this deviates on purpose, since
+"unassigned" means unassigned in Unicode 3.2 (every emoji, for one) and Kafka's Java broker
+accepts such passwords. For printable ASCII it changes nothing. Kafka's Java broker does not
 apply SASLprep when it stores SCRAM credentials, so a password that SASLprep changes (one with
 non-ASCII spaces, soft hyphens or compatibility characters) matches RFC-conformant servers but
 not a credential a Java broker derived from the raw string.

@@ -144,7 +144,9 @@ class ScramClient:
         if not nonce.startswith(self._nonce) or len(nonce) == len(self._nonce):
             raise AuthenticationError("SCRAM server nonce does not extend the client nonce")
         salt = _b64decode(values["s"], "salt")
-        if not values["i"].isdigit() or not MIN_ITERATIONS <= int(values["i"]) <= MAX_ITERATIONS:
+        # isascii: str.isdigit also takes digits int() refuses, such as "²".
+        digits = values["i"].isascii() and values["i"].isdigit()
+        if not digits or not MIN_ITERATIONS <= int(values["i"]) <= MAX_ITERATIONS:
             raise AuthenticationError(
                 f"SCRAM iteration count {values['i']!r} is outside "
                 f"[{MIN_ITERATIONS}, {MAX_ITERATIONS}]"
