@@ -14,11 +14,12 @@ from collections.abc import AsyncIterator
 
 import kafkawire
 from kafkawire.client import KafkaClient
+from kafkawire.messages import APIS
 from kafkawire.testing import TansuBroker
 
 TOPIC = "kafkawire-demo"
 RECORDS = [(f"user-{i}".encode(), f"clicked button {i}".encode()) for i in range(5)]
-_API_NAMES = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 19: "CreateTopics"}
+_SHOWN_APIS = (0, 1, 2, 3, 19)  # Produce, Fetch, ListOffsets, Metadata, CreateTopics
 
 
 @contextlib.asynccontextmanager
@@ -39,12 +40,13 @@ async def main() -> None:
     print(f"kafkawire {kafkawire.__version__} demo")
     async with _broker() as bootstrap, KafkaClient(bootstrap) as client:
         conn = await client.cluster.any_connection()
-        versions = ", ".join(f"{name} v{conn.version_for(key)}" for key, name in _API_NAMES.items())
+        versions = ", ".join(f"{APIS[key].name} v{conn.version_for(key)}" for key in _SHOWN_APIS)
         print(f"negotiated {versions}")
         await client.create_topic(TOPIC, partitions=1, exist_ok=True)
         print(f"created topic {TOPIC!r} with 1 partition")
         first = await client.produce(TOPIC, 0, RECORDS)
-        print(f"produced {len(RECORDS)} records in one batch at offsets {first}-{first + 4}")
+        last = first + len(RECORDS) - 1
+        print(f"produced {len(RECORDS)} records in one batch at offsets {first}-{last}")
         fetched = [r async for r in client.records(TOPIC, 0, first, stop_at_end=True)]
         print(f"fetched {len(fetched)} records back:")
         for record in fetched:

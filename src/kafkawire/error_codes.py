@@ -20,7 +20,8 @@ own generated protocol documentation (its "Retriable" column):
 
 Deliberately not stale metadata, as in Kafka: ``NOT_CONTROLLER`` (retriable; admin requests go to
 any broker since KRaft) and ``REBOOTSTRAP_REQUIRED`` (not retriable: the client must drop its
-metadata and start again from the bootstrap servers, which the cluster layer does itself).
+metadata and start again from the bootstrap servers; kafkawire's cluster layer does not do
+that yet, so the error reaches the caller).
 
 Data only: ``kafkawire.errors`` builds one exception class per row from this table.
 """

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from kafkawire.cluster import Backoff, Cluster, RoutingError, parse_bootstrap
-from kafkawire.errors import NotCoordinatorError, NotLeaderOrFollowerError
+from kafkawire.errors import (
+    BrokerError,
+    NotCoordinatorError,
+    NotLeaderOrFollowerError,
+    UnknownServerError,
+)
 from kafkawire.messages import APIS
+from kafkawire.messages.add_partitions_to_txn import v5 as add_partitions_to_txn
+from kafkawire.messages.describe_groups import v6 as describe_groups
+from kafkawire.messages.fetch import v18 as fetch
 from kafkawire.messages.find_coordinator import v6 as find_coordinator
 from kafkawire.messages.heartbeat import v4 as heartbeat
+from kafkawire.messages.init_producer_id import v5 as init_producer_id
 from kafkawire.messages.list_groups import v5 as list_groups
 from kafkawire.messages.list_offsets import v9 as list_offsets
 from kafkawire.messages.metadata import v13 as metadata
-from kafkawire.net.errors import RequestTimeoutError
+from kafkawire.messages.offset_fetch import v10 as offset_fetch
+from kafkawire.net.errors import ConnectError, RequestTimeoutError
 
 FAST = Backoff(initial=0.001, maximum=0.002)
 
@@ -28,12 +39,15 @@ class FakeConnection:
     def __init__(self, node_id: int, handler: Handler, log: list[tuple[int, Any]]) -> None:
         self.node_id, self.handler, self.log = node_id, handler, log
         self.closed = False
+        self.timeouts: list[float | None] = []
 
     def version_for(self, api_key: int) -> int:
         return APIS[api_key].versions[-1]
 
-    async def send(self, request: Any) -> Any:
+    async def send(self, request: Any, *, timeout: float | None = None) -> Any:
         self.log.append((self.node_id, request))
+        self.timeouts.append(timeout)
+        await asyncio.sleep(0)  # a real send yields to other tasks
         return self.handler(self.node_id, request)
 
     async def close(self) -> None:
@@ -203,3 +217,161 @@ async def test_the_bootstrap_connection_becomes_the_brokers_connection() -> None
         await cluster.connection(1)
         await cluster.connection(2)
     assert opened == [9001, 9002]  # broker 1 reused the bootstrap connection
+
+
+def find_coordinator_answer(node: int) -> find_coordinator.FindCoordinatorResponse:
+    return find_coordinator.FindCoordinatorResponse(
+        coordinators=(find_coordinator.Coordinator(node_id=node),)
+    )
+
+
+async def test_concurrent_callers_share_one_metadata_refresh() -> None:
+    log: list[tuple[int, Any]] = []
+
+    def handler(node: int, request: Any) -> Any:
+        return metadata_response({0: 1})
+
+    async with two_brokers(handler, log) as cluster:
+        cluster.mark_metadata_stale()
+        await asyncio.gather(*(cluster.metadata() for _ in range(5)))
+    assert len(log) == 2  # bootstrap, then one refresh for all five callers
+
+
+async def test_batched_group_requests_go_to_the_coordinator_of_their_one_group() -> None:
+    log: list[tuple[int, Any]] = []
+
+    def handler(node: int, request: Any) -> Any:
+        if isinstance(request, metadata.MetadataRequest):
+            return metadata_response({0: 1})
+        if isinstance(request, find_coordinator.FindCoordinatorRequest):
+            assert request.key_type == 0
+            return find_coordinator_answer({"g": 2, "h": 1}[request.coordinator_keys[0]])
+        return type(request).__name__
+
+    group = offset_fetch.OffsetFetchRequestGroup(group_id="g")
+    async with two_brokers(handler, log) as cluster:
+        await cluster.send(offset_fetch.OffsetFetchRequest(groups=(group,)))
+        await cluster.send(describe_groups.DescribeGroupsRequest(groups=("h",)))
+        with pytest.raises(RoutingError, match="names 2 coordinator keys"):
+            await cluster.send(describe_groups.DescribeGroupsRequest(groups=("g", "h")))
+        with pytest.raises(RoutingError, match="names no group"):
+            await cluster.send(describe_groups.DescribeGroupsRequest(groups=()))
+    sent = [(node, type(r).__name__) for node, r in log if r.__api_key__ in (9, 15)]
+    assert sent == [(2, "OffsetFetchRequest"), (1, "DescribeGroupsRequest")]
+
+
+async def test_transaction_requests_go_to_the_transaction_coordinator() -> None:
+    log: list[tuple[int, Any]] = []
+
+    def handler(node: int, request: Any) -> Any:
+        if isinstance(request, metadata.MetadataRequest):
+            return metadata_response({0: 1})
+        if isinstance(request, find_coordinator.FindCoordinatorRequest):
+            assert (request.key_type, request.coordinator_keys) == (1, ("tx",))
+            return find_coordinator_answer(2)
+        return type(request).__name__
+
+    # From v4 the transactional id sits inside the batched ``transactions`` array.
+    txn = add_partitions_to_txn.AddPartitionsToTxnTransaction(transactional_id="tx")
+    async with two_brokers(handler, log) as cluster:
+        await cluster.send(add_partitions_to_txn.AddPartitionsToTxnRequest(transactions=(txn,)))
+        await cluster.send(init_producer_id.InitProducerIdRequest(transactional_id="tx"))
+        await cluster.send(init_producer_id.InitProducerIdRequest(transactional_id=None))
+    sent = [(node, type(r).__name__) for node, r in log if r.__api_key__ in (22, 24)]
+    assert sent == [
+        (2, "AddPartitionsToTxnRequest"),
+        (2, "InitProducerIdRequest"),
+        (1, "InitProducerIdRequest"),  # idempotent only: any broker (the open connection)
+    ]
+
+
+async def test_an_unreachable_coordinator_is_looked_up_again() -> None:
+    log: list[tuple[int, Any]] = []
+    coordinator = {"node": 2}
+
+    def handler(node: int, request: Any) -> Any:
+        if isinstance(request, metadata.MetadataRequest):
+            return metadata_response({0: 1})
+        if isinstance(request, find_coordinator.FindCoordinatorRequest):
+            return find_coordinator_answer(coordinator["node"])
+        if node == 2:
+            coordinator["node"] = 1  # broker 2 went away; broker 1 took the group over
+            raise ConnectError("broker 2 is down")
+        return heartbeat.HeartbeatResponse()
+
+    async with two_brokers(handler, log) as cluster:
+        await cluster.send(heartbeat.HeartbeatRequest(group_id="g"))
+    kinds = [(n, type(r).__name__) for n, r in log if not isinstance(r, metadata.MetadataRequest)]
+    assert kinds == [
+        (1, "FindCoordinatorRequest"),
+        (2, "HeartbeatRequest"),
+        (1, "FindCoordinatorRequest"),
+        (1, "HeartbeatRequest"),
+    ]
+
+
+async def test_a_long_poll_gets_its_wait_added_to_the_request_timeout() -> None:
+    connections: list[FakeConnection] = []
+
+    def handler(node: int, request: Any) -> Any:
+        if isinstance(request, metadata.MetadataRequest):
+            return metadata_response({0: 1})
+        return fetch.FetchResponse()
+
+    async def connect(host: str, port: int) -> Any:
+        connections.append(FakeConnection(1, handler, []))
+        return connections[-1]
+
+    partition = fetch.FetchPartition(partition=0)
+    request = fetch.FetchRequest(
+        max_wait_ms=45_000, topics=(fetch.FetchTopic(partitions=(partition,)),)
+    )
+    async with Cluster("127.0.0.1:9001", connect=connect, request_timeout=10) as cluster:
+        await cluster.send(request, node_id=1)
+        await cluster.send(heartbeat.HeartbeatRequest(group_id="g"), node_id=1)
+    assert connections[0].timeouts == [None, 55.0, None]  # metadata, fetch, heartbeat
+
+
+async def test_a_failed_bootstrap_closes_the_connection_it_opened() -> None:
+    opened: list[FakeConnection] = []
+
+    def handler(node: int, request: Any) -> Any:
+        raise UnknownServerError("the broker failed the bootstrap Metadata request")
+
+    async def connect(host: str, port: int) -> Any:
+        opened.append(FakeConnection(1, handler, []))
+        return opened[-1]
+
+    cluster = Cluster("127.0.0.1:9001", connect=connect)
+    with pytest.raises(UnknownServerError):
+        await cluster.__aenter__()
+    assert [c.closed for c in opened] == [True]
+
+
+async def test_send_to_all_cancels_the_other_sends_when_one_fails() -> None:
+    cancelled: list[int] = []
+
+    def handler(node: int, request: Any) -> Any:
+        if isinstance(request, metadata.MetadataRequest):
+            return metadata_response({0: 1})
+        raise AssertionError("not reached")
+
+    class SlowOrFailing(FakeConnection):
+        async def send(self, request: Any, *, timeout: float | None = None) -> Any:
+            if isinstance(request, metadata.MetadataRequest):
+                return handler(self.node_id, request)
+            if self.node_id == 1:
+                raise BrokerError(code=999)  # an unlisted code: fatal
+            try:
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                cancelled.append(self.node_id)
+                raise
+
+    async def connect(host: str, port: int) -> Any:
+        return SlowOrFailing({9001: 1, 9002: 2}[port], handler, [])
+
+    async with Cluster("127.0.0.1:9001", connect=connect, backoff=FAST) as cluster:
+        with pytest.raises(BrokerError, match="UNLISTED"):
+            await cluster.send_to_all(list_groups.ListGroupsRequest())
+        assert cancelled == [2]

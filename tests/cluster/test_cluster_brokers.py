@@ -22,18 +22,21 @@ async def test_bootstrap_and_metadata(kafka_broker: Broker) -> None:
 
 
 async def test_requests_reach_each_partition_leader(mock_cluster: Broker) -> None:
-    topic = "kafkawire-routing"
     async with Cluster(mock_cluster.bootstrap) as cluster:
-        # The mock cluster creates topics on demand; ask for this one to exist.
-        create = metadata.MetadataRequest(
-            topics=(metadata.MetadataRequestTopic(name=topic),), allow_auto_topic_creation=True
-        )
-        await cluster.send(create)
-        snapshot = await cluster.refresh_metadata([topic])
-        partitions = snapshot.topics[topic].partitions
-        assert len({p.leader_id for p in partitions.values()}) > 1, (
-            "want leaders on several brokers"
-        )
+        # The mock cluster creates topics on demand, placing each partition's leader at random:
+        # all four on one broker happens 1 time in 27, so take the first topic that spreads.
+        for attempt in range(10):
+            topic = f"kafkawire-routing-{attempt}"
+            create = metadata.MetadataRequest(
+                topics=(metadata.MetadataRequestTopic(name=topic),), allow_auto_topic_creation=True
+            )
+            await cluster.send(create)
+            snapshot = await cluster.refresh_metadata([topic])
+            partitions = snapshot.topics[topic].partitions
+            if len({p.leader_id for p in partitions.values()}) > 1:
+                break
+        else:
+            pytest.fail("want leaders on several brokers")
         for index in partitions:
             request = list_offsets.ListOffsetsRequest(
                 topics=(

@@ -7,7 +7,8 @@ offsets, create a topic) are what the oldest Python Kafka clients offered, on mo
 
 Per-partition error codes in produce, fetch and list-offsets responses become exceptions; the
 retriable ones (a leader moved, metadata is stale) refresh metadata and retry until the
-cluster's ``retry_timeout`` passes.
+cluster's ``retry_timeout`` passes. Produce is at least once: a retry after a timeout or a lost
+connection may append a batch the broker had already written.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from kafkawire.protocol import convert, struct_type
 from kafkawire.records import (
     Compression,
     LegacyBatchBuilder,
+    ReadCommittedFilter,
     Record,
     RecordBatchBuilder,
     decode_batches,
@@ -44,6 +46,7 @@ EARLIEST = -2
 _NO_TOPIC_ID = uuid.UUID(int=0)
 _LAST_VERSION_WITH_TOPIC_NAMES = 12  # Produce and Fetch address topics by id from v13
 _PRODUCE, _FETCH = 0, 1
+_READ_COMMITTED = 1
 
 Value = bytes | None
 KeyAndValue = tuple[bytes | None, bytes | None]
@@ -57,6 +60,7 @@ class FetchResult:
     next_offset: int  # where the next fetch should start
     high_watermark: int
     log_start_offset: int
+    last_stable_offset: int = -1  # the end of what read_committed may see; -1 before Fetch v4
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +100,10 @@ class KafkaClient:
         exist_ok: bool = False,
         timeout_ms: int = 30_000,
     ) -> None:
+        """Create topic ``name``; with ``exist_ok`` an existing topic is not an error.
+
+        Raises the broker's error for the topic (retriable ones included: not retried here).
+        """
         topic = create_topics.CreatableTopic(
             name=name,
             num_partitions=partitions,
@@ -125,6 +133,7 @@ class KafkaClient:
         """Append ``values`` (or ``(key, value)`` pairs) to one partition as one batch.
 
         Returns the offset of the first record (``-1`` with ``acks=0``, which waits for nothing).
+        Retries are at least once: after a timeout the batch may have been written already.
         """
         items = [v if isinstance(v, tuple) else (None, v) for v in values]
         timestamp = int(time.time() * 1000)
@@ -163,7 +172,11 @@ class KafkaClient:
         isolation_level: int = 0,
     ) -> FetchResult:
         """Records of one partition from ``offset``, waiting up to ``max_wait_ms`` for
-        ``min_bytes``; the result says where to fetch next."""
+        ``min_bytes``; the result says where to fetch next.
+
+        Control batches are never returned; with ``isolation_level=1`` (read_committed) neither
+        are the records of aborted transactions.
+        """
 
         async def attempt() -> FetchResult:
             leader, version, topic_id = await self._target(topic, partition, _FETCH)
@@ -185,7 +198,7 @@ class KafkaClient:
                 topics=(topic_cls(**_topic(topic_cls, topic, topic_id), partitions=(wanted,)),),
             )
             response = await self.cluster.send(request, node_id=leader)
-            _raise_for(response.error_code, None)
+            _raise_for(getattr(response, "error_code", 0), None)  # top level from v7
             data = response.responses[0].partitions[0]
             _raise_for(data.error_code, None)
             return _fetch_result(data, offset)
@@ -197,14 +210,18 @@ class KafkaClient:
     ) -> AsyncIterator[Record]:
         """Every record of a partition from ``offset``, paging with :meth:`fetch`.
 
-        With ``stop_at_end`` it ends at the high watermark seen by the first fetch; otherwise it
-        keeps long-polling for new records. ``options`` go to :meth:`fetch`.
+        With ``stop_at_end`` it ends at the high watermark seen by the first fetch (at
+        read_committed, the last stable offset: records past it are not visible yet); otherwise
+        it keeps long-polling for new records. ``options`` go to :meth:`fetch`.
         """
         end: int | None = None
+        read_committed = options.get("isolation_level") == _READ_COMMITTED
         while end is None or offset < end:
             result = await self.fetch(topic, partition, offset, **options)
             if stop_at_end and end is None:
                 end = result.high_watermark
+                if read_committed and result.last_stable_offset >= 0:
+                    end = result.last_stable_offset
             for record in result.records:
                 if end is not None and record.offset >= end:
                     return
@@ -286,16 +303,22 @@ def _builder(
 
 
 def _fetch_result(data: Any, offset: int) -> FetchResult:
+    """One partition of a FetchResponse: its visible records and where to fetch next.
+
+    The broker lists aborted transactions only for read_committed fetches (v4+), so the filter
+    drops aborted records exactly then, and control batches always.
+    """
+    visible = ReadCommittedFilter(getattr(data, "aborted_transactions", None)).accepts
     records: list[Record] = []
     next_offset = offset
     for batch in decode_batches(data.records or b""):
         next_offset = max(next_offset, batch.next_offset)
-        if getattr(batch, "is_control", False):
-            continue
-        records += [r for r in batch.records if r.offset >= offset]
+        if visible(batch):
+            records += [r for r in batch.records if r.offset >= offset]
     return FetchResult(
         records=records,
         next_offset=next_offset,
         high_watermark=data.high_watermark,
         log_start_offset=getattr(data, "log_start_offset", -1),
+        last_stable_offset=getattr(data, "last_stable_offset", -1),
     )

@@ -3,16 +3,20 @@
 Rules this module keeps:
 
 - A request goes where its class's ``__route__`` says: any broker, the leader of the partitions
-  it names, the coordinator of the group or transactional id it names, or (``every``) each
+  it names, the coordinator of the one group or transactional id it names (found by the fields'
+  entity types, so batched forms such as OffsetFetch v8+ route too), or (``every``) each
   broker in turn through :meth:`Cluster.send_to_all`.
 - Requests are built at any version (usually the newest) and converted to the version the
   chosen broker negotiated; a request that cannot be expressed there fails before it is sent.
 - Retriable errors (a closed connection, a timeout, a retriable top-level error code) are
   retried with exponential backoff and jitter until ``retry_timeout`` passes; errors that mean
-  stale metadata refresh the cache first, and coordinator errors forget the coordinator. Other
-  errors, and top-level error codes that are not retriable, go back to the caller: ``send``
-  returns the broker's response as it came, error code included, for the caller to judge.
+  stale metadata refresh the cache first, and coordinator errors (or failing to reach the
+  coordinator) forget the coordinator. Other errors, and top-level error codes that are not
+  retriable, go back to the caller: ``send`` returns the broker's response as it came, error
+  code included, for the caller to judge.
 - Connections open lazily, one per broker, and are reused; a closed one is reopened on next use.
+- A request the broker may hold on purpose (a long-polling Fetch, a JoinGroup waiting for the
+  rebalance) gets that wait added to ``request_timeout``, so it is not timed out and resent.
 """
 
 from __future__ import annotations
@@ -26,13 +30,25 @@ import uuid
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Any
 
-from kafkawire.errors import KafkawireError, UnknownTopicIdError, error_for_code
+from kafkawire.errors import (
+    ConnectionClosedError,
+    KafkawireError,
+    UnknownTopicIdError,
+    error_for_code,
+)
 from kafkawire.messages import request_type
 from kafkawire.messages.metadata import v13 as metadata_latest
 from kafkawire.net import Connection
 from kafkawire.net.errors import ConnectError
 from kafkawire.protocol import convert
 
+from ._routing import (
+    GROUP,
+    RoutingError,
+    coordinator_key,
+    held_for,
+    partitions_named,
+)
 from .backoff import Backoff
 from .metadata import ClusterMetadata
 
@@ -41,12 +57,7 @@ __all__ = ["Cluster", "RoutingError", "parse_bootstrap"]
 _log = logging.getLogger(__name__)
 
 ConnectionFactory = Callable[[str, int], Awaitable[Connection]]
-GROUP, TRANSACTION = 0, 1  # FindCoordinator key types
 _FIND_COORDINATOR = 10
-
-
-class RoutingError(KafkawireError):
-    """A request that cannot be sent to one broker as it stands (split it, or name the broker)."""
 
 
 def parse_bootstrap(bootstrap: str | Sequence[str]) -> list[tuple[str, int]]:
@@ -80,6 +91,7 @@ class Cluster:
     ) -> None:
         """``connection_options`` (``ssl``, ``sasl``, ...) go to :meth:`Connection.open`."""
         self._bootstrap = parse_bootstrap(bootstrap)
+        self.request_timeout = request_timeout
         self._connect: ConnectionFactory = connect or (
             lambda host, port: Connection.open(
                 host,
@@ -101,7 +113,11 @@ class Cluster:
         self._closing: set[asyncio.Future[None]] = set()  # surplus connections being closed
 
     async def __aenter__(self) -> Cluster:
-        await self.metadata()
+        try:
+            await self.metadata()
+        except BaseException:
+            await self.close()  # the bootstrap connection, if one opened
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -154,7 +170,25 @@ class Cluster:
 
     async def metadata(self, topics: Collection[str] = ()) -> ClusterMetadata:
         """Cached metadata, refreshed when stale, older than ``metadata_max_age``, or lacking
-        one of ``topics``."""
+        one of ``topics``.
+
+        Tasks that find the cache stale at once share one refresh: each re-checks the cache
+        once it holds the lock, so the ones that waited take the answer the first one got.
+        """
+        cached = self._usable_metadata(topics)
+        if cached is not None:
+            return cached
+        async with self._metadata_lock:
+            cached = self._usable_metadata(topics)
+            return cached or await self._refresh(topics or None)
+
+    async def refresh_metadata(self, topics: Collection[str] | None = None) -> ClusterMetadata:
+        """Ask any broker for the brokers and for ``topics`` (all topics when ``None``)."""
+        async with self._metadata_lock:
+            return await self._refresh(topics)
+
+    def _usable_metadata(self, topics: Collection[str]) -> ClusterMetadata | None:
+        """The cache, unless it is stale, too old, or lacks one of ``topics``."""
         cached = self._metadata
         if (
             cached is None
@@ -162,32 +196,34 @@ class Cluster:
             or cached.age() > self.metadata_max_age
             or any(t not in cached.topics for t in topics)
         ):
-            return await self.refresh_metadata(topics or None)
+            return None
         return cached
 
-    async def refresh_metadata(self, topics: Collection[str] | None = None) -> ClusterMetadata:
-        """Ask any broker for the brokers and for ``topics`` (all topics when ``None``)."""
-        async with self._metadata_lock:
-            conn = await self.any_connection()
-            version = conn.version_for(metadata_latest.MetadataRequest.__api_key__)
-            request = _metadata_request(topics, version)
-            fresh = ClusterMetadata.from_response(await conn.send(request))
-            if topics is not None and self._metadata is not None:
-                # A partial answer updates the topics it names and keeps the rest.
-                merged = {**self._metadata.topics, **fresh.topics}
-                fresh = dataclasses.replace(fresh, topics=merged)
-            self._metadata, self._metadata_stale = fresh, False
-            self._adopt_bootstrap_connections(fresh)
-            return fresh
+    async def _refresh(self, topics: Collection[str] | None) -> ClusterMetadata:
+        """The refresh itself; the caller holds ``_metadata_lock``."""
+        conn = await self.any_connection()
+        version = conn.version_for(metadata_latest.MetadataRequest.__api_key__)
+        request = _metadata_request(topics, version)
+        fresh = ClusterMetadata.from_response(await conn.send(request))
+        if topics is not None and self._metadata is not None:
+            # A partial answer updates the topics it names and keeps the rest.
+            merged = {**self._metadata.topics, **fresh.topics}
+            fresh = dataclasses.replace(fresh, topics=merged)
+        self._metadata, self._metadata_stale = fresh, False
+        self._adopt_bootstrap_connections(fresh)
+        return fresh
 
     def _adopt_bootstrap_connections(self, metadata: ClusterMetadata) -> None:
         """File connections opened by bootstrap address under the node id they reach, so
         there stays one connection per broker."""
         for broker in metadata.brokers.values():
             conn = self._connections.pop((broker.host, broker.port), None)
-            if conn is not None and broker.node_id not in self._connections:
+            if conn is None:
+                continue
+            existing = self._connections.get(broker.node_id)
+            if existing is None or existing.closed:
                 self._connections[broker.node_id] = conn
-            elif conn is not None:
+            else:
                 closing = asyncio.ensure_future(conn.close())
                 self._closing.add(closing)
                 closing.add_done_callback(self._closing.discard)
@@ -212,11 +248,13 @@ class Cluster:
             raise RoutingError(f"{conn} cannot find transaction coordinators (FindCoordinator v0)")
         response = await conn.send(request)
         found = response.coordinators[0] if version >= 4 else response
-        error = error_for_code(found.error_code, found.error_message)
+        # v0 has no error_message.
+        error = error_for_code(found.error_code, getattr(found, "error_message", None))
         if error is not None:
             raise error
-        self._coordinators[(key_type, key)] = found.node_id
-        return int(found.node_id)
+        node_id = int(found.node_id)
+        self._coordinators[(key_type, key)] = node_id
+        return node_id
 
     # --- sending ---------------------------------------------------------------------------
 
@@ -235,7 +273,9 @@ class Cluster:
                 version = conn.version_for(request.__api_key__)
                 if max_version is not None:
                     version = min(version, max_version)
-                response = await conn.send(convert(request, version))
+                held = held_for(request)
+                timeout = {"timeout": self.request_timeout + held} if held else {}
+                response = await conn.send(convert(request, version), **timeout)
                 error = _top_level_error(response)
                 if error is None or not error.retriable:
                     return response
@@ -253,7 +293,14 @@ class Cluster:
     async def send_to_all(self, request: Any) -> dict[int, Any]:
         """Send ``request`` to every broker (for ``every``-routed APIs such as ListGroups)."""
         brokers = list((await self.metadata()).brokers)
-        responses = await asyncio.gather(*(self.send(request, node_id=n) for n in brokers))
+        sends = [asyncio.ensure_future(self.send(request, node_id=n)) for n in brokers]
+        try:
+            responses = await asyncio.gather(*sends)
+        except BaseException:
+            for send in sends:  # gather leaves the others running when one fails
+                send.cancel()
+            await asyncio.gather(*sends, return_exceptions=True)
+            raise
         return dict(zip(brokers, responses, strict=True))
 
     def mark_metadata_stale(self) -> None:
@@ -263,9 +310,12 @@ class Cluster:
     def _forget(self, error: KafkawireError, request: Any) -> None:
         if getattr(error, "invalid_metadata", False) or isinstance(error, ConnectError):
             self._metadata_stale = True
-        if getattr(error, "invalid_coordinator", False):
-            for key_type, field in ((GROUP, "group_id"), (TRANSACTION, "transactional_id")):
-                self._coordinators.pop((key_type, getattr(request, field, None) or ""), None)
+        lost = isinstance(error, ConnectError | ConnectionClosedError)
+        if getattr(error, "invalid_coordinator", False) or lost:
+            # A coordinator that cannot be reached may have moved: look it up again too.
+            key = coordinator_key(request)
+            if key is not None:
+                self._coordinators.pop(key, None)
 
     async def _route(self, request: Any, node_id: int | None) -> Connection:
         if node_id is not None:
@@ -273,12 +323,14 @@ class Cluster:
         route = type(request).__route__
         if route == "leader":
             return await self.connection(await self._leader_of(request))
-        if route == "group":
-            return await self.connection(await self.coordinator(request.group_id, GROUP))
-        if route == "transaction" and getattr(request, "transactional_id", None):
-            return await self.connection(
-                await self.coordinator(request.transactional_id, TRANSACTION)
-            )
+        if route in ("group", "transaction"):
+            key = coordinator_key(request)
+            if key is not None:
+                return await self.connection(await self.coordinator(key[1], key[0]))
+            if route == "group":
+                raise RoutingError(f"{type(request).__name__} names no group to route by")
+            # A transaction-routed request without a transactional id (InitProducerId for an
+            # idempotent producer) may go to any broker.
         if route in ("every", "internal"):
             raise RoutingError(
                 f"{type(request).__name__} is routed '{route}': use send_to_all() or name node_id"
@@ -286,7 +338,7 @@ class Cluster:
         return await self.any_connection()
 
     async def _leader_of(self, request: Any) -> int:
-        named = _partitions_named(request)
+        named = partitions_named(request)
         metadata = await self.metadata([t for t, _ in named if isinstance(t, str)])
         leaders = set()
         for topic, partition in named:
@@ -321,52 +373,3 @@ def _metadata_request(topics: Collection[str] | None, version: int) -> Any:
 def _top_level_error(response: Any) -> KafkawireError | None:
     code = getattr(response, "error_code", 0)
     return error_for_code(code, getattr(response, "error_message", None)) if code else None
-
-
-def _partitions_named(request: Any) -> list[tuple[str | uuid.UUID, int]]:
-    """The (topic or topic id, partition) pairs a leader-routed request names.
-
-    Found from field metadata, not per-API code: the request's topic array is the array of
-    structs whose element has a ``topicName`` field (or a ``topic_id``); in each topic, the
-    partitions are the first array field (of ints, or of structs whose first int field is the
-    partition index).
-    """
-    for f in dataclasses.fields(request):
-        topics = getattr(request, f.name)
-        if not f.metadata.get("kafka_type", "").startswith("[]") or not topics:
-            continue
-        if not dataclasses.is_dataclass(topics[0]):
-            continue
-        named = []
-        for topic in topics:
-            name = _field_of(topic, entity="topicName")
-            topic_id = getattr(topic, "topic_id", None)
-            key: str | uuid.UUID | None = name or topic_id
-            partitions = _first_array(topic)
-            if key is None or partitions is None:
-                break
-            named += [(key, p) for p in partitions]
-        else:
-            return named
-    raise RoutingError(f"{type(request).__name__} names no topic partitions to route by")
-
-
-def _field_of(value: Any, *, entity: str) -> Any:
-    for f in dataclasses.fields(value):
-        if f.metadata.get("entity_type") == entity:
-            return getattr(value, f.name)
-    return None
-
-
-def _first_array(topic: Any) -> list[int] | None:
-    for f in dataclasses.fields(topic):
-        if not f.metadata.get("kafka_type", "").startswith("[]"):
-            continue
-        items = getattr(topic, f.name) or ()
-        if items and dataclasses.is_dataclass(items[0]):
-            index = next(
-                g.name for g in dataclasses.fields(items[0]) if g.metadata["kafka_type"] == "int32"
-            )
-            return [getattr(item, index) for item in items]
-        return list(items)
-    return None
