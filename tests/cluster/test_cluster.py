@@ -375,3 +375,17 @@ async def test_send_to_all_cancels_the_other_sends_when_one_fails() -> None:
         with pytest.raises(BrokerError, match="UNLISTED"):
             await cluster.send_to_all(list_groups.ListGroupsRequest())
         assert cancelled == [2]
+
+
+async def test_retry_false_raises_the_first_retriable_error() -> None:
+    log: list[tuple[int, Any]] = []
+
+    def handler(node: int, request: Any) -> Any:
+        if isinstance(request, metadata.MetadataRequest):
+            return metadata_response({0: 1})
+        raise RequestTimeoutError("slow")
+
+    async with two_brokers(handler, log) as cluster:
+        with pytest.raises(RequestTimeoutError):
+            await cluster.send(list_offsets_for(0), retry=False)
+    assert sum(type(r).__name__ == "ListOffsetsRequest" for _, r in log) == 1

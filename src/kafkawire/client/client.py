@@ -150,7 +150,7 @@ class KafkaClient:
             )
             topic_data = topic_cls(**_topic(topic_cls, topic, topic_id), partition_data=(data,))
             request = request_cls(acks=acks, timeout_ms=timeout_ms, topic_data=(topic_data,))
-            response = await self.cluster.send(request, node_id=leader)
+            response = await self.cluster.send(request, node_id=leader, retry=False)
             if response is None:  # acks=0
                 return -1
             answer = response.responses[0].partition_responses[0]
@@ -197,7 +197,7 @@ class KafkaClient:
                 convert(options, version),
                 topics=(topic_cls(**_topic(topic_cls, topic, topic_id), partitions=(wanted,)),),
             )
-            response = await self.cluster.send(request, node_id=leader)
+            response = await self.cluster.send(request, node_id=leader, retry=False)
             _raise_for(getattr(response, "error_code", 0), None)  # top level from v7
             data = response.responses[0].partitions[0]
             _raise_for(data.error_code, None)

@@ -259,13 +259,21 @@ class Cluster:
     # --- sending ---------------------------------------------------------------------------
 
     async def send(
-        self, request: Any, *, node_id: int | None = None, max_version: int | None = None
+        self,
+        request: Any,
+        *,
+        node_id: int | None = None,
+        max_version: int | None = None,
+        retry: bool = True,
     ) -> Any:
         """Send ``request`` where it belongs (or to ``node_id``), retrying what may succeed.
 
         It goes at the highest version both sides support, or at most ``max_version``.
+        With ``retry=False`` the first retriable error is raised (after the caches it
+        invalidates are cleared), for callers that retry themselves and must choose the
+        broker again, such as a send pinned to a partition leader that may have moved.
         """
-        deadline = time.monotonic() + self.retry_timeout
+        deadline = time.monotonic() + (self.retry_timeout if retry else 0)
         delays = self.backoff.delays(deadline)
         while True:
             try:
