@@ -13,6 +13,7 @@ import contextlib
 import ipaddress
 from typing import Any, NamedTuple
 
+from kafkawire import cluster
 from kafkawire.errors import ProtocolError, raise_for_code
 from kafkawire.messages.api_versions import v0 as api_versions_v0
 from kafkawire.messages.create_topics import v5 as create_topics_v5
@@ -50,7 +51,7 @@ def _is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
 
@@ -61,14 +62,10 @@ def parse_bootstrap(bootstrap: str) -> list[Address]:
     The loopback rule keeps a stray ``KAFKAWIRE_BOOTSTRAP`` (or a broker that advertises a
     public address) from turning a test run into traffic to another machine.
     """
-    addresses: list[Address] = []
-    for item in bootstrap.split(","):
-        host, sep, port = item.strip().rpartition(":")
-        if not sep or not host or not port.isdigit():
-            raise ValueError(f"not host:port: {item!r} in {bootstrap!r}")
-        if not _is_loopback(host):
-            raise ValueError(f"{item!r}: kafkawire's tests only talk to loopback addresses")
-        addresses.append(Address(host.strip("[]"), int(port)))
+    addresses = [Address(host, port) for host, port in cluster.parse_bootstrap(bootstrap)]
+    for address in addresses:
+        if not _is_loopback(address.host):
+            raise ValueError(f"{address.host}: kafkawire's tests only talk to loopback addresses")
     return addresses
 
 
