@@ -15,6 +15,11 @@ aiokafka picks its Cython or pure-Python classes at import time (``AIOKAFKA_NO_E
 and its pure classes call the Cython varint and crc helpers when those load, so the
 pure-Python figures come from a child interpreter started with ``AIOKAFKA_NO_EXTENSIONS=1``.
 
+kafkawire decodes with its compiled record loop (``kafkawire.records._accel``) when the build
+made it, and the *kafkawire (pure)* column times the same decodes with its pure-Python loop
+(the ratio there is pure time / compiled time); without the extension (or with
+``KAFKAWIRE_NO_EXTENSIONS=1``) the main column is the pure loop and that column is left out.
+
 Times are the best of ``REPEAT`` runs (kafkawire's, of two such series, one before the peers
 and one after); ratios are peer time / kafkawire time (above 1:
 kafkawire is faster). Run with ``python -m benchmarks`` (every benchmark) or
@@ -23,6 +28,7 @@ kafkawire is faster). Run with ``python -m benchmarks`` (every benchmark) or
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -30,11 +36,11 @@ import subprocess
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kafkawire.records import Compression, RecordBatchBuilder, decode_batches
+from kafkawire.records import Compression, RecordBatchBuilder, batch_v2, decode_batches, v2_records
 
 RECORDS = 10_000
 VALUE_SIZE = 100
@@ -167,6 +173,26 @@ def _peers(values: list[bytes], batches: dict[Compression, bytes]) -> dict[str, 
     return peers
 
 
+@contextlib.contextmanager
+def _record_loop(read: v2_records.ReadRecordsFunction) -> Iterator[None]:
+    """Decode v2 records with ``read`` (the pure or the compiled loop) for a while."""
+    chosen = batch_v2.read_records
+    batch_v2.read_records = read
+    try:
+        yield
+    finally:
+        batch_v2.read_records = chosen
+
+
+def _time_pure_decode(batches: dict[Compression, bytes]) -> Timings:
+    timings: Timings = dict.fromkeys(TASKS)
+    with _record_loop(v2_records.read_records_pure):
+        for task, (codec, _) in TASKS.items():
+            if task.startswith("decode"):
+                timings[task] = _best(lambda codec=codec: _decode_ours(batches[codec]))
+    return timings
+
+
 def _time_ours(values: list[bytes], batches: dict[Compression, bytes]) -> dict[str, float]:
     timings = {}
     for task, (codec, level) in TASKS.items():
@@ -185,12 +211,16 @@ def main() -> None:
     # Timed before and after the peers, keeping the better: a burst of load from elsewhere on
     # the machine then has to hit both runs to skew the ratios.
     before = _time_ours(values, batches)
-    peers = _peers(values, batches)
+    peers: dict[str, Timings] = {}
+    if v2_records.ACCELERATED:
+        peers["kafkawire (pure)"] = _time_pure_decode(batches)
+    peers.update(_peers(values, batches))
     after = _time_ours(values, batches)
     ours = {task: min(before[task], after[task]) for task in TASKS}
+    loop = "compiled (_accel)" if v2_records.ACCELERATED else "pure-Python"
     print(
         f"{RECORDS} records of {VALUE_SIZE}-byte values in one v2 batch, best of {REPEAT};"
-        " (ratio) = peer time / kafkawire time"
+        f" (ratio) = peer time / kafkawire time; kafkawire's record loop: {loop}"
     )
     print(f"{'':<14}{'kafkawire':>12}" + "".join(f"{peer:>24}" for peer in peers))
     for task, mine in ours.items():

@@ -20,21 +20,51 @@ Invariants the loop keeps:
   values as ``bytes`` slices of the (decompressed or copied) payload;
 - anything that runs past the end raises ``IndexError`` or :class:`CorruptRecordError`; the
   caller turns both into a :class:`CorruptRecordError` naming the batch.
+
+The same loop exists compiled, in the optional C extension ``kafkawire.records._accel``, which
+gives the same records and the same errors (already naming the batch). :data:`read_records` is
+that one when the build compiled it and ``KAFKAWIRE_NO_EXTENSIONS`` is not set, else
+:func:`read_records_pure`; :data:`ACCELERATED` says which.
 """
 
 from __future__ import annotations
 
 import linecache
+import os
 import textwrap
+import warnings
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from .errors import CorruptRecordError
 from .model import Header, HeaderTwin, Record, RecordTwin
 from .varint import SMALL_VARINT_LIMIT, encode_varint, read_raw, read_varint
 
-__all__ = ["encode_headers", "encode_record", "read_records"]
+__all__ = [
+    "ACCELERATED",
+    "ReadRecordsFunction",
+    "encode_headers",
+    "encode_record",
+    "read_records",
+    "read_records_pure",
+]
 
 ReadRecords = Callable[[bytes, int, int, int], tuple[Record, ...]]
+
+
+class ReadRecordsFunction(Protocol):
+    """The signature :func:`read_records_pure` and the compiled loop share."""
+
+    def __call__(
+        self,
+        buf: bytes,
+        *,
+        base_offset: int,
+        base_timestamp: int,
+        log_append_time: int | None,
+        count: int,
+    ) -> tuple[Record, ...]: ...
+
 
 _VARINT = """
 raw = buf[{at0}]
@@ -175,7 +205,7 @@ _CREATE_TIME = _compile("create time", "base_timestamp + ((raw >> 1) ^ -(raw & 1
 _LOG_APPEND_TIME = _compile("log-append time", "base_timestamp")
 
 
-def read_records(
+def read_records_pure(
     buf: bytes, *, base_offset: int, base_timestamp: int, log_append_time: int | None, count: int
 ) -> tuple[Record, ...]:
     """The ``count`` records in the uncompressed records section ``buf``, which they must fill.
@@ -187,6 +217,28 @@ def read_records(
     if log_append_time is None:
         return _CREATE_TIME(buf, base_offset, base_timestamp, count)
     return _LOG_APPEND_TIME(buf, base_offset, log_append_time, count)
+
+
+def _compiled() -> ReadRecordsFunction | None:
+    """The C loop, or ``None`` when it was not built or ``KAFKAWIRE_NO_EXTENSIONS`` is set."""
+    if os.environ.get("KAFKAWIRE_NO_EXTENSIONS"):
+        return None
+    try:
+        from . import _accel
+    except ImportError:
+        return None
+    try:
+        _accel.setup(Record, Header, CorruptRecordError)
+    except TypeError as exc:  # a stale build: the classes changed since it was compiled
+        warnings.warn(f"kafkawire.records._accel not used: {exc}", RuntimeWarning, stacklevel=1)
+        return None
+    return _accel.read_records
+
+
+_COMPILED = _compiled()
+ACCELERATED = _COMPILED is not None
+"""Whether :data:`read_records` is the compiled loop."""
+read_records: ReadRecordsFunction = read_records_pure if _COMPILED is None else _COMPILED
 
 
 def encode_headers(headers: Sequence[Header | tuple[str, bytes | None]]) -> bytes:

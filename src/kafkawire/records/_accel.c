@@ -1,0 +1,593 @@
+/* kafkawire.records._accel: the v2 record loop of kafkawire.records.v2_records, in C.
+ *
+ * Optional: the build compiles it when it can (see hatch_build.py at the repository root),
+ * and kafkawire.records.v2_records falls back to its pure-Python loop when it is missing or
+ * when KAFKAWIRE_NO_EXTENSIONS is set.
+ *
+ * read_records() must give exactly what the pure loop gives, errors included: the same
+ * records (Record and Header instances, keys and values as bytes, absolute offsets and
+ * timestamps as Python ints of any size), and where the pure loop fails, a
+ * CorruptRecordError with the same reason. The pure loop reports reading past the end as
+ * IndexError (which its caller words as "a record runs past the end of the batch") and a bad
+ * header key as UnicodeDecodeError ("a header key is not UTF-8"); here those reasons are
+ * raised directly. Every error carries the batch's base offset.
+ *
+ * Records and headers are built as the pure loop builds its slot twins, without __init__:
+ * allocated for the class (outside the cyclic GC, see untrack()) and their slots written at
+ * the offsets of the classes' member descriptors, which setup() looks up and checks once.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <structmember.h>
+#include <stdint.h>
+
+#ifndef Py_T_OBJECT_EX
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#endif
+
+enum { R_OFFSET, R_TIMESTAMP, R_KEY, R_VALUE, R_HEADERS, R_FIELDS };
+enum { H_KEY, H_VALUE, H_FIELDS };
+
+static const char *const record_fields[R_FIELDS] = {"offset", "timestamp", "key", "value",
+                                                    "headers"};
+static const char *const header_fields[H_FIELDS] = {"key", "value"};
+
+static PyTypeObject *record_type = NULL;
+static PyTypeObject *header_type = NULL;
+static PyObject *corrupt_error = NULL;
+static Py_ssize_t record_offsets[R_FIELDS];
+static Py_ssize_t header_offsets[H_FIELDS];
+
+#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
+
+/* ------------------------------------------------------------------------------------------
+ * Errors
+ */
+
+/* Raise CorruptRecordError(reason, base_offset); steals ``reason`` (which may be NULL). */
+static void
+raise_corrupt(PyObject *base_offset, PyObject *reason)
+{
+    if (reason == NULL) {
+        return;
+    }
+    PyObject *exc = PyObject_CallFunctionObjArgs(corrupt_error, reason, base_offset, NULL);
+    Py_DECREF(reason);
+    if (exc != NULL) {
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+    }
+}
+
+#define CORRUPT(...) raise_corrupt(base_offset, PyUnicode_FromFormat(__VA_ARGS__))
+#define PAST_END() CORRUPT("a record runs past the end of the batch")
+
+/* ------------------------------------------------------------------------------------------
+ * Varints, as kafkawire.records.varint.read_raw and the loop's inline snippet read them
+ */
+
+static inline int64_t
+zigzag(uint64_t raw)
+{
+    return (int64_t)((raw >> 1) ^ (0 - (raw & 1)));
+}
+
+/* read_raw(): the unsigned varint of at most ``bits`` bits at ``at``; 0, or -1 with an error. */
+static int
+read_raw(const unsigned char *buf, Py_ssize_t end, Py_ssize_t at, int bits, uint64_t *raw_out,
+         Py_ssize_t *pos_out, PyObject *base_offset)
+{
+    uint64_t raw = 0;
+    int shift = 0;
+    int overflow = 0;
+    int length = (bits + 6) / 7;
+    for (int i = 0; i < length; i++) {
+        if (at + i >= end) {
+            CORRUPT("varint at byte %zd runs past the end", at);
+            return -1;
+        }
+        unsigned int byte = buf[at + i];
+        uint64_t group = byte & 0x7F;
+        if (shift == 63 && group > 1) {
+            overflow = 1; /* bits past the 64th */
+        }
+        raw |= group << shift;
+        if (byte < 0x80) {
+            if (overflow || (bits < 64 && (raw >> bits))) {
+                CORRUPT("varint at byte %zd overflows %d bits", at, bits);
+                return -1;
+            }
+            *raw_out = raw;
+            *pos_out = at + i + 1;
+            return 0;
+        }
+        shift += 7;
+    }
+    CORRUPT("varint at byte %zd is longer than %d bits allow", at, bits);
+    return -1;
+}
+
+/* The loop's inline varint: one to three bytes here, longer ones through read_raw(). Reading
+ * past the end in the inline part is the pure loop's IndexError. */
+static inline int
+read_inline(const unsigned char *buf, Py_ssize_t end, Py_ssize_t at, int bits, uint64_t *raw_out,
+            Py_ssize_t *pos_out, PyObject *base_offset)
+{
+    if (at >= end) {
+        goto past_end;
+    }
+    uint64_t first = buf[at];
+    if (first < 0x80) {
+        *raw_out = first;
+        *pos_out = at + 1;
+        return 0;
+    }
+    if (at + 1 >= end) {
+        goto past_end;
+    }
+    uint64_t more = buf[at + 1];
+    if (more < 0x80) {
+        *raw_out = first + (more << 7) - 0x80;
+        *pos_out = at + 2;
+        return 0;
+    }
+    if (at + 2 >= end) {
+        goto past_end;
+    }
+    uint64_t last = buf[at + 2];
+    if (last < 0x80) {
+        *raw_out = first - 0x80 + ((more - 0x80) << 7) + (last << 14);
+        *pos_out = at + 3;
+        return 0;
+    }
+    return read_raw(buf, end, at, bits, raw_out, pos_out, base_offset);
+past_end:
+    PAST_END();
+    return -1;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Values
+ */
+
+/* A new instance of ``type`` (Record or Header), not yet GC-tracked and with no slot set:
+ * setup() checked that the slots are all of its fields, and the caller sets every one. */
+static inline PyObject *
+new_instance(PyTypeObject *type)
+{
+    return _PyObject_GC_New(type);
+}
+
+/* Records, headers and the headers tuples hold only ints, bytes, str, None and headers, so
+ * they can never be part of a reference cycle: like CPython with such tuples, they stay out of
+ * the cyclic GC (records and headers are never tracked, see new_instance()), which would
+ * otherwise walk every record of every batch that is alive (the pure loop's 10,000-record
+ * batches spend about half their time in the collector). */
+static inline void
+untrack(PyObject *obj)
+{
+    if (PyObject_GC_IsTracked(obj)) {
+        PyObject_GC_UnTrack(obj);
+    }
+}
+
+/* ``base + delta`` as a Python int: int64 arithmetic when it cannot overflow, else Python's. */
+static PyObject *
+add_delta(PyObject *base_obj, int base_fits, int64_t base, int64_t delta)
+{
+    int64_t sum;
+    if (base_fits && !__builtin_add_overflow(base, delta, &sum)) {
+        return PyLong_FromLongLong(sum);
+    }
+    PyObject *delta_obj = PyLong_FromLongLong(delta);
+    if (delta_obj == NULL) {
+        return NULL;
+    }
+    PyObject *result = PyNumber_Add(base_obj, delta_obj);
+    Py_DECREF(delta_obj);
+    return result;
+}
+
+/* ``buf[start:start + length]`` with Python's slice clamping at ``end``. */
+static PyObject *
+clamped_slice(const unsigned char *buf, Py_ssize_t end, Py_ssize_t start, Py_ssize_t length)
+{
+    Py_ssize_t stop = start + length;
+    if (start > end) {
+        start = end;
+    }
+    if (stop > end) {
+        stop = end;
+    }
+    if (stop < start) {
+        stop = start;
+    }
+    return PyBytes_FromStringAndSize((const char *)buf + start, stop - start);
+}
+
+/* _read_headers(): the headers at ``*pos`` (whose count varint is not 0); NULL on error. */
+static PyObject *
+read_headers(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos_io, Py_ssize_t record_end,
+             PyObject *base_offset)
+{
+    Py_ssize_t pos = *pos_io;
+    uint64_t raw;
+    if (read_raw(buf, end, pos, 32, &raw, &pos, base_offset) < 0) {
+        return NULL;
+    }
+    int64_t count = zigzag(raw);
+    /* Each header takes at least two bytes (key length, value length). */
+    if (count < 0 || 2 * count > (int64_t)(record_end - pos)) {
+        CORRUPT("header count %lld before byte %zd", (long long)count, pos);
+        return NULL;
+    }
+    PyObject *headers = PyTuple_New((Py_ssize_t)count);
+    if (headers == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < (Py_ssize_t)count; i++) {
+        if (read_raw(buf, end, pos, 32, &raw, &pos, base_offset) < 0) {
+            goto error;
+        }
+        int64_t length = zigzag(raw);
+        if (length < 0) {
+            CORRUPT("header key length %lld before byte %zd", (long long)length, pos);
+            goto error;
+        }
+        Py_ssize_t start = pos < end ? pos : end;
+        Py_ssize_t stop = pos + (Py_ssize_t)length < end ? pos + (Py_ssize_t)length : end;
+        PyObject *key = PyUnicode_DecodeUTF8((const char *)buf + start,
+                                             stop > start ? stop - start : 0, NULL);
+        if (key == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
+                PyErr_Clear();
+                CORRUPT("a header key is not UTF-8");
+            }
+            goto error;
+        }
+        pos += (Py_ssize_t)length;
+        if (read_raw(buf, end, pos, 32, &raw, &pos, base_offset) < 0) {
+            Py_DECREF(key);
+            goto error;
+        }
+        length = zigzag(raw);
+        if (length < -1) {
+            Py_DECREF(key);
+            CORRUPT("header value length %lld before byte %zd", (long long)length, pos);
+            goto error;
+        }
+        PyObject *value;
+        if (length == -1) {
+            value = Py_NewRef(Py_None);
+        }
+        else {
+            value = clamped_slice(buf, end, pos, (Py_ssize_t)length);
+            if (value == NULL) {
+                Py_DECREF(key);
+                goto error;
+            }
+            pos += (Py_ssize_t)length;
+        }
+        PyObject *header = new_instance(header_type);
+        if (header == NULL) {
+            Py_DECREF(key);
+            Py_DECREF(value);
+            goto error;
+        }
+        SLOT(header, header_offsets[H_KEY]) = key;
+        SLOT(header, header_offsets[H_VALUE]) = value;
+        PyTuple_SET_ITEM(headers, i, header);
+    }
+    *pos_io = pos;
+    return headers;
+error:
+    Py_DECREF(headers);
+    return NULL;
+}
+
+/* key or value: None for length -1, an error below it, else the bytes (which must not run
+ * past the end: the pure loop's next read would then raise IndexError). */
+static int
+read_nullable(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos_io, const char *name,
+              PyObject **out, PyObject *base_offset)
+{
+    uint64_t raw;
+    Py_ssize_t pos;
+    if (read_inline(buf, end, *pos_io, 32, &raw, &pos, base_offset) < 0) {
+        return -1;
+    }
+    if (raw == 1) {
+        *out = Py_NewRef(Py_None);
+    }
+    else if (raw & 1) {
+        CORRUPT("%s length %lld before byte %zd", name, (long long)zigzag(raw), pos);
+        return -1;
+    }
+    else {
+        Py_ssize_t length = (Py_ssize_t)(raw >> 1);
+        if (length > end - pos) {
+            PAST_END();
+            return -1;
+        }
+        *out = PyBytes_FromStringAndSize((const char *)buf + pos, length);
+        if (*out == NULL) {
+            return -1;
+        }
+        pos += length;
+    }
+    *pos_io = pos;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * The record loop
+ */
+
+static int
+as_int64(PyObject *obj, const char *name, int64_t *out, int *fits)
+{
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int, not %.100s", name,
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    int overflow;
+    long long value = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (value == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    *fits = overflow == 0;
+    *out = overflow ? 0 : (int64_t)value;
+    return 0;
+}
+
+static PyObject *
+read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"buf", "base_offset", "base_timestamp", "log_append_time", "count",
+                             NULL};
+    Py_buffer view;
+    PyObject *base_offset, *base_timestamp, *log_append_time;
+    Py_ssize_t count;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*$OOOn:read_records", kwlist, &view,
+                                     &base_offset, &base_timestamp, &log_append_time, &count)) {
+        return NULL;
+    }
+    PyObject *records = NULL;
+    if (record_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "kafkawire.records._accel.setup() was not called");
+        goto done;
+    }
+    int64_t offset_base, timestamp_base = 0;
+    int offset_fits, timestamp_fits = 0;
+    int log_append = log_append_time != Py_None;
+    if (as_int64(base_offset, "base_offset", &offset_base, &offset_fits) < 0) {
+        goto done;
+    }
+    if (log_append) {
+        if (!PyLong_Check(log_append_time)) {
+            PyErr_Format(PyExc_TypeError, "log_append_time must be an int or None, not %.100s",
+                         Py_TYPE(log_append_time)->tp_name);
+            goto done;
+        }
+    }
+    else if (as_int64(base_timestamp, "base_timestamp", &timestamp_base, &timestamp_fits) < 0) {
+        goto done;
+    }
+
+    const unsigned char *buf = view.buf;
+    Py_ssize_t end = view.len;
+    Py_ssize_t pos = 0;
+    /* A record takes at least 7 bytes, so no more than end / 7 of them can be complete. */
+    Py_ssize_t capacity = count < end / 7 ? count : end / 7;
+    records = PyTuple_New(capacity > 0 ? capacity : 0);
+    if (records == NULL) {
+        goto done;
+    }
+    /* Out of the GC while it fills, or every young collection walks all of it again (the
+     * empty tuple is a shared singleton, which is left alone). */
+    int retrack = capacity > 0 && PyObject_GC_IsTracked(records);
+    if (retrack) {
+        PyObject_GC_UnTrack(records);
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        uint64_t raw;
+        if (read_inline(buf, end, pos, 32, &raw, &pos, base_offset) < 0) {
+            goto error;
+        }
+        if (raw & 1) {
+            CORRUPT("record length %lld before byte %zd", (long long)zigzag(raw), pos);
+            goto error;
+        }
+        Py_ssize_t record_end = pos + (Py_ssize_t)(raw >> 1);
+        /* The timestamp delta, past the (unused) attributes byte. */
+        if (read_inline(buf, end, pos + 1, 64, &raw, &pos, base_offset) < 0) {
+            goto error;
+        }
+        int64_t timestamp_delta = zigzag(raw);
+        if (read_inline(buf, end, pos, 32, &raw, &pos, base_offset) < 0) {
+            goto error;
+        }
+        int64_t offset_delta = zigzag(raw);
+        PyObject *key, *value, *headers;
+        if (read_nullable(buf, end, &pos, "key", &key, base_offset) < 0) {
+            goto error;
+        }
+        if (read_nullable(buf, end, &pos, "value", &value, base_offset) < 0) {
+            Py_DECREF(key);
+            goto error;
+        }
+        if (pos >= end) {
+            PAST_END();
+            goto error_kv;
+        }
+        if (buf[pos]) {
+            headers = read_headers(buf, end, &pos, record_end, base_offset);
+            if (headers == NULL) {
+                goto error_kv;
+            }
+        }
+        else {
+            headers = PyTuple_New(0);
+            if (headers == NULL) {
+                goto error_kv;
+            }
+            pos += 1;
+        }
+        if (pos != record_end) {
+            CORRUPT("record ending at byte %zd used %zd", record_end, pos);
+            goto error_kvh;
+        }
+        if (i >= capacity) { /* cannot happen: see capacity */
+            PyErr_SetString(PyExc_SystemError, "kafkawire.records._accel: record count");
+            goto error_kvh;
+        }
+        PyObject *offset = add_delta(base_offset, offset_fits, offset_base, offset_delta);
+        if (offset == NULL) {
+            goto error_kvh;
+        }
+        PyObject *timestamp =
+            log_append ? Py_NewRef(log_append_time)
+                       : add_delta(base_timestamp, timestamp_fits, timestamp_base,
+                                   timestamp_delta);
+        if (timestamp == NULL) {
+            Py_DECREF(offset);
+            goto error_kvh;
+        }
+        PyObject *record = new_instance(record_type);
+        if (record == NULL) {
+            Py_DECREF(offset);
+            Py_DECREF(timestamp);
+            goto error_kvh;
+        }
+        SLOT(record, record_offsets[R_OFFSET]) = offset;
+        SLOT(record, record_offsets[R_TIMESTAMP]) = timestamp;
+        SLOT(record, record_offsets[R_KEY]) = key;
+        SLOT(record, record_offsets[R_VALUE]) = value;
+        SLOT(record, record_offsets[R_HEADERS]) = headers;
+        untrack(headers);
+        PyTuple_SET_ITEM(records, i, record);
+        continue;
+    error_kvh:
+        Py_DECREF(headers);
+    error_kv:
+        Py_DECREF(key);
+        Py_DECREF(value);
+        goto error;
+    }
+    if (pos != end) {
+        CORRUPT("%zd records end at byte %zd of %zd", count, pos, end);
+        goto error;
+    }
+    if (retrack) {
+        PyObject_GC_Track(records);
+    }
+    goto done;
+error:
+    Py_CLEAR(records);
+done:
+    PyBuffer_Release(&view);
+    return records;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Set-up: the classes, and the offsets of their slots
+ */
+
+static int
+slot_offsets(PyTypeObject *type, const char *const *names, int n, Py_ssize_t *offsets)
+{
+    PyObject *slots = PyObject_GetAttrString((PyObject *)type, "__slots__");
+    Py_ssize_t n_slots = slots == NULL ? -1 : PyObject_Length(slots);
+    Py_XDECREF(slots);
+    if (n_slots < 0) {
+        PyErr_Clear();
+    }
+    /* Nothing but the n slots after the object header (no __dict__, no __weakref__), and a
+     * GC type, as new_instance() needs. */
+    if (n_slots != n || type->tp_base != &PyBaseObject_Type || type->tp_itemsize != 0 ||
+        type->tp_dictoffset != 0 || type->tp_weaklistoffset != 0 ||
+        type->tp_basicsize != (Py_ssize_t)(sizeof(PyObject) + n * sizeof(PyObject *)) ||
+        !PyType_HasFeature(type, Py_TPFLAGS_HAVE_GC)) {
+        PyErr_Format(PyExc_TypeError, "%.100s does not have the slot layout _accel expects",
+                     type->tp_name);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *descr = PyObject_GetAttrString((PyObject *)type, names[i]);
+        if (descr == NULL) {
+            PyErr_Clear();
+            descr = Py_NewRef(Py_None);
+        }
+        int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type);
+        if (ok) {
+            PyMemberDescrObject *member = (PyMemberDescrObject *)descr;
+            PyMemberDef *def = member->d_member;
+            ok = member->d_common.d_type == type && def->type == Py_T_OBJECT_EX &&
+                 def->offset >= (Py_ssize_t)sizeof(PyObject) &&
+                 def->offset + (Py_ssize_t)sizeof(PyObject *) <= type->tp_basicsize;
+            offsets[i] = def->offset;
+        }
+        Py_DECREF(descr);
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "%.100s.%s is not an object slot", type->tp_name,
+                         names[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *
+setup(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyTypeObject *record, *header;
+    PyObject *error;
+    if (!PyArg_ParseTuple(args, "O!O!O:setup", &PyType_Type, &record, &PyType_Type, &header,
+                          &error)) {
+        return NULL;
+    }
+    if (!PyExceptionClass_Check(error)) {
+        PyErr_SetString(PyExc_TypeError, "setup() needs an exception class");
+        return NULL;
+    }
+    Py_ssize_t r[R_FIELDS], h[H_FIELDS];
+    if (slot_offsets(record, record_fields, R_FIELDS, r) < 0 ||
+        slot_offsets(header, header_fields, H_FIELDS, h) < 0) {
+        return NULL;
+    }
+    memcpy(record_offsets, r, sizeof(r));
+    memcpy(header_offsets, h, sizeof(h));
+    Py_XSETREF(record_type, (PyTypeObject *)Py_NewRef(record));
+    Py_XSETREF(header_type, (PyTypeObject *)Py_NewRef(header));
+    Py_XSETREF(corrupt_error, Py_NewRef(error));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"setup", (PyCFunction)setup, METH_VARARGS,
+     "setup(record_class, header_class, corrupt_error)\n--\n\n"
+     "The classes read_records() builds and raises; checks their slot layout."},
+    {"read_records", (PyCFunction)(void (*)(void))read_records, METH_VARARGS | METH_KEYWORDS,
+     "read_records(buf, *, base_offset, base_timestamp, log_append_time, count)\n--\n\n"
+     "The count records of a v2 records section, as the pure-Python loop reads them."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    "kafkawire.records._accel",
+    "The v2 record loop of kafkawire.records.v2_records, compiled.",
+    -1,
+    methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__accel(void)
+{
+    return PyModule_Create(&module);
+}

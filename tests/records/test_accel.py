@@ -1,0 +1,253 @@
+"""The compiled record loop (``kafkawire.records._accel``): in use when built, and identical.
+
+The decoding tests of the other modules run against both loops (see ``conftest.py``); here
+the two loops are also compared head to head on records sections alone, well-formed and not:
+every outcome, records or error reason, must be the same.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kafkawire.records import (
+    CorruptRecordError,
+    Header,
+    Record,
+    RecordBatchBuilder,
+    batch_v2,
+    v2_records,
+)
+
+from .helpers import THOROUGH, header_lists, keys, values
+
+DISABLED = bool(os.environ.get("KAFKAWIRE_NO_EXTENSIONS"))
+BUILT = importlib.util.find_spec("kafkawire.records._accel") is not None
+needs_accel = pytest.mark.skipif(
+    not v2_records.ACCELERATED, reason="the C extension is not built, or disabled"
+)
+
+INT64 = (-(2**63), 2**63 - 1)
+# Base offsets and timestamps: typical ones, and int64's ends (where the sums leave int64).
+bases = st.sampled_from([0, 1, 1_700_000_000_000, *INT64, INT64[1] - 5, INT64[0] + 5])
+bases |= st.integers(*INT64)
+log_append_times = st.none() | bases
+
+
+def test_the_compiled_loop_is_in_use_when_built_and_not_disabled() -> None:
+    assert v2_records.ACCELERATED is (BUILT and not DISABLED)
+    assert batch_v2.read_records is v2_records.read_records  # as imported, unswapped
+    if v2_records.ACCELERATED:
+        assert v2_records.read_records is not v2_records.read_records_pure
+        assert type(v2_records.read_records).__name__ == "builtin_function_or_method"
+    else:
+        assert v2_records.read_records is v2_records.read_records_pure
+
+
+def test_kafkawire_no_extensions_forces_the_pure_loop() -> None:
+    code = (
+        "from kafkawire.records import batch_v2, v2_records as v;"
+        "print(v.ACCELERATED, batch_v2.read_records is v.read_records_pure)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env=dict(os.environ, KAFKAWIRE_NO_EXTENSIONS="1"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.split() == ["False", "True"]
+
+
+# -- the two loops, head to head ------------------------------------------------------------
+
+
+def _outcome(
+    read: Callable[..., tuple[Record, ...]], buf: bytes, **kwargs: Any
+) -> tuple[str, object]:
+    """What a loop gives, as the batch decoder reports it: the records, or the error reason."""
+    try:
+        records = read(buf, **kwargs)
+    except CorruptRecordError as exc:
+        return "error", exc.reason
+    except IndexError:
+        return "error", "a record runs past the end of the batch"
+    except UnicodeDecodeError:
+        return "error", "a header key is not UTF-8"
+    assert type(records) is tuple
+    for record in records:
+        assert type(record) is Record
+        assert type(record.offset) is int
+        assert type(record.timestamp) is int
+        assert record.key is None or type(record.key) is bytes
+        assert record.value is None or type(record.value) is bytes
+        assert type(record.headers) is tuple
+        assert all(type(h) is Header and type(h.key) is str for h in record.headers)
+        assert all(h.value is None or type(h.value) is bytes for h in record.headers)
+    return "records", records
+
+
+def _same(buf: bytes, count: int, base_offset: int, base_timestamp: int, lat: int | None) -> None:
+    kwargs: dict[str, Any] = {
+        "base_offset": base_offset,
+        "base_timestamp": base_timestamp,
+        "log_append_time": lat,
+        "count": count,
+    }
+    pure = _outcome(v2_records.read_records_pure, buf, **kwargs)
+    compiled = _outcome(v2_records.read_records, buf, **kwargs)
+    assert compiled == pure
+    if compiled[0] == "error":
+        with pytest.raises(CorruptRecordError) as caught:
+            v2_records.read_records(buf, **kwargs)
+        assert caught.value.base_offset == base_offset  # the C loop names the batch itself
+
+
+def _varint(value: int, padding: int = 0) -> bytes:
+    """The zigzag varint of ``value``, stretched by ``padding`` redundant continuation bytes."""
+    raw = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while raw >= 0x80:
+        out.append(raw & 0x7F | 0x80)
+        raw >>= 7
+    if padding:
+        out.append(raw | 0x80)
+        out += b"\x80" * (padding - 1)
+        raw = 0
+    out.append(raw)
+    return bytes(out)
+
+
+varint_values = st.integers(-3, 3) | st.integers(-(2**31), 2**31 - 1) | st.sampled_from(INT64)
+paddings = st.sampled_from([0] * 6 + [1, 2, 3, 4, 5, 8, 9])
+
+
+@st.composite
+def records_sections(draw: st.DrawFn) -> tuple[bytes, int]:
+    """Records written field by field, every varint possibly stretched or out of range."""
+
+    stretch = draw(st.integers(0, 3)) == 0  # some sections stretch some varints
+
+    def varint(value: st.SearchStrategy[int]) -> bytes:
+        return _varint(draw(value), draw(paddings) if stretch else 0)
+
+    section = b""
+    count = draw(st.integers(0, 4))
+    for _ in range(count):
+        wide = draw(st.integers(0, 5)) == 0
+        body = b"\x00" + varint(varint_values if wide else st.integers(-100, 100))
+        body += varint(st.integers(-(2**31), 2**31 - 1) if wide else st.integers(0, 100))
+        for field in (draw(keys), draw(values)):
+            body += _varint(-1) if field is None else varint(st.just(len(field))) + field
+        headers = draw(header_lists)
+        body += varint(st.just(len(headers)))
+        for key, value in headers:
+            raw = key.encode()
+            body += varint(st.just(len(raw))) + raw
+            body += _varint(-1) if value is None else varint(st.just(len(value))) + value
+        if draw(st.integers(0, 5)) == 0:  # now and then, something off
+            body = draw(st.sampled_from([body[:-1], body + b"\x00", body[1:]]))
+        length = draw(st.sampled_from([len(body)] * 12 + [len(body) + 1, len(body) - 1, -1]))
+        section += _varint(length, draw(paddings) if stretch else 0) + body
+    return section, draw(st.sampled_from([count] * 8 + [count + 1, max(count - 1, 0)]))
+
+
+@needs_accel
+@THOROUGH
+@given(section=records_sections(), base=bases, timestamp=bases, lat=log_append_times)
+def test_both_loops_agree_on_crafted_records(
+    section: tuple[bytes, int], base: int, timestamp: int, lat: int | None
+) -> None:
+    buf, count = section
+    _same(buf, count, base, timestamp, lat)
+
+
+@needs_accel
+@THOROUGH
+@given(buf=st.binary(max_size=200), count=st.integers(0, 30), base=bases, lat=log_append_times)
+def test_both_loops_agree_on_arbitrary_bytes(
+    buf: bytes, count: int, base: int, lat: int | None
+) -> None:
+    _same(buf, count, base, base, lat)
+
+
+def _built_section() -> tuple[bytes, int]:
+    builder = RecordBatchBuilder()
+    builder.append(b"key", b"value" * 30, timestamp=5, headers=[("a", b"b"), ("\u00e9", None)])
+    builder.append(None, b"x" * 200, timestamp=10_000_000, headers=[("k", b"")])
+    builder.append(b"", None, timestamp=-3)
+    return builder.build()[61:], 3
+
+
+@needs_accel
+def test_both_loops_agree_on_every_truncation_and_count() -> None:
+    section, count = _built_section()
+    for cut in range(len(section) + 1):
+        for n in range(count + 2):
+            _same(section[:cut], n, 7, 1_000, None)
+
+
+@needs_accel
+@THOROUGH
+@given(data=st.data(), lat=log_append_times)
+def test_both_loops_agree_on_mutated_records(data: st.DataObject, lat: int | None) -> None:
+    section, count = _built_section()
+    buffer = bytearray(section)
+    for _ in range(data.draw(st.integers(1, 4))):
+        buffer[data.draw(st.integers(0, len(buffer) - 1))] = data.draw(st.integers(0, 255))
+    _same(bytes(buffer), count, 100, 1_700_000_000_000, lat)
+
+
+@needs_accel
+@pytest.mark.parametrize(
+    ("timestamp_delta", "offset_delta"),
+    [(INT64[1], 2**31 - 1), (INT64[0], -(2**31)), (-1, -1), (2**40, 1)],
+)
+@pytest.mark.parametrize("base", [*INT64, 0])
+def test_offsets_and_timestamps_leave_int64_as_python_ints(
+    timestamp_delta: int, offset_delta: int, base: int
+) -> None:
+    body = b"\x00" + _varint(timestamp_delta) + _varint(offset_delta) + b"\x01\x01\x00"
+    buf = _varint(len(body)) + body
+    [record] = v2_records.read_records(
+        buf, base_offset=base, base_timestamp=base, log_append_time=None, count=1
+    )
+    assert record == Record(base + offset_delta, base + timestamp_delta, None, None)
+    _same(buf, 1, base, base, None)
+
+
+@needs_accel
+def test_setup_refuses_classes_whose_slots_it_does_not_know() -> None:
+    from dataclasses import dataclass
+
+    from kafkawire.records import _accel
+
+    @dataclass(frozen=True, slots=True)
+    class Wider:
+        offset: int
+        timestamp: int
+        key: bytes | None
+        value: bytes | None
+        headers: tuple[Header, ...]
+        leader_epoch: int
+
+    @dataclass(frozen=True)
+    class NoSlots:
+        key: str
+        value: bytes | None
+
+    with pytest.raises(TypeError, match="slot layout"):
+        _accel.setup(Wider, Header, CorruptRecordError)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="slot layout"):
+        _accel.setup(Record, NoSlots, CorruptRecordError)  # type: ignore[arg-type]
+    # A refused set-up changes nothing.
+    section, count = _built_section()
+    _same(section, count, 0, 0, None)
