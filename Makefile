@@ -20,8 +20,8 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src codegen tests benchmarks
-	$(BIN)/ruff format --check src codegen tests benchmarks
+	$(BIN)/ruff check src codegen tests benchmarks hatch_build.py
+	$(BIN)/ruff format --check src codegen tests benchmarks hatch_build.py
 
 types: $(STAMP)
 	$(BIN)/mypy
