@@ -251,3 +251,108 @@ def test_setup_refuses_classes_whose_slots_it_does_not_know() -> None:
     # A refused set-up changes nothing.
     section, count = _built_section()
     _same(section, count, 0, 0, None)
+
+
+# -- hostile input and hostile surroundings (regressions) -----------------------------------
+
+
+@needs_accel
+def test_a_few_bytes_claiming_many_headers_allocate_no_big_tuple() -> None:
+    # A record that claims 2**25 bytes and 2**24 headers in 16 bytes: the pure loop fails on
+    # the first header, and so must the C loop, without a 128 MiB tuple for them first (with
+    # 2**30 headers, that was 8 GiB of memory touched, or a MemoryError, from 16 bytes).
+    import tracemalloc
+
+    count = 2**24
+    body = b"\x00" + _varint(0) + _varint(0) + _varint(-1) + _varint(-1) + _varint(count)
+    buf = _varint(2 * count + 16) + body
+    tracemalloc.start()
+    try:
+        with pytest.raises(CorruptRecordError, match="runs past the end"):
+            v2_records.read_records(
+                buf, base_offset=0, base_timestamp=0, log_append_time=None, count=1
+            )
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+    for claimed in (count, 2**30 - 8, 2**31 - 1):
+        body = b"\x00" + _varint(0) + _varint(0) + _varint(-1) + _varint(-1) + _varint(claimed)
+        _same(_varint(2**31 - 1) + body, 1, 0, 0, None)
+        _same(_varint(2**31 - 1) + body + b"\x00\x01" * 3, 1, 0, 0, None)
+
+
+@needs_accel
+@pytest.mark.parametrize("count", [2**63, 2**64, 2**100, -(2**63) - 1, -(2**100), True])
+@pytest.mark.parametrize(
+    "buf", [b"", b"\x00", _built_section()[0]], ids=["empty", "one byte", "built"]
+)
+def test_counts_of_any_size_read_as_in_the_pure_loop(count: int, buf: bytes) -> None:
+    _same(buf, count, 0, 0, None)
+
+
+@needs_accel
+def test_setup_refuses_a_slot_name_bound_to_another_slot() -> None:
+    # Two names for one slot would leave another slot unwritten: garbage the record's
+    # deallocation would then release.
+    from dataclasses import dataclass
+
+    from kafkawire.records import _accel
+
+    @dataclass(frozen=True, slots=True)
+    class Aliased:
+        offset: int
+        timestamp: int
+        key: bytes | None
+        value: bytes | None
+        headers: tuple[Header, ...]
+
+    Aliased.key = Aliased.__dict__["value"]  # type: ignore[misc]
+    try:
+        with pytest.raises(TypeError, match="not an object slot"):
+            _accel.setup(Aliased, Header, CorruptRecordError)  # type: ignore[arg-type]
+    finally:
+        _accel.setup(Record, Header, CorruptRecordError)  # whatever happened above
+    section, count = _built_section()
+    _same(section, count, 0, 0, None)
+
+
+@needs_accel
+def test_no_half_built_tuple_is_visible_to_the_gc() -> None:
+    # A collection during decoding (here after every allocation) whose callback looks at the
+    # young objects must find no tuple with missing items: it crashed on the headers tuple.
+    # In a subprocess, since the failure is a crash.
+    code = """if True:
+        import gc
+        from kafkawire.records import v2_records
+
+        assert v2_records.ACCELERATED
+
+        def varint(value):
+            raw, out = (value << 1) ^ (value >> 63), bytearray()
+            while raw >= 0x80:
+                out.append(raw & 0x7F | 0x80)
+                raw >>= 7
+            return bytes(out + bytes([raw]))
+
+        def look(phase, info):
+            if phase == "start":
+                for obj in gc.get_objects(0):
+                    if type(obj) is tuple:
+                        list(obj)
+
+        body = b"\\x00\\x00\\x00\\x01\\x01" + varint(20) + (b"\\x02a\\x02b" * 20)
+        buf = varint(len(body)) + body
+        gc.callbacks.append(look)
+        gc.set_threshold(1)
+        for _ in range(10):
+            v2_records.read_records(
+                buf * 3, base_offset=0, base_timestamp=0, log_append_time=None, count=3
+            )
+        gc.set_threshold(700)
+        print("ok")
+    """
+    result = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120
+    )
+    assert (result.returncode, result.stdout.strip()) == (0, "ok"), result.stderr

@@ -40,6 +40,12 @@ static Py_ssize_t header_offsets[H_FIELDS];
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
 
+/* A byte position in the records section. Lengths read from the wire (up to 2**31 - 1) take
+ * positions up to about ``end + 2**31`` before a read fails, and record ends that far too: past
+ * a 32-bit Py_ssize_t, so positions are 64-bit everywhere (as the pure loop's are unbounded). */
+typedef long long pos_t;
+#define POS "%lld"
+
 /* ------------------------------------------------------------------------------------------
  * Errors
  */
@@ -74,8 +80,8 @@ zigzag(uint64_t raw)
 
 /* read_raw(): the unsigned varint of at most ``bits`` bits at ``at``; 0, or -1 with an error. */
 static int
-read_raw(const unsigned char *buf, Py_ssize_t end, Py_ssize_t at, int bits, uint64_t *raw_out,
-         Py_ssize_t *pos_out, PyObject *base_offset)
+read_raw(const unsigned char *buf, pos_t end, pos_t at, int bits, uint64_t *raw_out,
+         pos_t *pos_out, PyObject *base_offset)
 {
     uint64_t raw = 0;
     int shift = 0;
@@ -83,7 +89,7 @@ read_raw(const unsigned char *buf, Py_ssize_t end, Py_ssize_t at, int bits, uint
     int length = (bits + 6) / 7;
     for (int i = 0; i < length; i++) {
         if (at + i >= end) {
-            CORRUPT("varint at byte %zd runs past the end", at);
+            CORRUPT("varint at byte " POS " runs past the end", at);
             return -1;
         }
         unsigned int byte = buf[at + i];
@@ -94,7 +100,7 @@ read_raw(const unsigned char *buf, Py_ssize_t end, Py_ssize_t at, int bits, uint
         raw |= group << shift;
         if (byte < 0x80) {
             if (overflow || (bits < 64 && (raw >> bits))) {
-                CORRUPT("varint at byte %zd overflows %d bits", at, bits);
+                CORRUPT("varint at byte " POS " overflows %d bits", at, bits);
                 return -1;
             }
             *raw_out = raw;
@@ -103,15 +109,15 @@ read_raw(const unsigned char *buf, Py_ssize_t end, Py_ssize_t at, int bits, uint
         }
         shift += 7;
     }
-    CORRUPT("varint at byte %zd is longer than %d bits allow", at, bits);
+    CORRUPT("varint at byte " POS " is longer than %d bits allow", at, bits);
     return -1;
 }
 
 /* The loop's inline varint: one to three bytes here, longer ones through read_raw(). Reading
  * past the end in the inline part is the pure loop's IndexError. */
 static inline int
-read_inline(const unsigned char *buf, Py_ssize_t end, Py_ssize_t at, int bits, uint64_t *raw_out,
-            Py_ssize_t *pos_out, PyObject *base_offset)
+read_inline(const unsigned char *buf, pos_t end, pos_t at, int bits, uint64_t *raw_out,
+            pos_t *pos_out, PyObject *base_offset)
 {
     if (at >= end) {
         goto past_end;
@@ -175,9 +181,9 @@ untrack(PyObject *obj)
 static PyObject *
 add_delta(PyObject *base_obj, int base_fits, int64_t base, int64_t delta)
 {
-    int64_t sum;
-    if (base_fits && !__builtin_add_overflow(base, delta, &sum)) {
-        return PyLong_FromLongLong(sum);
+    /* The overflow test spelled out, not __builtin_add_overflow(): MSVC has no such builtin. */
+    if (base_fits && (delta >= 0 ? base <= INT64_MAX - delta : base >= INT64_MIN - delta)) {
+        return PyLong_FromLongLong(base + delta);
     }
     PyObject *delta_obj = PyLong_FromLongLong(delta);
     if (delta_obj == NULL) {
@@ -190,9 +196,9 @@ add_delta(PyObject *base_obj, int base_fits, int64_t base, int64_t delta)
 
 /* ``buf[start:start + length]`` with Python's slice clamping at ``end``. */
 static PyObject *
-clamped_slice(const unsigned char *buf, Py_ssize_t end, Py_ssize_t start, Py_ssize_t length)
+clamped_slice(const unsigned char *buf, pos_t end, pos_t start, pos_t length)
 {
-    Py_ssize_t stop = start + length;
+    pos_t stop = start + length;
     if (start > end) {
         start = end;
     }
@@ -202,42 +208,51 @@ clamped_slice(const unsigned char *buf, Py_ssize_t end, Py_ssize_t start, Py_ssi
     if (stop < start) {
         stop = start;
     }
-    return PyBytes_FromStringAndSize((const char *)buf + start, stop - start);
+    return PyBytes_FromStringAndSize((const char *)buf + start, (Py_ssize_t)(stop - start));
 }
 
 /* _read_headers(): the headers at ``*pos`` (whose count varint is not 0); NULL on error. */
 static PyObject *
-read_headers(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos_io, Py_ssize_t record_end,
+read_headers(const unsigned char *buf, pos_t end, pos_t *pos_io, pos_t record_end,
              PyObject *base_offset)
 {
-    Py_ssize_t pos = *pos_io;
+    pos_t pos = *pos_io;
     uint64_t raw;
     if (read_raw(buf, end, pos, 32, &raw, &pos, base_offset) < 0) {
         return NULL;
     }
     int64_t count = zigzag(raw);
     /* Each header takes at least two bytes (key length, value length). */
-    if (count < 0 || 2 * count > (int64_t)(record_end - pos)) {
-        CORRUPT("header count %lld before byte %zd", (long long)count, pos);
+    if (count < 0 || 2 * count > record_end - pos) {
+        CORRUPT("header count %lld before byte " POS, (long long)count, pos);
         return NULL;
     }
-    PyObject *headers = PyTuple_New((Py_ssize_t)count);
+    /* The count is checked against the record's length, which is only a claim: a few bytes
+     * may claim 2**30 headers, which the pure loop fails on one at a time. Each header that
+     * can be read whole has its two length varints inside the buffer, so no more than
+     * (end - pos) / 2 of them fit, and the tuple is no bigger. */
+    Py_ssize_t capacity = (Py_ssize_t)(count < (end - pos) / 2 ? count : (end - pos) / 2);
+    PyObject *headers = PyTuple_New(capacity);
     if (headers == NULL) {
         return NULL;
     }
+    /* Out of the GC from the start (see untrack()), not only once it is full: a collection
+     * while it fills would otherwise show it, NULL items and all, to gc.get_objects() and
+     * gc.get_referrers() (and so to any Python code, a gc callback for one). */
+    untrack(headers);
     for (Py_ssize_t i = 0; i < (Py_ssize_t)count; i++) {
         if (read_raw(buf, end, pos, 32, &raw, &pos, base_offset) < 0) {
             goto error;
         }
         int64_t length = zigzag(raw);
         if (length < 0) {
-            CORRUPT("header key length %lld before byte %zd", (long long)length, pos);
+            CORRUPT("header key length %lld before byte " POS, (long long)length, pos);
             goto error;
         }
-        Py_ssize_t start = pos < end ? pos : end;
-        Py_ssize_t stop = pos + (Py_ssize_t)length < end ? pos + (Py_ssize_t)length : end;
+        pos_t start = pos < end ? pos : end;
+        pos_t stop = pos + length < end ? pos + length : end;
         PyObject *key = PyUnicode_DecodeUTF8((const char *)buf + start,
-                                             stop > start ? stop - start : 0, NULL);
+                                             (Py_ssize_t)(stop > start ? stop - start : 0), NULL);
         if (key == NULL) {
             if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError)) {
                 PyErr_Clear();
@@ -245,7 +260,7 @@ read_headers(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos_io, Py_ss
             }
             goto error;
         }
-        pos += (Py_ssize_t)length;
+        pos += length;
         if (read_raw(buf, end, pos, 32, &raw, &pos, base_offset) < 0) {
             Py_DECREF(key);
             goto error;
@@ -253,7 +268,7 @@ read_headers(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos_io, Py_ss
         length = zigzag(raw);
         if (length < -1) {
             Py_DECREF(key);
-            CORRUPT("header value length %lld before byte %zd", (long long)length, pos);
+            CORRUPT("header value length %lld before byte " POS, (long long)length, pos);
             goto error;
         }
         PyObject *value;
@@ -261,12 +276,18 @@ read_headers(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos_io, Py_ss
             value = Py_NewRef(Py_None);
         }
         else {
-            value = clamped_slice(buf, end, pos, (Py_ssize_t)length);
+            value = clamped_slice(buf, end, pos, length);
             if (value == NULL) {
                 Py_DECREF(key);
                 goto error;
             }
-            pos += (Py_ssize_t)length;
+            pos += length;
+        }
+        if (i >= capacity) { /* cannot happen: see capacity */
+            Py_DECREF(key);
+            Py_DECREF(value);
+            PyErr_SetString(PyExc_SystemError, "kafkawire.records._accel: header count");
+            goto error;
         }
         PyObject *header = new_instance(header_type);
         if (header == NULL) {
@@ -288,11 +309,11 @@ error:
 /* key or value: None for length -1, an error below it, else the bytes (which must not run
  * past the end: the pure loop's next read would then raise IndexError). */
 static int
-read_nullable(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos_io, const char *name,
+read_nullable(const unsigned char *buf, pos_t end, pos_t *pos_io, const char *name,
               PyObject **out, PyObject *base_offset)
 {
     uint64_t raw;
-    Py_ssize_t pos;
+    pos_t pos;
     if (read_inline(buf, end, *pos_io, 32, &raw, &pos, base_offset) < 0) {
         return -1;
     }
@@ -300,16 +321,16 @@ read_nullable(const unsigned char *buf, Py_ssize_t end, Py_ssize_t *pos_io, cons
         *out = Py_NewRef(Py_None);
     }
     else if (raw & 1) {
-        CORRUPT("%s length %lld before byte %zd", name, (long long)zigzag(raw), pos);
+        CORRUPT("%s length %lld before byte " POS, name, (long long)zigzag(raw), pos);
         return -1;
     }
     else {
-        Py_ssize_t length = (Py_ssize_t)(raw >> 1);
+        pos_t length = (pos_t)(raw >> 1);
         if (length > end - pos) {
             PAST_END();
             return -1;
         }
-        *out = PyBytes_FromStringAndSize((const char *)buf + pos, length);
+        *out = PyBytes_FromStringAndSize((const char *)buf + pos, (Py_ssize_t)length);
         if (*out == NULL) {
             return -1;
         }
@@ -347,13 +368,19 @@ read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
     static char *kwlist[] = {"buf", "base_offset", "base_timestamp", "log_append_time", "count",
                              NULL};
     Py_buffer view;
-    PyObject *base_offset, *base_timestamp, *log_append_time;
-    Py_ssize_t count;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*$OOOn:read_records", kwlist, &view,
-                                     &base_offset, &base_timestamp, &log_append_time, &count)) {
+    PyObject *base_offset, *base_timestamp, *log_append_time, *count_obj;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*$OOOO:read_records", kwlist, &view,
+                                     &base_offset, &base_timestamp, &log_append_time,
+                                     &count_obj)) {
         return NULL;
     }
     PyObject *records = NULL;
+    /* Any int, as range() takes it, clipped to Py_ssize_t: no count past end / 7 can be met,
+     * and a negative one reads nothing, so the clipping changes no outcome. */
+    Py_ssize_t count = PyNumber_AsSsize_t(count_obj, NULL);
+    if (count == -1 && PyErr_Occurred()) {
+        goto done;
+    }
     if (record_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "kafkawire.records._accel.setup() was not called");
         goto done;
@@ -376,10 +403,10 @@ read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
     }
 
     const unsigned char *buf = view.buf;
-    Py_ssize_t end = view.len;
-    Py_ssize_t pos = 0;
+    pos_t end = view.len;
+    pos_t pos = 0;
     /* A record takes at least 7 bytes, so no more than end / 7 of them can be complete. */
-    Py_ssize_t capacity = count < end / 7 ? count : end / 7;
+    Py_ssize_t capacity = count < view.len / 7 ? count : view.len / 7;
     records = PyTuple_New(capacity > 0 ? capacity : 0);
     if (records == NULL) {
         goto done;
@@ -396,10 +423,10 @@ read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
             goto error;
         }
         if (raw & 1) {
-            CORRUPT("record length %lld before byte %zd", (long long)zigzag(raw), pos);
+            CORRUPT("record length %lld before byte " POS, (long long)zigzag(raw), pos);
             goto error;
         }
-        Py_ssize_t record_end = pos + (Py_ssize_t)(raw >> 1);
+        pos_t record_end = pos + (pos_t)(raw >> 1);
         /* The timestamp delta, past the (unused) attributes byte. */
         if (read_inline(buf, end, pos + 1, 64, &raw, &pos, base_offset) < 0) {
             goto error;
@@ -428,14 +455,14 @@ read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
             }
         }
         else {
-            headers = PyTuple_New(0);
+            headers = PyTuple_New(0); /* the empty tuple, never tracked */
             if (headers == NULL) {
                 goto error_kv;
             }
             pos += 1;
         }
         if (pos != record_end) {
-            CORRUPT("record ending at byte %zd used %zd", record_end, pos);
+            CORRUPT("record ending at byte " POS " used " POS, record_end, pos);
             goto error_kvh;
         }
         if (i >= capacity) { /* cannot happen: see capacity */
@@ -465,7 +492,6 @@ read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
         SLOT(record, record_offsets[R_KEY]) = key;
         SLOT(record, record_offsets[R_VALUE]) = value;
         SLOT(record, record_offsets[R_HEADERS]) = headers;
-        untrack(headers);
         PyTuple_SET_ITEM(records, i, record);
         continue;
     error_kvh:
@@ -476,7 +502,7 @@ read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
         goto error;
     }
     if (pos != end) {
-        CORRUPT("%zd records end at byte %zd of %zd", count, pos, end);
+        CORRUPT("%S records end at byte " POS " of " POS, count_obj, pos, end);
         goto error;
     }
     if (retrack) {
@@ -523,10 +549,17 @@ slot_offsets(PyTypeObject *type, const char *const *names, int n, Py_ssize_t *of
         if (ok) {
             PyMemberDescrObject *member = (PyMemberDescrObject *)descr;
             PyMemberDef *def = member->d_member;
-            ok = member->d_common.d_type == type && def->type == Py_T_OBJECT_EX &&
-                 def->offset >= (Py_ssize_t)sizeof(PyObject) &&
+            Py_ssize_t offset = def->offset - (Py_ssize_t)sizeof(PyObject);
+            ok = member->d_common.d_type == type && def->type == Py_T_OBJECT_EX && offset >= 0 &&
+                 offset % (Py_ssize_t)sizeof(PyObject *) == 0 &&
                  def->offset + (Py_ssize_t)sizeof(PyObject *) <= type->tp_basicsize;
             offsets[i] = def->offset;
+            /* Distinct, so that the n writes fill all n slots: a slot left unwritten would
+             * hold whatever the allocator left there (a name rebound to another field's
+             * descriptor would do that, and write one slot twice). */
+            for (int j = 0; ok && j < i; j++) {
+                ok = offsets[j] != offsets[i];
+            }
         }
         Py_DECREF(descr);
         if (!ok) {
@@ -556,11 +589,19 @@ setup(PyObject *Py_UNUSED(module), PyObject *args)
         slot_offsets(header, header_fields, H_FIELDS, h) < 0) {
         return NULL;
     }
+    /* Everything replaced before the old classes are released: releasing one may run Python
+     * code (a finalizer), which may call read_records() and must see one consistent set. */
+    PyObject *old_record = (PyObject *)record_type;
+    PyObject *old_header = (PyObject *)header_type;
+    PyObject *old_error = corrupt_error;
     memcpy(record_offsets, r, sizeof(r));
     memcpy(header_offsets, h, sizeof(h));
-    Py_XSETREF(record_type, (PyTypeObject *)Py_NewRef(record));
-    Py_XSETREF(header_type, (PyTypeObject *)Py_NewRef(header));
-    Py_XSETREF(corrupt_error, Py_NewRef(error));
+    record_type = (PyTypeObject *)Py_NewRef(record);
+    header_type = (PyTypeObject *)Py_NewRef(header);
+    corrupt_error = Py_NewRef(error);
+    Py_XDECREF(old_record);
+    Py_XDECREF(old_header);
+    Py_XDECREF(old_error);
     Py_RETURN_NONE;
 }
 
