@@ -2,8 +2,16 @@
 
 Three payloads: MetadataResponse v12 with 1,000 topics x 12 partitions, FetchResponse v12 and
 ProduceRequest v9 of similar size (records are opaque bytes to all three codecs). Each library
-decodes the same bytes and encodes the object it decoded; times are the best of several runs.
-Run with ``make bench`` or ``python -m benchmarks``.
+decodes the same bytes and encodes the object it decoded; times are the best of several runs
+(kafkawire's, of two such series, one before the peers and one after).
+
+kafkawire decodes with its compiled decoders (``kafkawire.protocol._accel``) when the build
+made them; the *kafkawire (pure)* row times the same decodes with its pure-Python decoders
+(``Codec.decode_from_pure``), and each row's ``x`` columns compare it with both: peer time /
+kafkawire time, above 1 meaning kafkawire is faster. Without the extension (or with
+``KAFKAWIRE_NO_EXTENSIONS=1``) the main row is the pure decoder and the pure row is left out.
+Encoding is pure Python either way. Run with ``make bench`` or ``python -m benchmarks``;
+nothing here asserts a timing.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from typing import Any
 from kafkawire.messages.fetch import v12 as fetch_v12
 from kafkawire.messages.metadata import v12 as metadata_v12
 from kafkawire.messages.produce import v9 as produce_v9
-from kafkawire.protocol import decode, encode
+from kafkawire.protocol import codec, codec_for, decode, encode
 
 REPEATS = 7
 RECORDS = bytes(range(256)) * 2  # 512 opaque bytes of "record batch" per partition
@@ -135,23 +143,46 @@ def peers(case: str) -> dict[str, tuple[Callable[[bytes], Any], Callable[[Any], 
     return found
 
 
+def _decode_pure(cls: type[Any], data: bytes) -> Any:
+    """``decode`` with the pure-Python decoder (trailing bytes left unchecked: there are none)."""
+    return codec_for(cls).decode_from_pure(data, 0)[0]
+
+
 def run(case: str, message: Any) -> None:
     data = encode(message)
     cls = type(message)
-    ours_decode = best(lambda: decode(cls, data))
-    ours_encode = best(lambda: encode(message))
-    print(f"{case}: {type(message).__name__} v{cls.__version__}, {len(data):,} bytes")
-    print(f"  {'library':<14}{'decode ms':>11}{'encode ms':>11}{'decode x':>10}{'encode x':>10}")
-    print(f"  {'kafkawire':<14}{ours_decode * 1e3:>11.2f}{ours_encode * 1e3:>11.2f}")
+
+    def ours() -> tuple[float, float]:
+        return best(lambda: decode(cls, data)), best(lambda: encode(message))
+
+    before = ours()
+    rows: dict[str, tuple[float, float | None]] = {}
+    if codec.ACCELERATED:
+        rows["kafkawire (pure)"] = (best(lambda: _decode_pure(cls, data)), None)
     for name, (peer_decode, peer_encode) in peers(case).items():
         decoded = peer_decode(data)
-        their_decode = best(lambda peer_decode=peer_decode: peer_decode(data))
-        their_encode = best(lambda peer_encode=peer_encode, decoded=decoded: peer_encode(decoded))
-        print(
-            f"  {name:<14}{their_decode * 1e3:>11.2f}{their_encode * 1e3:>11.2f}"
-            f"{their_decode / ours_decode:>9.2f}x{their_encode / ours_encode:>9.2f}x"
+        rows[name] = (
+            best(lambda peer_decode=peer_decode: peer_decode(data)),
+            best(lambda peer_encode=peer_encode, decoded=decoded: peer_encode(decoded)),
         )
-    print("  (x = peer time / kafkawire time: above 1 means kafkawire is faster)")
+    after = ours()
+    ours_decode, ours_encode = min(before[0], after[0]), min(before[1], after[1])
+    pure_decode = rows.get("kafkawire (pure)", (ours_decode, None))[0]
+    decoder = "compiled (_accel)" if codec.ACCELERATED else "pure-Python"
+    print(f"{case}: {cls.__name__} v{cls.__version__}, {len(data):,} bytes; decoder: {decoder}")
+    print(f"  {'library':<18}{'decode ms':>10}{'x':>8}{'x pure':>8}{'encode ms':>11}{'x':>8}")
+    print(f"  {'kafkawire':<18}{ours_decode * 1e3:>10.2f}{'':>16}{ours_encode * 1e3:>11.2f}")
+    for name, (their_decode, their_encode) in rows.items():
+        line = f"  {name:<18}{their_decode * 1e3:>10.2f}{their_decode / ours_decode:>7.2f}x"
+        if name != "kafkawire (pure)" and codec.ACCELERATED:
+            line += f"{their_decode / pure_decode:>7.2f}x"
+        else:
+            line += f"{'':>8}"
+        if their_encode is not None:
+            line += f"{their_encode * 1e3:>11.2f}{their_encode / ours_encode:>7.2f}x"
+        print(line.rstrip())
+    print("  (x = time / kafkawire's time, x pure = time / kafkawire's pure-Python decode time:")
+    print("   above 1 means kafkawire is faster)")
 
 
 def main() -> None:

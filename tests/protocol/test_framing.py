@@ -66,10 +66,13 @@ async def test_write_frame_drains() -> None:
 
 
 def test_trailing_bytes_after_a_response_are_refused_unless_allowed(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from kafkawire.messages.metadata import v12 as metadata_v12
-    from kafkawire.protocol import decode_response, encode_response
+    from kafkawire.protocol import decode_response, encode_response, framing
+
+    # Logged once per class and count in a process; this test runs once per decoder.
+    monkeypatch.setattr(framing, "_WARNED_TRAILING", set())
 
     frame = encode_response(metadata_v12.MetadataResponse(), correlation_id=3)
     payload = frame[4:] + b"\x00"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import struct
 import typing
 from dataclasses import dataclass
 from typing import Any
@@ -84,3 +85,20 @@ def plan(cls: type[Any]) -> tuple[list[PlannedField], bool]:
     if flexible != has_unknown:
         raise TypeError(f"{cls.__name__}: flexible classes, and only they, keep unknown tags")
     return planned, flexible
+
+
+def element_width(f: PlannedField) -> int:
+    """The fewest bytes one element of array ``f`` takes (0 only for a struct with no fields).
+
+    The decoders bound an array's count by the bytes left divided by this.
+    """
+    fixed = FIXED_FORMATS.get(f.element)
+    if fixed:
+        return struct.calcsize(">" + fixed)
+    if f.element == "uuid":
+        return 16
+    if f.element == "struct":
+        assert f.struct is not None
+        fields, flexible = plan(f.struct)
+        return 1 if (fields or flexible) else 0
+    return 1

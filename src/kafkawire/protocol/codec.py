@@ -17,6 +17,11 @@ Invariants the generated source keeps:
 - objects are filled as instances of a mutable twin class with the same ``__slots__`` and then
   given the frozen class (``__class__`` assignment), which costs a seventh of the dataclass
   ``__init__``; a class whose layout does not allow that is refused when its codec is built.
+
+Decoding also exists compiled: when the optional extension ``kafkawire.protocol._accel`` is
+built and not disabled (:data:`ACCELERATED`, see :mod:`._accelerated`), a codec's
+``decode_from`` interprets the same field plan in C and falls back to the Python decoder
+(``decode_from_pure``) on any failure, so errors are the Python decoder's by construction.
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ from typing import Any, TypeVar
 
 from kafkawire.errors import DecodeError, EncodeError
 
-from ._fields import PlannedField, plan
+from ._accelerated import ACCELERATED, compiled_decoder
+from ._fields import PlannedField, element_width, plan
 from ._runtime import SMALL_ARRAY, array_structs, reason, uuid_from_bytes
 from ._source import Indent, Source
 from .primitives import (
@@ -44,7 +50,7 @@ from .primitives import (
     varlong,
 )
 
-__all__ = ["Codec", "codec_for", "decode", "encode"]
+__all__ = ["ACCELERATED", "Codec", "codec_for", "decode", "encode"]
 
 T = TypeVar("T")
 
@@ -55,7 +61,12 @@ _ENCODE_FAILURES = (struct.error, TypeError, ValueError, AttributeError, Overflo
 
 @dataclass(frozen=True, slots=True)
 class Codec:
-    """The compiled encoder and decoder of one class."""
+    """The compiled encoder and decoders of one class.
+
+    ``decode_from`` is the C decoder of ``kafkawire.protocol._accel`` when that extension is in
+    use (:data:`ACCELERATED`), else ``decode_from_pure``, the Python one written for the class.
+    Both take ``(buf, pos)`` and return ``(obj, pos)``, with the same results and errors.
+    """
 
     cls: type[Any]
     encode_into: Callable[[Any, bytearray], None]
@@ -64,6 +75,7 @@ class Codec:
     # Whether the class, or a struct it nests, has a records field: then its decoder takes the
     # memoryview of the buffer as a third argument, so a whole decode makes only one.
     holds_records: bool
+    decode_from_pure: Callable[[bytes, int], tuple[Any, int]]
 
 
 _CODECS: dict[type[Any], Codec] = {}
@@ -75,6 +87,13 @@ def codec_for(cls: type[T]) -> Codec:
     if codec is None:
         codec = _CODECS[cls] = _CodecBuilder(cls).build()
     return codec
+
+
+def _chosen_decoder(cls: type[Any]) -> object:
+    """The ``decode_from`` of the cached codec of ``cls`` (what a wrapped codec_for returns
+    may differ, see tests/protocol/conftest.py)."""
+    codec_for(cls)
+    return _CODECS[cls].decode_from
 
 
 def encode(obj: object) -> bytes:
@@ -138,12 +157,22 @@ class _CodecBuilder:
         # Registered with linecache so tracebacks through generated code show its lines.
         linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
         exec(compile(text, filename, "exec"), self.namespace)
+        pure = self.namespace["decode_from"]
+        compiled = compiled_decoder(
+            self.cls,
+            self.fields,
+            self.flexible,
+            holds_records=self.holds_records,
+            pure=pure,
+            nested=_chosen_decoder,
+        )
         return Codec(
             self.cls,
             self.namespace["encode_into"],
-            self.namespace["decode_from"],
+            pure if compiled is None else compiled,
             text,
             self.holds_records,
+            pure,
         )
 
     # --- decoding ---
@@ -267,7 +296,8 @@ class _CodecBuilder:
         else:
             assert f.struct is not None
             codec = codec_for(f.struct)
-            nested = src.const(codec.decode_from, "d")
+            # The pure decoder nests pure decoders only: it is the C decoder's fallback.
+            nested = src.const(codec.decode_from_pure, "d")
             call = f"{nested}(buf, pos, view)" if codec.holds_records else f"{nested}(buf, pos)"
             if f.nullable:
                 # Kafka writes a nullable struct behind a marker byte: -1 for null, 1 if present.
@@ -283,7 +313,7 @@ class _CodecBuilder:
         self._decode_length(src, f, "array")
         with self._null_or(src, f, target):
             fixed = FIXED_FORMATS.get(f.element)
-            width = struct.calcsize(">" + fixed) if fixed else _min_size(f)
+            width = element_width(f)
             # Each element takes at least `width` bytes, so the count is bounded by what is
             # left; zero-width elements (an empty struct) are bounded by the buffer itself.
             limit = f"n * {width} > end - pos" if width else "n > end"
@@ -516,14 +546,3 @@ def _slice(element: str) -> str:
         # A view, not a copy: record batches are parsed lazily by kafkawire.records.
         return "view[pos:pos + n]"
     return "buf[pos:pos + n]"
-
-
-def _min_size(f: PlannedField) -> int:
-    """The fewest bytes one array element can take (0 only for a struct with no fields)."""
-    if f.element == "uuid":
-        return 16
-    if f.element == "struct":
-        assert f.struct is not None
-        fields, flexible = plan(f.struct)
-        return 1 if (fields or flexible) else 0
-    return 1

@@ -30,11 +30,11 @@ that one when the build compiled it and ``KAFKAWIRE_NO_EXTENSIONS`` is not set, 
 from __future__ import annotations
 
 import linecache
-import os
 import textwrap
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Protocol
+
+from kafkawire._extensions import load_optional
 
 from .errors import CorruptRecordError
 from .model import Header, HeaderTwin, Record, RecordTwin
@@ -219,23 +219,15 @@ def read_records_pure(
     return _LOG_APPEND_TIME(buf, base_offset, log_append_time, count)
 
 
-def _compiled() -> ReadRecordsFunction | None:
-    """The C loop, or ``None`` when it was not built or ``KAFKAWIRE_NO_EXTENSIONS`` is set."""
-    if os.environ.get("KAFKAWIRE_NO_EXTENSIONS"):
-        return None
-    try:
-        from . import _accel
-    except ImportError:
-        return None
-    try:
-        _accel.setup(Record, Header, CorruptRecordError)
-    except TypeError as exc:  # a stale build: the classes changed since it was compiled
-        warnings.warn(f"kafkawire.records._accel not used: {exc}", RuntimeWarning, stacklevel=1)
-        return None
+def _load_compiled() -> ReadRecordsFunction:
+    """The C loop, set up for this module's classes (see :func:`load_optional`)."""
+    from . import _accel
+
+    _accel.setup(Record, Header, CorruptRecordError)
     return _accel.read_records
 
 
-_COMPILED = _compiled()
+_COMPILED = load_optional("kafkawire.records._accel", _load_compiled)
 ACCELERATED = _COMPILED is not None
 """Whether :data:`read_records` is the compiled loop."""
 read_records: ReadRecordsFunction = read_records_pure if _COMPILED is None else _COMPILED
