@@ -303,6 +303,67 @@ def test_the_decoder_refuses_layouts_it_cannot_fill() -> None:
         decoder(b"\x00\x00\x00\x01", 0)
 
 
+@needs_accel
+def test_the_decoder_refuses_array_widths_whose_bound_could_overflow() -> None:
+    # ``count * width`` is the array bound; counts reach 2**35, so a width past the planner's
+    # (16 at most) could overflow it (undefined behaviour, a bound that lets anything through).
+    from kafkawire.protocol import _accel  # type: ignore[attr-defined]
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class One:
+        a: Any
+
+    string, array_compact = 8, 1 | 4
+    with pytest.raises(TypeError, match="out of range"):
+        _accel.Decoder(One, (("a", string, array_compact, 2**62, None),), (), False, False, None)
+    decoder = _accel.Decoder(One, (("a", string, array_compact, 1, None),), (), False, False, None)
+    assert decoder(b"\x02\x02x", 0) == (One(("x",)), 3)
+    with pytest.raises(ValueError, match="past the end"):
+        decoder(b"\x05\x01", 0)
+
+
+@needs_accel
+def test_plans_nested_past_the_recursion_limit_raise_instead_of_overflowing_the_stack() -> None:
+    # Structs can take no bytes, so only the plan bounds the depth; a chain of 300,000 used
+    # to recurse in C until the stack overflowed. Now it is the pure decoder's RecursionError.
+    # (os._exit: releasing so deep a chain of decoders is itself a deep recursion.)
+    code = """if True:
+        import dataclasses, os
+        from kafkawire.protocol import _accel
+
+        @dataclasses.dataclass(frozen=True, slots=True)
+        class One:
+            a: object
+
+        @dataclasses.dataclass(frozen=True, slots=True)
+        class Empty:
+            pass
+
+        decoder = _accel.Decoder(Empty, (), (), False, False, None)
+        depth = {depth}
+        for _ in range(depth):
+            decoder = _accel.Decoder(One, (("a", 14, 0, 0, decoder),), (), False, False, None)
+        try:
+            obj, pos = decoder.raw(b"", 0)
+        except RecursionError:
+            print("RecursionError", flush=True)
+        else:
+            for _ in range(depth):
+                obj = obj.a
+            print(type(obj).__name__, pos, flush=True)
+        os._exit(0)
+    """
+    for depth, expected in ((50, "Empty 0"), (300_000, "RecursionError")):
+        result = subprocess.run(
+            [sys.executable, "-c", code.format(depth=depth)],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert (result.returncode, result.stdout.strip()) == (0, expected), result.stderr[-2000:]
+
+
 # -- hostile input and surroundings ---------------------------------------------------------------
 
 

@@ -21,7 +21,7 @@
  * constructor looks up and checks once. Every length and count is checked against the bytes
  * left before anything is read or allocated, with the pure decoder's bounds; positions are
  * 64-bit, so no length read from the wire overflows them. Recursion follows the schema's
- * nesting only.
+ * nesting only, and is bounded by the interpreter's recursion limit.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -60,6 +60,10 @@ static const int fixed_width[K_FLOAT64 + 1] = {1, 1, 2, 2, 4, 4, 8, 8};
 
 /* Byte positions: 64-bit, as lengths up to 2**35 (a five-byte varint) are added to them. */
 typedef long long pos_t;
+
+/* The largest array element width a plan may give: counts are below 2**35, so ``n * width``
+ * stays below 2**51 and cannot overflow (the planner's widths are 16 at most). */
+#define MAX_WIDTH (1LL << 16)
 
 typedef struct Decoder Decoder;
 
@@ -531,8 +535,15 @@ static PyObject *
 decode_struct(const Decoder *d, Ctx *c, pos_t *pos_io)
 {
     pos_t pos = *pos_io;
+    /* Structs may take no bytes, so the input does not bound the depth; a plan nesting deeper
+     * than the recursion limit gets the RecursionError the pure decoder would raise, rather
+     * than overflowing the C stack. */
+    if (Py_EnterRecursiveCall(" while decoding a nested struct")) {
+        return NULL;
+    }
     PyObject *obj = d->cls->tp_alloc(d->cls, 0); /* zero-filled: safe to release half-filled */
     if (obj == NULL) {
+        Py_LeaveRecursiveCall();
         return NULL;
     }
     /* Out of the GC until filled, so that no collector callback meets it half-built. */
@@ -553,9 +564,11 @@ decode_struct(const Decoder *d, Ctx *c, pos_t *pos_io)
     if (retrack) {
         PyObject_GC_Track(obj);
     }
+    Py_LeaveRecursiveCall();
     *pos_io = pos;
     return obj;
 error:
+    Py_LeaveRecursiveCall();
     if (retrack) {
         PyObject_GC_Track(obj); /* as its deallocator expects */
     }
@@ -672,7 +685,7 @@ parse_op(PyTypeObject *cls, PyObject *item, int is_tagged, Op *op)
         return -1;
     }
     if (op->kind < 0 || op->kind >= K_KINDS || (op->flags & ~F_ALL) || width < 0 ||
-        (is_tagged && tag < 0)) {
+        width > MAX_WIDTH || (is_tagged && tag < 0)) {
         PyErr_SetString(PyExc_TypeError, "a field's kind, flags, width or tag is out of range");
         return -1;
     }
@@ -799,7 +812,7 @@ error:
 static PyMethodDef decoder_methods[] = {
     {"raw", (PyCFunction)(void (*)(void))decoder_raw, METH_FASTCALL | METH_KEYWORDS,
      "raw(buf, pos[, view])\n--\n\n"
-     "Decode without falling back to the pure decoder: any failure raises ValueError."},
+     "Decode without falling back to the pure decoder: bad input raises ValueError."},
     {NULL, NULL, 0, NULL},
 };
 
