@@ -8,6 +8,8 @@ Everything kafkawire raises on purpose derives from :class:`KafkawireError`:
 - :class:`FrameError`: a size prefix that no valid frame can have (negative, or past the limit);
 - :class:`UnknownMessageError`: no generated class exists for an (api key, version) pair;
 - :class:`ConnectionClosedError`: the peer closed the stream, possibly inside a frame;
+- :class:`ClientClosedError`: the client was closed while (or before) a call ran;
+- :class:`EventLoopError`: a client used from an event loop other than its own;
 - :class:`BrokerError`: the broker answered with an error code; one named subclass per code
   (``NotLeaderOrFollowerError``, ``UnknownTopicOrPartitionError``, ...).
 
@@ -25,9 +27,11 @@ from kafkawire.error_codes import ERROR_CODES, ErrorCode
 
 __all__ = [
     "BrokerError",
+    "ClientClosedError",
     "ConnectionClosedError",
     "DecodeError",
     "EncodeError",
+    "EventLoopError",
     "FrameError",
     "KafkawireError",
     "ProtocolError",
@@ -93,9 +97,26 @@ class FrameError(ProtocolError):
 
 
 class ConnectionClosedError(KafkawireError):
-    """The connection closed before a whole frame arrived; a new connection may succeed."""
+    """The connection closed before a whole frame arrived; a new connection may succeed.
+
+    ``by_peer`` is true when the broker ended the stream (rather than the client closing it, a
+    timeout, or a socket error): a broker that closes the connection in answer to the same
+    request again and again is refusing that request.
+    """
 
     retriable = True
+
+    def __init__(self, message: str, *, by_peer: bool = False) -> None:
+        super().__init__(message)
+        self.by_peer = by_peer
+
+
+class ClientClosedError(KafkawireError):
+    """The client was closed: calls in flight end with this, and so does any later call."""
+
+
+class EventLoopError(KafkawireError, RuntimeError):
+    """A client or connection was used from an event loop other than the one it belongs to."""
 
 
 # Broker error codes ------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from kafkawire.errors import (
     ConnectionClosedError,
     DecodeError,
     EncodeError,
+    EventLoopError,
     FrameError,
     KafkawireError,
     ProtocolError,
@@ -84,24 +85,29 @@ async def test_acks_0_completes_on_write_and_others_get_answers() -> None:
         assert acks == [0, -1]
 
 
-async def test_timeout_keeps_the_connection_and_drops_the_late_response() -> None:
+async def test_a_timeout_closes_the_connection_and_fails_the_requests_behind_it() -> None:
     async def slow_first(client: FakeClient, header: Any, body: Any) -> Any:
         if body.topics[0].name == "slow":
             await asyncio.sleep(0.3)
         return echo(body)
 
     async with FakeBroker(slow_first) as broker, await open_to(broker, request_timeout=0.1) as conn:
+        queued = asyncio.create_task(conn.send(request("queued"), timeout=WAIT))
         with pytest.raises(
             RequestTimeoutError, match=r"Metadata v12 request .* within 0\.1 s"
         ) as info:
             await conn.send(request("slow"))
         assert info.value.retriable
         assert isinstance(info.value, TimeoutError)
-        # The late answer to "slow" arrives while "next" is in flight; it must not be taken
-        # for the answer to "next".
-        assert names(await conn.send(request("next"), timeout=WAIT)) == ["next"]
-        assert not conn.closed
-        assert not conn._abandoned
+        # As in Kafka's Java client: a broker late with one answer is not trusted with the
+        # next, and what was queued behind it fails at once, retriable on a new connection.
+        assert conn.closed
+        with pytest.raises(ConnectionClosedError, match=r"within 0\.1 s") as closed:
+            await queued
+        assert closed.value.retriable
+        assert not closed.value.by_peer
+        with pytest.raises(ConnectionClosedError):
+            await conn.send(request("next"), timeout=WAIT)
 
 
 async def test_cancelled_request_is_abandoned_like_a_timeout() -> None:
@@ -138,10 +144,13 @@ async def test_answer_arriving_as_its_caller_is_cancelled_is_dropped() -> None:
 
 
 async def test_too_many_abandoned_requests_close_the_connection() -> None:
-    async with FakeBroker() as broker, await open_to(broker, request_timeout=0.05) as conn:
+    async with FakeBroker() as broker, await open_to(broker) as conn:
         conn._abandoned.update(range(100_000, 101_024))
-        with pytest.raises(RequestTimeoutError):
-            await conn.send(request("x"))
+        task = asyncio.create_task(conn.send(request("x")))
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
         assert conn.closed
         with pytest.raises(ConnectionClosedError, match="1025 requests went unanswered"):
             await conn.send(request("y"))
@@ -303,3 +312,35 @@ async def test_stray_answer_to_acks_0_is_dropped() -> None:
         assert names(await conn.send(request("after"))) == ["after"]
         assert not conn.closed
         assert not conn._acks_0
+
+
+async def test_any_decoder_failure_fails_its_request_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A hostile frame can make decoding raise more than DecodeError (a MemoryError, say):
+    # the caller must hear of it at once, not wait for its timeout.
+    from kafkawire.net import connection
+
+    def exhausted(*args: Any, **kwargs: Any) -> Any:
+        raise MemoryError("out of memory")
+
+    async with FakeBroker(echo_handler) as broker, await open_to(broker) as conn:
+        monkeypatch.setattr(connection, "decode_response", exhausted)
+        with pytest.raises(ProtocolError, match="did not decode: MemoryError"):
+            await asyncio.wait_for(conn.send(request("x"), timeout=None), WAIT)
+        assert conn.closed
+
+
+async def test_a_connection_used_from_another_event_loop_says_so_at_once() -> None:
+    async with FakeBroker(echo_handler) as broker, await open_to(broker) as conn:
+        errors: list[BaseException] = []
+
+        def elsewhere() -> None:
+            try:
+                asyncio.run(conn.send(request("x"), timeout=None))
+            except BaseException as exc:
+                errors.append(exc)
+
+        await asyncio.to_thread(elsewhere)
+        assert isinstance(errors[0], EventLoopError)
+        assert not conn._in_flight

@@ -71,7 +71,7 @@ def test_trailing_bytes_after_a_response_are_refused_unless_allowed(
     from kafkawire.messages.metadata import v12 as metadata_v12
     from kafkawire.protocol import decode_response, encode_response, framing
 
-    # Logged once per class and count in a process; this test runs once per decoder.
+    # Logged once per class in a process; this test runs once per decoder.
     monkeypatch.setattr(framing, "_WARNED_TRAILING", set())
 
     frame = encode_response(metadata_v12.MetadataResponse(), correlation_id=3)
@@ -81,3 +81,8 @@ def test_trailing_bytes_after_a_response_are_refused_unless_allowed(
     header, body = decode_response(payload, 3, 12, trailing_ok=True)
     assert (header.correlation_id, body) == (3, metadata_v12.MetadataResponse())
     assert "MetadataResponse v12: ignored 1 trailing bytes" in caplog.text
+    # Other counts of trailing bytes neither log again nor grow what is remembered.
+    for extra in range(2, 50):
+        decode_response(frame[4:] + b"\x00" * extra, 3, 12, trailing_ok=True)
+    assert caplog.text.count("trailing bytes") == 1
+    assert {metadata_v12.MetadataResponse} == framing._WARNED_TRAILING

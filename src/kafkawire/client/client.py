@@ -21,7 +21,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequen
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from kafkawire.cluster import Cluster
+from typing_extensions import Unpack
+
+from kafkawire.cluster import ClientOptions, ClientSettings, Cluster, ConnectionFactory
+from kafkawire.cluster._routing import partition_answer
 from kafkawire.errors import KafkawireError, TopicAlreadyExistsError, error_for_code
 from kafkawire.messages import request_type
 from kafkawire.messages.create_topics import v7 as create_topics
@@ -71,10 +74,22 @@ class ListedOffset:
 
 
 class KafkaClient:
-    """``async with KafkaClient("127.0.0.1:9092") as client: await client.produce(...)``."""
+    """``async with KafkaClient("127.0.0.1:9092") as client: await client.produce(...)``.
 
-    def __init__(self, bootstrap: str | Sequence[str], **cluster_options: Any) -> None:
-        self.cluster = Cluster(bootstrap, **cluster_options)
+    Options are those of :class:`~kafkawire.cluster.ClientSettings` (timeouts, TLS, SASL,
+    client id, ...), as keyword arguments. ``connect`` replaces how a connection is opened
+    (for tests and custom transports).
+    """
+
+    def __init__(
+        self,
+        bootstrap: str | Sequence[str],
+        *,
+        connect: ConnectionFactory | None = None,
+        **options: Unpack[ClientOptions],
+    ) -> None:
+        settings = ClientSettings.from_options(type(self).__name__, dict(options))
+        self.cluster = Cluster(bootstrap, settings, connect=connect)
 
     async def __aenter__(self) -> KafkaClient:
         await self.cluster.__aenter__()
@@ -86,9 +101,15 @@ class KafkaClient:
     async def close(self) -> None:
         await self.cluster.close()
 
-    async def send(self, request: Any) -> Any:
-        """Any generated request, to the broker its ``__route__`` names; its typed response."""
-        return await self.cluster.send(request)
+    async def send(self, request: Any, *, negotiate: bool = False) -> Any:
+        """Any generated request, to the broker its ``__route__`` names; its typed response.
+
+        The request goes at the version of its class; a broker that does not serve that
+        version gets nothing and the caller a :class:`~kafkawire.net.NoCommonVersionError`
+        naming both ranges. With ``negotiate=True`` it is converted to the highest version
+        both sides support (and the response is of that version).
+        """
+        return await self.cluster.send(request, negotiate=negotiate)
 
     async def create_topic(
         self,
@@ -114,7 +135,7 @@ class KafkaClient:
             ),
         )
         request = create_topics.CreateTopicsRequest(topics=(topic,), timeout_ms=timeout_ms)
-        result = (await self.send(request)).topics[0]
+        result = (await self.send(request, negotiate=True)).topics[0]
         error = error_for_code(result.error_code, getattr(result, "error_message", None))
         if error is not None and not (exist_ok and isinstance(error, TopicAlreadyExistsError)):
             raise error
@@ -135,7 +156,7 @@ class KafkaClient:
         Returns the offset of the first record (``-1`` with ``acks=0``, which waits for nothing).
         Retries are at least once: after a timeout the batch may have been written already.
         """
-        items = [v if isinstance(v, tuple) else (None, v) for v in values]
+        items = _records_to_produce(values)
         timestamp = int(time.time() * 1000)
 
         async def attempt() -> int:
@@ -153,11 +174,11 @@ class KafkaClient:
             response = await self.cluster.send(request, node_id=leader, retry=False)
             if response is None:  # acks=0
                 return -1
-            answer = response.responses[0].partition_responses[0]
+            answer = partition_answer(response, topic_id if version > 12 else topic, partition)
             _raise_for(answer.error_code, getattr(answer, "error_message", None))
             return int(answer.base_offset)
 
-        return await self._retrying(attempt)
+        return await self._retrying(f"produce to {topic}/{partition}", attempt)
 
     async def fetch(
         self,
@@ -199,11 +220,11 @@ class KafkaClient:
             )
             response = await self.cluster.send(request, node_id=leader, retry=False)
             _raise_for(getattr(response, "error_code", 0), None)  # top level from v7
-            data = response.responses[0].partitions[0]
+            data = partition_answer(response, topic_id if version > 12 else topic, partition)
             _raise_for(data.error_code, None)
             return _fetch_result(data, offset)
 
-        return await self._retrying(attempt)
+        return await self._retrying(f"fetch from {topic}/{partition}", attempt)
 
     async def records(
         self, topic: str, partition: int, offset: int, *, stop_at_end: bool = False, **options: Any
@@ -242,7 +263,7 @@ class KafkaClient:
                 replica_id=-1,  # a consumer, not a follower
                 topics=(list_offsets_latest.ListOffsetsTopic(name=topic, partitions=(wanted,)),),
             )
-            answer = (await self.send(request)).topics[0].partitions[0]
+            answer = partition_answer(await self.send(request, negotiate=True), topic, partition)
             _raise_for(answer.error_code, None)
             if hasattr(answer, "old_style_offsets"):  # v0: a list of offsets, newest first
                 offsets = answer.old_style_offsets
@@ -251,32 +272,54 @@ class KafkaClient:
                 answer.offset, answer.timestamp, getattr(answer, "leader_epoch", -1)
             )
 
-        return await self._retrying(attempt)
+        return await self._retrying(f"list offsets of {topic}/{partition}", attempt)
 
     async def _target(self, topic: str, partition: int, api_key: int) -> tuple[int, int, uuid.UUID]:
         """The partition's leader, the version to use there, and the topic's id."""
         metadata = await self.cluster.metadata([topic])
         leader = metadata.leader_for(topic, partition)
-        version = (await self.cluster.connection(leader)).version_for(api_key)
+        version = await self.cluster.versions_for(leader, api_key)
         topic_id = metadata.topics[topic].topic_id or _NO_TOPIC_ID
         if topic_id == _NO_TOPIC_ID:  # a broker that gave no topic id gets topic names
             version = min(version, _LAST_VERSION_WITH_TOPIC_NAMES)
         return leader, version, topic_id
 
-    async def _retrying(self, attempt: Callable[[], Awaitable[T]]) -> T:
+    async def _retrying(self, name: str, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt`` again after retriable errors, refreshing metadata, until the
-        cluster's retry deadline."""
-        deadline = time.monotonic() + self.cluster.retry_timeout
-        delays = self.cluster.backoff.delays(deadline)
-        while True:
-            try:
-                return await attempt()
-            except KafkawireError as exc:
-                delay = next(delays, None) if exc.retriable else None
-                if delay is None:
-                    raise
-                self.cluster.mark_metadata_stale()
-                await asyncio.sleep(delay)
+        cluster's retry deadline, which bounds the whole call."""
+        deadline = self.cluster.deadline()
+        delays = self.cluster.settings.backoff.delays(deadline)
+        async with self.cluster.bounded(name, deadline):
+            while True:
+                try:
+                    return await attempt()
+                except KafkawireError as exc:
+                    delay = next(delays, None) if exc.retriable else None
+                    if delay is None or self.cluster.closed:
+                        raise
+                    self.cluster.mark_metadata_stale()
+                    await asyncio.sleep(delay)
+
+
+def _records_to_produce(values: Any) -> list[KeyAndValue]:
+    """``values`` as (key, value) pairs, or a ``TypeError`` naming the first bad one, before
+    anything is built or sent."""
+    if isinstance(values, str | bytes | bytearray | memoryview) or not hasattr(values, "__iter__"):
+        raise TypeError(
+            f"produce() takes values as a list of values or (key, value) pairs, "
+            f"not {type(values).__name__}; wrap a single value in a list"
+        )
+    items: list[KeyAndValue] = []
+    for index, item in enumerate(values):
+        key, value = item if isinstance(item, tuple) and len(item) == 2 else (None, item)
+        for what, part in (("key", key), ("value", value)):
+            if part is not None and not isinstance(part, bytes | bytearray | memoryview):
+                raise TypeError(
+                    f"produce(): the {what} of values[{index}] is {type(part).__name__}, "
+                    "not bytes or None (encode it first)"
+                )
+        items.append((key, value))
+    return items
 
 
 def _topic(topic_cls: type[Any], name: str, topic_id: uuid.UUID) -> dict[str, Any]:

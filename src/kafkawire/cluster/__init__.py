@@ -1,15 +1,29 @@
-"""The cluster layer: bootstrap, metadata cache, one connection per broker, routing, retries."""
+"""The cluster layer: bootstrap, metadata cache, connections per broker and purpose, routing,
+retries, and the settings they share."""
 
+from ._pool import ConnectionFactory
 from .backoff import Backoff
-from .cluster import Cluster, RoutingError, parse_bootstrap
+from .cluster import (
+    Cluster,
+    InvalidPartitionError,
+    RequestRefusedError,
+    RoutingError,
+    parse_bootstrap,
+)
 from .metadata import BrokerAddress, ClusterMetadata, PartitionMetadata, TopicMetadata
+from .settings import ClientOptions, ClientSettings
 
 __all__ = [
     "Backoff",
     "BrokerAddress",
+    "ClientOptions",
+    "ClientSettings",
     "Cluster",
     "ClusterMetadata",
+    "ConnectionFactory",
+    "InvalidPartitionError",
     "PartitionMetadata",
+    "RequestRefusedError",
     "RoutingError",
     "TopicMetadata",
     "parse_bootstrap",

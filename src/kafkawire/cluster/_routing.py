@@ -11,14 +11,16 @@ import dataclasses
 import uuid
 from typing import Any
 
-from kafkawire.errors import KafkawireError
+from kafkawire.errors import KafkawireError, ProtocolError
 
 __all__ = [
     "GROUP",
     "TRANSACTION",
+    "InvalidPartitionError",
     "RoutingError",
     "coordinator_key",
     "held_for",
+    "partition_answer",
     "partitions_named",
 ]
 
@@ -27,6 +29,10 @@ GROUP, TRANSACTION = 0, 1  # FindCoordinator key types
 
 class RoutingError(KafkawireError):
     """A request that cannot be sent to one broker as it stands (split it, or name the broker)."""
+
+
+class InvalidPartitionError(RoutingError):
+    """A partition the topic does not have (an index past its last, or negative)."""
 
 
 _ENTITY_OF_ROUTE = {"group": ("groupId", GROUP), "transaction": ("transactionalId", TRANSACTION)}
@@ -95,6 +101,53 @@ def partitions_named(request: Any) -> list[tuple[str | uuid.UUID, int]]:
     raise RoutingError(f"{type(request).__name__} names no topic partitions to route by")
 
 
+def partition_answer(response: Any, topic: str | uuid.UUID, partition: int) -> Any:
+    """The part of a response (Produce, Fetch, ListOffsets, ...) that answers ``partition`` of
+    ``topic`` (a name, or a topic id), found by the same field metadata as
+    :func:`partitions_named`.
+
+    A response that does not answer it (no topics, another topic or partition) is the
+    broker breaking the protocol: :class:`ProtocolError` naming what was asked and what came,
+    never another partition's data.
+    """
+    came: list[str] = []
+    for f in dataclasses.fields(response):
+        topics = getattr(response, f.name)
+        if not f.metadata.get("kafka_type", "").startswith("[]") or not topics:
+            continue
+        if not dataclasses.is_dataclass(topics[0]):
+            continue
+        for answer in topics:
+            name = _field_of(answer, entity="topicName") or getattr(answer, "topic_id", None)
+            partitions = _first_array_of_structs(answer)
+            indexes = [_first_int32(p) for p in partitions]
+            came += [f"{name}/{i}" for i in indexes]
+            if name == topic and partition in indexes:
+                return partitions[indexes.index(partition)]
+        break
+    raise ProtocolError(
+        f"the {type(response).__name__} v{response.__version__} does not answer "
+        f"{topic}/{partition}: it names {', '.join(came) or 'no partitions'}"
+    )
+
+
+def _first_array_of_structs(value: Any) -> list[Any]:
+    for f in dataclasses.fields(value):
+        items = getattr(value, f.name)
+        if f.metadata.get("kafka_type", "").startswith("[]") and items and _is_struct(items[0]):
+            return list(items)
+    return []
+
+
+def _is_struct(value: Any) -> bool:
+    return dataclasses.is_dataclass(value)
+
+
+def _first_int32(value: Any) -> int:
+    name = next(f.name for f in dataclasses.fields(value) if f.metadata["kafka_type"] == "int32")
+    return int(getattr(value, name))
+
+
 def _field_of(value: Any, *, entity: str) -> Any:
     if not dataclasses.is_dataclass(value):
         return None
@@ -110,9 +163,6 @@ def _first_array(topic: Any) -> list[int] | None:
             continue
         items = getattr(topic, f.name) or ()
         if items and dataclasses.is_dataclass(items[0]):
-            index = next(
-                g.name for g in dataclasses.fields(items[0]) if g.metadata["kafka_type"] == "int32"
-            )
-            return [getattr(item, index) for item in items]
+            return [_first_int32(item) for item in items]
         return list(items)
     return None

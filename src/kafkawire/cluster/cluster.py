@@ -1,37 +1,51 @@
-"""Bootstrap, the metadata cache, one connection per broker, routing and retries.
+"""Bootstrap, the metadata cache, routing and retries, over a pool of connections.
 
 Rules this module keeps:
 
 - A request goes where its class's ``__route__`` says: any broker, the leader of the partitions
   it names, the coordinator of the one group or transactional id it names (found by the fields'
   entity types, so batched forms such as OffsetFetch v8+ route too), or (``every``) each
-  broker in turn through :meth:`Cluster.send_to_all`.
-- Requests are built at any version (usually the newest) and converted to the version the
-  chosen broker negotiated; a request that cannot be expressed there fails before it is sent.
+  broker in turn through :meth:`Cluster.send_to_all`. On that broker it takes the connection of
+  its purpose (see :mod:`._pool`), so a long poll never holds up produce or heartbeats.
+- A request goes at the version its class fixes; a broker that does not serve that version
+  gets nothing and the caller a :class:`~kafkawire.net.NoCommonVersionError` naming both
+  ranges. With ``negotiate=True`` it is converted to the highest version both sides support
+  instead, and fails before it is sent if it cannot be expressed there.
+- One call is bounded in time as a whole: ``retry_timeout`` (plus any wait the broker may hold
+  the request for on purpose) covers the search for a broker, every attempt and the backoff
+  between them; each attempt's timeout is cut to what is left.
 - Retriable errors (a closed connection, a timeout, a retriable top-level error code) are
-  retried with exponential backoff and jitter until ``retry_timeout`` passes; errors that mean
-  stale metadata refresh the cache first, and coordinator errors (or failing to reach the
-  coordinator) forget the coordinator. Other errors, and top-level error codes that are not
-  retriable, go back to the caller: ``send`` returns the broker's response as it came, error
-  code included, for the caller to judge.
-- Connections open lazily, one per broker, and are reused; a closed one is reopened on next use.
-- A request the broker may hold on purpose (a long-polling Fetch, a JoinGroup waiting for the
-  rebalance) gets that wait added to ``request_timeout``, so it is not timed out and resent.
+  retried with exponential backoff and jitter; errors that mean stale metadata refresh the
+  cache first, and coordinator errors (or failing to reach the coordinator) forget the
+  coordinator. A broker that closes the connection in answer to the same request twice is
+  refusing it: the call fails with :class:`RequestRefusedError`. Other errors, and top-level
+  error codes that are not retriable, go back to the caller: ``send`` returns the broker's
+  response as it came, error code included, for the caller to judge.
+- A partition that the metadata says does not exist fails at once (:class:`InvalidPartitionError`);
+  an unknown topic is waited for, with metadata refreshes, until the call's time is up.
+- After :meth:`Cluster.close`, calls in flight end with
+  :class:`~kafkawire.errors.ClientClosedError` (not retried), no connection or task of the
+  cluster is left, and later calls raise it at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import dataclasses
 import logging
-import random
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Collection, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from typing import Any, TypeVar
+
+from typing_extensions import Unpack
 
 from kafkawire.errors import (
+    ClientClosedError,
     ConnectionClosedError,
+    EventLoopError,
     KafkawireError,
     UnknownTopicIdError,
     error_for_code,
@@ -39,25 +53,45 @@ from kafkawire.errors import (
 from kafkawire.messages import request_type
 from kafkawire.messages.metadata import v13 as metadata_latest
 from kafkawire.net import Connection
-from kafkawire.net.errors import ConnectError
+from kafkawire.net.errors import ConnectError, RequestTimeoutError
 from kafkawire.protocol import convert
 
+from ._pool import Candidate, ConnectionFactory, ConnectionPool, NodeKey, Purpose, purpose_of
 from ._routing import (
     GROUP,
+    InvalidPartitionError,
     RoutingError,
     coordinator_key,
     held_for,
     partitions_named,
 )
-from .backoff import Backoff
 from .metadata import ClusterMetadata
+from .settings import ClientOptions, ClientSettings
 
-__all__ = ["Cluster", "RoutingError", "parse_bootstrap"]
+__all__ = [
+    "Cluster",
+    "InvalidPartitionError",
+    "RequestRefusedError",
+    "RoutingError",
+    "parse_bootstrap",
+]
 
 _log = logging.getLogger(__name__)
 
-ConnectionFactory = Callable[[str, int], Awaitable[Connection]]
+T = TypeVar("T")
 _FIND_COORDINATOR = 10
+_REFUSALS = 2  # closes in answer to one request before it counts as refused
+_MIN_TIMEOUT = 0.001
+# The deadline (time.monotonic()) of the call the current task is in, so that the requests
+# and connects it makes are cut to the time it has left.
+_call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "kafkawire_call_deadline", default=None
+)
+
+
+class RequestRefusedError(KafkawireError):
+    """The broker closed the connection in answer to the same request again and again: it
+    will not take it as it stands (malformed, too large, or a version it mishandles)."""
 
 
 def parse_bootstrap(bootstrap: str | Sequence[str]) -> list[tuple[str, int]]:
@@ -66,7 +100,7 @@ def parse_bootstrap(bootstrap: str | Sequence[str]) -> list[tuple[str, int]]:
     addresses = []
     for item in (i.strip() for i in items):
         host, sep, port = item.rpartition(":")
-        if not sep or not port.isdigit() or not host:
+        if not sep or not port.isdigit() or not host or not 0 < int(port) < 65536:
             raise ValueError(f"bootstrap address {item!r} is not host:port")
         addresses.append((host.strip("[]"), int(port)))
     if not addresses:
@@ -75,42 +109,44 @@ def parse_bootstrap(bootstrap: str | Sequence[str]) -> list[tuple[str, int]]:
 
 
 class Cluster:
-    """A Kafka cluster as seen from one client: use as ``async with Cluster("host:9092") as c``."""
+    """A Kafka cluster as seen from one client: use as ``async with Cluster("host:9092") as c``.
+
+    Options are those of :class:`ClientSettings`, as keyword arguments or as ``settings``.
+    ``connect`` replaces how a connection is opened (for tests).
+    """
 
     def __init__(
         self,
         bootstrap: str | Sequence[str],
+        settings: ClientSettings | None = None,
         *,
         connect: ConnectionFactory | None = None,
-        client_id: str = "kafkawire",
-        request_timeout: float = 30.0,
-        retry_timeout: float = 30.0,
-        metadata_max_age: float = 300.0,
-        backoff: Backoff | None = None,
-        **connection_options: Any,
+        **options: Unpack[ClientOptions],
     ) -> None:
-        """``connection_options`` (``ssl``, ``sasl``, ...) go to :meth:`Connection.open`."""
+        if settings is not None and options:
+            raise TypeError("Cluster() takes settings or options as keyword arguments, not both")
+        self.settings = settings or ClientSettings.from_options(type(self).__name__, dict(options))
         self._bootstrap = parse_bootstrap(bootstrap)
-        self.request_timeout = request_timeout
-        self._connect: ConnectionFactory = connect or (
-            lambda host, port: Connection.open(
-                host,
-                port,
-                client_id=client_id,
-                request_timeout=request_timeout,
-                **connection_options,
-            )
-        )
-        self.retry_timeout = retry_timeout
-        self.metadata_max_age = metadata_max_age
-        self.backoff = backoff or Backoff()
-        self._connections: dict[int | tuple[str, int], Connection] = {}
-        self._opening: dict[int | tuple[str, int], asyncio.Lock] = {}
+        self._pool = ConnectionPool(connect or self._open_connection)
         self._metadata: ClusterMetadata | None = None
         self._metadata_stale = True
         self._metadata_lock = asyncio.Lock()
         self._coordinators: dict[tuple[int, str], int] = {}
-        self._closing: set[asyncio.Future[None]] = set()  # surplus connections being closed
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closing = asyncio.Event()  # wakes retries sleeping through their backoff
+
+    def _open_connection(self, host: str, port: int) -> Awaitable[Connection]:
+        s = self.settings
+        return Connection.open(
+            host,
+            port,
+            client_id=s.client_id,
+            ssl=s.ssl,
+            sasl=s.sasl,
+            request_timeout=s.request_timeout,
+            connect_timeout=s.connect_timeout,
+            max_frame_size=s.max_frame_size,
+        )
 
     async def __aenter__(self) -> Cluster:
         try:
@@ -123,47 +159,110 @@ class Cluster:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
+    @property
+    def closed(self) -> bool:
+        return self._pool.closed
+
     async def close(self) -> None:
-        connections, self._connections = list(self._connections.values()), {}
-        closing = [c.close() for c in connections] + list(self._closing)
-        await asyncio.gather(*closing, return_exceptions=True)
+        """End calls in flight with ClientClosedError and close every connection."""
+        self._closing.set()
+        await self._pool.close()
+
+    def _check_usable(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        elif loop is not self._loop:
+            raise EventLoopError(
+                "this client belongs to another event loop; open a client in each event loop "
+                "that uses one"
+            )
+        if self._pool.closed:
+            raise ClientClosedError("the client is closed")
+
+    @contextlib.asynccontextmanager
+    async def bounded(self, what: str, deadline: float) -> AsyncIterator[None]:
+        """A scope for one call, which may make several sends: it ends by ``deadline``
+        (``time.monotonic()``; an enclosing scope's deadline wins if sooner), each request in
+        it gets at most the time left, and what ends it early becomes a kafkawire error:
+        :class:`RequestTimeoutError` naming ``what`` when the deadline passes,
+        :class:`ClientClosedError` when the client closes."""
+        outer = _call_deadline.get()
+        if outer is not None:
+            deadline = min(deadline, outer)
+        budget = max(0.0, deadline - time.monotonic())
+        scope = asyncio.timeout(budget)
+        token = _call_deadline.set(deadline)
+        try:
+            async with scope:
+                yield
+        except TimeoutError:
+            if not scope.expired():
+                raise
+            raise RequestTimeoutError(f"{what}: no answer within {budget:.3g} s") from None
+        except KafkawireError as exc:
+            if self._pool.closed and not isinstance(exc, ClientClosedError):
+                raise ClientClosedError(f"{what}: the client was closed") from exc
+            raise
+        finally:
+            _call_deadline.reset(token)
+
+    def deadline(self, extra: float = 0.0) -> float:
+        """The deadline of a call starting now: ``retry_timeout`` (plus ``extra``) from now."""
+        return time.monotonic() + self.settings.retry_timeout + extra
+
+    def _timeout(self, held: float = 0.0) -> float:
+        """One request's timeout: the setting plus any deliberate wait, cut to the time the
+        enclosing call has left."""
+        timeout = self.settings.request_timeout + held
+        deadline = _call_deadline.get()
+        if deadline is None:
+            return timeout
+        return max(_MIN_TIMEOUT, min(timeout, deadline - time.monotonic()))
 
     # --- connections ---------------------------------------------------------------------
 
-    async def _open(self, key: int | tuple[str, int], host: str, port: int) -> Connection:
-        conn = self._connections.get(key)
-        if conn is not None and not conn.closed:
-            return conn
-        async with self._opening.setdefault(key, asyncio.Lock()):
-            conn = self._connections.get(key)
-            if conn is None or conn.closed:
-                conn = self._connections[key] = await self._connect(host, port)
-            return conn
-
-    async def connection(self, node_id: int) -> Connection:
-        """The connection to broker ``node_id`` (opened on first use, reopened if closed)."""
+    async def connection(self, node_id: int, purpose: Purpose = "normal") -> Connection:
+        """The connection to broker ``node_id`` for ``purpose`` (opened on first use)."""
+        self._check_usable()
         broker = (await self.metadata()).brokers.get(node_id)
         if broker is None:
             self._metadata_stale = True
             raise ConnectError(f"broker {node_id} is not in the cluster metadata")
-        return await self._open(node_id, broker.host, broker.port)
+        return await self._pool.get(node_id, broker.host, broker.port, purpose)
+
+    async def versions_for(self, node_id: int, api_key: int) -> int:
+        """The highest version of ``api_key`` broker ``node_id`` and kafkawire both support."""
+        conn = self._pool.open_connection(node_id) or await self.connection(node_id)
+        return conn.version_for(api_key)
 
     async def any_connection(self) -> Connection:
-        """An open connection if there is one, else the first broker that answers."""
-        for conn in self._connections.values():
-            if not conn.closed:
-                return conn
+        """A connection to the broker best placed to answer (see :mod:`._pool`)."""
+        self._check_usable()
+        return (await self._on_any_broker(_ready))[1]
+
+    def _any_candidates(self) -> list[Candidate]:
         known = self._metadata.brokers.values() if self._metadata else ()
-        candidates: list[tuple[int | tuple[str, int], str, int]] = [
-            (b.node_id, b.host, b.port) for b in random.sample(list(known), len(known))
-        ]
-        candidates += [((host, port), host, port) for host, port in self._bootstrap]
+        candidates: list[Candidate] = [(b.node_id, b.host, b.port) for b in known]
+        if not candidates:  # bootstrap addresses serve until metadata names the brokers
+            candidates = [((host, port), host, port) for host, port in self._bootstrap]
+        return self._pool.by_preference(candidates)
+
+    async def _on_any_broker(
+        self, call: Callable[[Connection], Awaitable[T]]
+    ) -> tuple[T, Connection]:
+        """``call`` on the best broker's connection; on a retriable failure, the next one."""
         failures = []
-        for key, host, port in candidates:
+        for key, host, port in self._any_candidates():
             try:
-                return await self._open(key, host, port)
-            except ConnectError as exc:
+                conn = await self._pool.get(key, host, port, "normal")
+                answer = await call(conn)
+            except (ConnectError, RequestTimeoutError, ConnectionClosedError) as exc:
+                self._pool.failed(key)
                 failures.append(str(exc))
+                continue
+            self._pool.answered(key)
+            return answer, conn
         raise ConnectError("no broker answered: " + "; ".join(failures))
 
     # --- metadata --------------------------------------------------------------------------
@@ -175,16 +274,18 @@ class Cluster:
         Tasks that find the cache stale at once share one refresh: each re-checks the cache
         once it holds the lock, so the ones that waited take the answer the first one got.
         """
+        self._check_usable()
         cached = self._usable_metadata(topics)
         if cached is not None:
             return cached
-        async with self._metadata_lock:
+        async with self.bounded("Metadata", self.deadline()), self._metadata_lock:
             cached = self._usable_metadata(topics)
             return cached or await self._refresh(topics or None)
 
     async def refresh_metadata(self, topics: Collection[str] | None = None) -> ClusterMetadata:
         """Ask any broker for the brokers and for ``topics`` (all topics when ``None``)."""
-        async with self._metadata_lock:
+        self._check_usable()
+        async with self.bounded("Metadata", self.deadline()), self._metadata_lock:
             return await self._refresh(topics)
 
     def _usable_metadata(self, topics: Collection[str]) -> ClusterMetadata | None:
@@ -193,7 +294,7 @@ class Cluster:
         if (
             cached is None
             or self._metadata_stale
-            or cached.age() > self.metadata_max_age
+            or cached.age() > self.settings.metadata_max_age
             or any(t not in cached.topics for t in topics)
         ):
             return None
@@ -201,52 +302,34 @@ class Cluster:
 
     async def _refresh(self, topics: Collection[str] | None) -> ClusterMetadata:
         """The refresh itself; the caller holds ``_metadata_lock``."""
-        conn = await self.any_connection()
-        version = conn.version_for(metadata_latest.MetadataRequest.__api_key__)
-        request = _metadata_request(topics, version)
-        fresh = ClusterMetadata.from_response(await conn.send(request))
+
+        async def ask(conn: Connection) -> Any:
+            version = conn.version_for(metadata_latest.MetadataRequest.__api_key__)
+            return await conn.send(_metadata_request(topics, version), timeout=self._timeout())
+
+        response, _ = await self._on_any_broker(ask)
+        fresh = ClusterMetadata.from_response(response)
         if topics is not None and self._metadata is not None:
             # A partial answer updates the topics it names and keeps the rest.
             merged = {**self._metadata.topics, **fresh.topics}
             fresh = dataclasses.replace(fresh, topics=merged)
         self._metadata, self._metadata_stale = fresh, False
-        self._adopt_bootstrap_connections(fresh)
+        for broker in fresh.brokers.values():
+            self._pool.adopt((broker.host, broker.port), broker.node_id)
         return fresh
-
-    def _adopt_bootstrap_connections(self, metadata: ClusterMetadata) -> None:
-        """File connections opened by bootstrap address under the node id they reach, so
-        there stays one connection per broker."""
-        for broker in metadata.brokers.values():
-            conn = self._connections.pop((broker.host, broker.port), None)
-            if conn is None:
-                continue
-            existing = self._connections.get(broker.node_id)
-            if existing is None or existing.closed:
-                self._connections[broker.node_id] = conn
-            else:
-                closing = asyncio.ensure_future(conn.close())
-                self._closing.add(closing)
-                closing.add_done_callback(self._closing.discard)
 
     # --- coordinators ----------------------------------------------------------------------
 
     async def coordinator(self, key: str, key_type: int = GROUP) -> int:
         """The node id coordinating a group (``key_type`` 0) or transactional id (1)."""
+        self._check_usable()
         cached = self._coordinators.get((key_type, key))
         if cached is not None:
             return cached
-        conn = await self.any_connection()
-        version = conn.version_for(_FIND_COORDINATOR)
-        request_cls = request_type(_FIND_COORDINATOR, version)
-        if version >= 4:
-            request = request_cls(key_type=key_type, coordinator_keys=(key,))
-        elif version >= 1:  # before batching: one key in its own field
-            request = request_cls(key_type=key_type, key=key)
-        elif key_type == GROUP:
-            request = request_cls(key=key)
-        else:
-            raise RoutingError(f"{conn} cannot find transaction coordinators (FindCoordinator v0)")
-        response = await conn.send(request)
+        async with self.bounded("FindCoordinator", self.deadline()):
+            response, version = (
+                await self._on_any_broker(lambda conn: self._find_coordinator(conn, key, key_type))
+            )[0]
         found = response.coordinators[0] if version >= 4 else response
         # v0 has no error_message.
         error = error_for_code(found.error_code, getattr(found, "error_message", None))
@@ -256,6 +339,21 @@ class Cluster:
         self._coordinators[(key_type, key)] = node_id
         return node_id
 
+    async def _find_coordinator(self, conn: Connection, key: str, key_type: int) -> tuple[Any, int]:
+        version = conn.version_for(_FIND_COORDINATOR)
+        request_cls = request_type(_FIND_COORDINATOR, version)
+        if version >= 4:
+            request = request_cls(key_type=key_type, coordinator_keys=(key,))
+        elif version >= 1:  # before batching: one key in its own field
+            request = request_cls(key_type=key_type, key=key)
+        elif key_type == GROUP:
+            request = request_cls(key=key)
+        else:
+            raise RoutingError(
+                f"{conn.peer} cannot find transaction coordinators (FindCoordinator v0)"
+            )
+        return await conn.send(request, timeout=self._timeout()), version
+
     # --- sending ---------------------------------------------------------------------------
 
     async def send(
@@ -263,45 +361,118 @@ class Cluster:
         request: Any,
         *,
         node_id: int | None = None,
-        max_version: int | None = None,
+        negotiate: bool = False,
         retry: bool = True,
+        deadline: float | None = None,
     ) -> Any:
         """Send ``request`` where it belongs (or to ``node_id``), retrying what may succeed.
 
-        It goes at the highest version both sides support, or at most ``max_version``.
-        With ``retry=False`` the first retriable error is raised (after the caches it
-        invalidates are cleared), for callers that retry themselves and must choose the
-        broker again, such as a send pinned to a partition leader that may have moved.
+        It goes at its own version, or with ``negotiate`` at the highest version both sides
+        support. The whole call ends by ``deadline`` (``time.monotonic()``; default: now plus
+        ``retry_timeout`` plus the request's deliberate wait). With ``retry=False`` the first
+        retriable error is raised (after the caches it invalidates are cleared), for callers
+        that retry themselves and must choose the broker again, such as a send pinned to a
+        partition leader that may have moved.
         """
-        deadline = time.monotonic() + (self.retry_timeout if retry else 0)
-        delays = self.backoff.delays(deadline)
+        if getattr(type(request), "__kind__", None) != "request":
+            raise TypeError(
+                "send() takes a generated request object (such as "
+                "kafkawire.messages.metadata.v12.MetadataRequest), "
+                f"not {type(request).__name__}"
+            )
+        self._check_usable()
+        name = f"{type(request).__name__} v{request.__version__}"
+        held = held_for(request)
+        if deadline is None:
+            deadline = self.deadline(held)
+        async with self.bounded(name, deadline):
+            return await self._send_retrying(
+                request,
+                node_id=node_id,
+                negotiate=negotiate,
+                retry=retry,
+                held=held,
+                deadline=deadline,
+            )
+
+    async def _send_retrying(
+        self,
+        request: Any,
+        *,
+        node_id: int | None,
+        negotiate: bool,
+        retry: bool,
+        held: float,
+        deadline: float,
+    ) -> Any:
+        delays = self.settings.backoff.delays(deadline)
+        refusals = 0
+        retries = 0
         while True:
             try:
-                conn = await self._route(request, node_id)
-                version = conn.version_for(request.__api_key__)
-                if max_version is not None:
-                    version = min(version, max_version)
-                held = held_for(request)
-                timeout = {"timeout": self.request_timeout + held} if held else {}
-                response = await conn.send(convert(request, version), **timeout)
-                error = _top_level_error(response)
-                if error is None or not error.retriable:
-                    return response
-                raise error
+                return await self._attempt(request, node_id, negotiate, held)
             except KafkawireError as exc:
-                if not exc.retriable:
+                if not exc.retriable or self._pool.closed:
                     raise
                 self._forget(exc, request)
-                delay = next(delays, None)
+                if isinstance(exc, ConnectionClosedError) and exc.by_peer:
+                    refusals += 1
+                    if refusals >= _REFUSALS:
+                        raise RequestRefusedError(
+                            f"the broker closed the connection in answer to "
+                            f"{type(request).__name__} v{request.__version__} "
+                            f"{refusals} times: it refuses that request"
+                        ) from exc
+                delay = next(delays, None) if retry else None
                 if delay is None:
                     raise
-                _log.debug("retrying %s in %.2fs after %s", type(request).__name__, delay, exc)
-                await asyncio.sleep(delay)
+                retries += 1
+                _log.log(
+                    logging.WARNING if retries == 1 else logging.DEBUG,
+                    "retrying %s (for up to %.3g s more) after: %s",
+                    type(request).__name__,
+                    deadline - time.monotonic(),
+                    exc,
+                )
+                await self._sleep(delay)
 
-    async def send_to_all(self, request: Any) -> dict[int, Any]:
+    async def _attempt(
+        self, request: Any, node_id: int | None, negotiate: bool, held: float
+    ) -> Any:
+        key, conn = await self._route(request, node_id)
+        if negotiate:
+            request = convert(request, conn.version_for(request.__api_key__))
+        try:
+            response = await conn.send(request, timeout=self._timeout(held))
+        except (RequestTimeoutError, ConnectionClosedError, ConnectError):
+            self._pool.failed(key)
+            raise
+        except asyncio.CancelledError:
+            if held:
+                # The broker may hold it a long time yet, and its connection answers in order:
+                # a new connection serves the next request sooner than this one would.
+                self._pool.drop(conn)
+            raise
+        self._pool.answered(key)
+        error = _top_level_error(response)
+        if error is not None and error.retriable:
+            raise error
+        return response
+
+    async def _sleep(self, delay: float) -> None:
+        """The backoff before a retry, cut short (with ClientClosedError) by close()."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._closing.wait(), delay)
+        if self._pool.closed:
+            raise ClientClosedError("the client was closed")
+
+    async def send_to_all(self, request: Any, *, negotiate: bool = False) -> dict[int, Any]:
         """Send ``request`` to every broker (for ``every``-routed APIs such as ListGroups)."""
         brokers = list((await self.metadata()).brokers)
-        sends = [asyncio.ensure_future(self.send(request, node_id=n)) for n in brokers]
+        sends = [
+            asyncio.ensure_future(self.send(request, node_id=n, negotiate=negotiate))
+            for n in brokers
+        ]
         try:
             responses = await asyncio.gather(*sends)
         except BaseException:
@@ -325,16 +496,26 @@ class Cluster:
             if key is not None:
                 self._coordinators.pop(key, None)
 
-    async def _route(self, request: Any, node_id: int | None) -> Connection:
+    async def _route(self, request: Any, node_id: int | None) -> tuple[NodeKey, Connection]:
+        """The broker ``request`` goes to and the connection of its purpose there."""
+        purpose = purpose_of(type(request))
+        if node_id is None:
+            node_id = await self._node_for(request)
         if node_id is not None:
-            return await self.connection(node_id)
+            return node_id, await self.connection(node_id, purpose)
+        # Any broker: the best placed one; if it fails, the retry picks another.
+        key, host, port = self._any_candidates()[0]
+        return key, await self._pool.get(key, host, port, purpose)
+
+    async def _node_for(self, request: Any) -> int | None:
+        """The node id ``request`` must go to, or ``None`` if any broker will do."""
         route = type(request).__route__
         if route == "leader":
-            return await self.connection(await self._leader_of(request))
+            return await self._leader_of(request)
         if route in ("group", "transaction"):
             key = coordinator_key(request)
             if key is not None:
-                return await self.connection(await self.coordinator(key[1], key[0]))
+                return await self.coordinator(key[1], key[0])
             if route == "group":
                 raise RoutingError(f"{type(request).__name__} names no group to route by")
             # A transaction-routed request without a transactional id (InitProducerId for an
@@ -343,11 +524,27 @@ class Cluster:
             raise RoutingError(
                 f"{type(request).__name__} is routed '{route}': use send_to_all() or name node_id"
             )
-        return await self.any_connection()
+        return None
 
     async def _leader_of(self, request: Any) -> int:
         named = partitions_named(request)
-        metadata = await self.metadata([t for t, _ in named if isinstance(t, str)])
+        topics = [t for t, _ in named if isinstance(t, str)]
+        metadata = await self.metadata(topics)
+        try:
+            leaders = self._leaders(metadata, named)
+        except InvalidPartitionError:
+            # Partitions may have been added since the cache was filled: ask once more.
+            leaders = self._leaders(await self.refresh_metadata(topics), named)
+        if len(leaders) != 1:
+            raise RoutingError(
+                f"{type(request).__name__} names partitions of {len(leaders)} leaders; "
+                "send one request per leader"
+            )
+        return leaders.pop()
+
+    def _leaders(
+        self, metadata: ClusterMetadata, named: list[tuple[str | uuid.UUID, int]]
+    ) -> set[int]:
         leaders = set()
         for topic, partition in named:
             name = metadata.topic_name(topic) if isinstance(topic, uuid.UUID) else topic
@@ -355,12 +552,11 @@ class Cluster:
                 self._metadata_stale = True
                 raise UnknownTopicIdError(f"topic id {topic} is not in the metadata")
             leaders.add(metadata.leader_for(name, partition))
-        if len(leaders) != 1:
-            raise RoutingError(
-                f"{type(request).__name__} names partitions of {len(leaders)} leaders; "
-                "send one request per leader"
-            )
-        return leaders.pop()
+        return leaders
+
+
+async def _ready(conn: Connection) -> None:
+    """Nothing to send: :meth:`Cluster.any_connection` wants only the connection."""
 
 
 def _metadata_request(topics: Collection[str] | None, version: int) -> Any:

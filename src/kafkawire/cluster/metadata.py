@@ -11,7 +11,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkawire.errors import LeaderNotAvailableError, UnknownTopicOrPartitionError
+from kafkawire.errors import LeaderNotAvailableError, UnknownTopicOrPartitionError, error_for_code
+
+from ._routing import InvalidPartitionError
 
 __all__ = ["BrokerAddress", "ClusterMetadata", "PartitionMetadata", "TopicMetadata"]
 
@@ -96,10 +98,23 @@ class ClusterMetadata:
         return next((t.name for t in self.topics.values() if t.topic_id == topic_id), None)
 
     def leader_for(self, topic: str, partition: int) -> int:
-        """The node id leading ``topic``/``partition``; raises a retriable error if unknown."""
+        """The node id leading ``topic``/``partition``.
+
+        Raises a retriable error while the topic is unknown or the partition has no leader,
+        and :class:`InvalidPartitionError` for a partition the topic does not have.
+        """
         info = self.topics.get(topic)
-        if info is None or partition not in info.partitions:
-            raise UnknownTopicOrPartitionError(f"{topic}/{partition} is not in the metadata")
+        if info is None:
+            raise UnknownTopicOrPartitionError(f"topic {topic!r} is not in the metadata")
+        error = error_for_code(info.error_code, f"metadata for topic {topic!r}")
+        if error is not None:
+            raise error
+        if partition not in info.partitions:
+            count = len(info.partitions)
+            raise InvalidPartitionError(
+                f"topic {topic!r} has {count} partitions (0-{count - 1}): "
+                f"partition {partition} does not exist"
+            )
         leader = info.partitions[partition].leader_id
         if leader < 0 or leader not in self.brokers:
             raise LeaderNotAvailableError(f"{topic}/{partition} has no leader right now")

@@ -9,17 +9,25 @@ Invariants:
   flight or abandoned (below) is skipped, so no two requests awaiting an answer share one.
 - One reader task reads every frame and resolves the future of the request with the frame's
   correlation id. Kafka answers in order on a connection, but nothing here relies on that.
-- A request that times out or whose caller is cancelled becomes *abandoned*: its late response
-  is read and dropped. A response matching neither an in-flight nor an abandoned request is a
-  protocol violation. More than ``_MAX_ABANDONED`` abandoned requests close the connection
-  (the broker has stopped answering; a new connection is the remedy).
-- The connection closes on ``close()``, end of stream, a socket or TLS error, a frame size
-  prefix that is negative or over ``max_frame_size`` (refused before anything is allocated), a
-  response that does not decode, or an unknown correlation id. Closing fails every request in
-  flight at once with :class:`~kafkawire.errors.ConnectionClosedError` (retriable on a new
-  connection) whose ``__cause__`` is the reason; a response that did not decode fails its own
-  request with the :class:`~kafkawire.errors.DecodeError`. Later sends fail at once the same
-  way. So no caller waits on a closed connection, and with a timeout none waits longer.
+- A request whose caller is cancelled becomes *abandoned*: its late response is read and
+  dropped. A response matching neither an in-flight nor an abandoned request is a protocol
+  violation. More than ``_MAX_ABANDONED`` abandoned requests close the connection.
+- A request that times out closes the connection, as Kafka's Java client does: a broker that
+  does not answer one request in time is not trusted with the next, and the requests queued
+  behind it on this connection would wait just as long. They fail with a retriable
+  :class:`~kafkawire.errors.ConnectionClosedError`; the caller that timed out gets
+  :class:`RequestTimeoutError`.
+- The connection closes on ``close()``, a request timeout, end of stream, a socket or TLS
+  error, a frame size prefix that is negative or over ``max_frame_size`` (refused before
+  anything is allocated), a response that does not decode (whatever the decoder raised), or an
+  unknown correlation id. Closing fails every request in flight at once with
+  :class:`~kafkawire.errors.ConnectionClosedError` (retriable on a new connection) whose
+  ``__cause__`` is the reason and whose ``by_peer`` says whether the broker closed the stream;
+  a response that did not decode fails its own request with the error. Later sends fail at once
+  the same way. So no caller waits on a closed connection, and with a timeout none waits longer.
+- A connection belongs to the event loop that opened it; a send from another loop raises
+  :class:`~kafkawire.errors.EventLoopError` at once instead of waiting for a reader task that
+  runs elsewhere.
 - Produce with ``acks=0`` gets no response: ``send`` returns ``None`` once the frame is
   written (handed to the transport with its buffer drained below the high-water mark). Kafka
   sends nothing back, but Tansu 0.6.0 and librdkafka's mock cluster do answer; the ids of the
@@ -36,7 +44,13 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from kafkawire.errors import ConnectionClosedError, DecodeError, KafkawireError, ProtocolError
+from kafkawire.errors import (
+    ConnectionClosedError,
+    DecodeError,
+    EventLoopError,
+    KafkawireError,
+    ProtocolError,
+)
 from kafkawire.messages import APIS
 from kafkawire.protocol import (
     MAX_FRAME_SIZE,
@@ -103,6 +117,8 @@ class Connection:
         self._next_id = 0
         self._close_reason: str | None = None
         self._close_cause: BaseException | None = None
+        self._closed_by_peer = False
+        self._loop = asyncio.get_running_loop()
         self._versions: BrokerVersions | None = None
         self._reader_task = asyncio.create_task(self._read_loop(), name=f"kafkawire-read {peer}")
 
@@ -161,6 +177,10 @@ class Connection:
                 ) from None
             if isinstance(exc, OSError | ConnectionClosedError):
                 raise ConnectError(f"could not connect to {peer} ({stage}): {exc}") from exc
+            if conn is None and isinstance(exc, ValueError | OverflowError):
+                # What the resolver and socket say of an address no socket can reach: a port
+                # out of range, a NUL in the host, an over-long DNS label.
+                raise ConnectError(f"cannot connect to {peer}: unusable address: {exc}") from exc
             raise
         _log.debug("connected to %s", peer)
         return conn
@@ -186,6 +206,11 @@ class Connection:
     def closed(self) -> bool:
         return self._close_reason is not None
 
+    @property
+    def in_flight(self) -> int:
+        """How many requests await their response: the load the cluster balances by."""
+        return len(self._in_flight)
+
     def version_for(self, api_key: int) -> int:
         """The highest version of ``api_key`` both sides support (else NoCommonVersionError)."""
         return self.api_versions.version_for(api_key)
@@ -197,8 +222,8 @@ class Connection:
         broker does not serve raises :class:`NoCommonVersionError` before anything is sent.
         ``timeout`` (seconds) defaults to the connection's ``request_timeout``; a request the
         broker may hold on purpose (a long-polling Fetch) needs its wait added. When it passes,
-        :class:`RequestTimeoutError` is raised and the connection stays open. Returns ``None``
-        for Produce with ``acks=0``.
+        :class:`RequestTimeoutError` is raised and the connection closes (see the module
+        doc). Returns ``None`` for Produce with ``acks=0``.
         """
         cls = type(request)
         self.api_versions.check(cls.__api_key__, cls.__version__)
@@ -243,6 +268,11 @@ class Connection:
         return correlation_id
 
     async def _send(self, request: Any, timeout: float | None) -> Any:
+        if asyncio.get_running_loop() is not self._loop:
+            raise EventLoopError(
+                f"the connection to {self.peer} belongs to another event loop; "
+                "open a client in each event loop that uses one"
+            )
         if self._close_reason is not None:
             raise self._closed_error()
         cls = type(request)
@@ -272,10 +302,12 @@ class Connection:
         except TimeoutError:
             if not deadline.expired():
                 raise
-            raise RequestTimeoutError(
+            error = RequestTimeoutError(
                 f"{APIS[cls.__api_key__].name} v{cls.__version__} request to {self.peer}"
                 f" got no response within {timeout} s"
-            ) from None
+            )
+            self._shutdown(str(error), error)
+            raise error from None
         finally:
             if future is not None:
                 if self._in_flight.pop(correlation_id, None) is not None:
@@ -297,6 +329,7 @@ class Connection:
                 payload = await read_frame(self._reader, max_frame_size=self._max_frame_size)
                 self._dispatch(payload)
         except ConnectionClosedError as exc:
+            self._closed_by_peer = True
             self._shutdown("the broker closed the connection", exc)
         except (KafkawireError, OSError) as exc:
             self._shutdown(str(exc), exc)
@@ -332,16 +365,21 @@ class Connection:
                 # Like Kafka's Java client, ignore (and log) bytes after a whole response:
                 # librdkafka's mock cluster adds one to every flexible Metadata response.
                 body = decode_response(payload, entry.api_key, entry.version, trailing_ok=True)[1]
-        except DecodeError as exc:
-            entry.future.set_exception(exc)
+        except Exception as exc:
+            # Whatever the decoder raised (a DecodeError, or a MemoryError from a hostile
+            # frame) is this request's answer; then the connection closes.
             name = APIS[entry.api_key].name
-            raise ProtocolError(
-                f"the response to {name} v{entry.version} did not decode: {exc}"
-            ) from exc
+            error = ProtocolError(
+                f"the response to {name} v{entry.version} did not decode: {exc!r}"
+            )
+            entry.future.set_exception(exc if isinstance(exc, DecodeError) else error)
+            raise error from exc
         entry.future.set_result(body)
 
     def _closed_error(self) -> ConnectionClosedError:
-        error = ConnectionClosedError(f"connection to {self.peer} closed: {self._close_reason}")
+        error = ConnectionClosedError(
+            f"connection to {self.peer} closed: {self._close_reason}", by_peer=self._closed_by_peer
+        )
         error.__cause__ = self._close_cause
         return error
 

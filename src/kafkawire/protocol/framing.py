@@ -58,7 +58,8 @@ _RESPONSE_HEADERS: dict[int, type[Any]] = {
 }
 _SIZE = struct.Struct(">i")
 _log = logging.getLogger(__name__)
-_WARNED_TRAILING: set[tuple[type[Any], int]] = set()
+# Classes whose trailing bytes were logged: bounded by the number of generated classes.
+_WARNED_TRAILING: set[type[Any]] = set()
 _API_KEY_AND_VERSION = struct.Struct(">hh")
 
 
@@ -106,8 +107,8 @@ def _decode_after_header(
         extra = len(payload) - pos
         if not trailing_ok:
             raise DecodeError(cls.__name__, "", pos, f"{extra} trailing bytes")
-        if (cls, extra) not in _WARNED_TRAILING:
-            _WARNED_TRAILING.add((cls, extra))
+        if cls not in _WARNED_TRAILING:
+            _WARNED_TRAILING.add(cls)
             _log.warning(
                 "%s v%d: ignored %d trailing bytes after the response",
                 cls.__name__,
@@ -136,7 +137,7 @@ def decode_response(
     """The header and body of a response payload to a request of ``api_key`` at ``api_version``.
 
     With ``trailing_ok``, bytes left after a complete response are ignored (and logged once per
-    class and count) instead of raising: Kafka's Java client never checks for them, and some
+    class) instead of raising: Kafka's Java client never checks for them, and some
     brokers send them (librdkafka's mock cluster repeats the tagged fields of flexible Metadata
     responses). The response itself must still decode completely.
     """
@@ -158,7 +159,10 @@ def check_frame_size(size: int, max_frame_size: int) -> None:
     if size < 0:
         raise FrameError(f"frame size prefix {size} is negative")
     if size > max_frame_size:
-        raise FrameError(f"frame of {size} bytes exceeds the limit of {max_frame_size} bytes")
+        raise FrameError(
+            f"frame of {size} bytes exceeds the limit of {max_frame_size} bytes "
+            "(the max_frame_size setting)"
+        )
 
 
 class FrameDecoder:

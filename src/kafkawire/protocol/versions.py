@@ -6,12 +6,24 @@ A field the target version lacks may be dropped only if it holds its default or 
 marks it ``ignorable`` (Kafka's own rule: losing it does not change what the request means);
 otherwise the conversion fails, naming the field, rather than silently sending a request that
 means something else. Fields the target has and the source lacks take their defaults.
+
+Two places where Kafka's ``ignorable`` flags are not enough, because one value means different
+things at different versions:
+
+- A struct that names a topic by name at one version and by topic id at another (Produce and
+  Fetch from v13, and their responses) marks both fields ignorable; converting one into the
+  other would name no topic at all (an all-zero id, an empty name), so it fails.
+- MetadataRequest's ``topics``: at v0 an empty list asks for every topic; from v1 that is
+  ``None``, and an empty list asks for none. The values are mapped; "no topics" cannot be
+  asked at v0 and fails. (The schemas' other "empty or null means all" fields mean the same
+  at every version that has them.)
 """
 
 from __future__ import annotations
 
 import dataclasses
 import typing
+import uuid
 from typing import Any, TypeVar
 
 from kafkawire.errors import ProtocolError
@@ -28,6 +40,9 @@ class VersionConversionError(ProtocolError):
 
 T = TypeVar("T")
 _UNKNOWN_TAGS = "unknown_tagged_fields"
+_NO_TOPIC_ID = uuid.UUID(int=0)
+# (kind, api key) -> (field, the versions at which an empty list of it means "all")
+_EMPTY_MEANT_ALL = {("request", 3): ("topics", range(1))}
 
 
 def convert(message: Any, version: int) -> Any:
@@ -36,7 +51,30 @@ def convert(message: Any, version: int) -> Any:
     if cls.__version__ == version:
         return message
     lookup = request_type if cls.__kind__ == "request" else response_type
-    return _convert(message, lookup(cls.__api_key__, version), cls.__name__)
+    target = lookup(cls.__api_key__, version)
+    return _convert(_map_all(message, target), target, cls.__name__)
+
+
+def _map_all(message: Any, target: type[Any]) -> Any:
+    """``message`` with an "all" list spelled as ``target``'s version spells it."""
+    cls = type(message)
+    rule = _EMPTY_MEANT_ALL.get((cls.__kind__, cls.__api_key__))
+    if rule is None:
+        return message
+    name, empty_means_all = rule
+    value = getattr(message, name)
+    before, after = cls.__version__ in empty_means_all, target.__version__ in empty_means_all
+    if before and not after and value == ():
+        return dataclasses.replace(message, **{name: None})
+    if after and not before and value is None:
+        return dataclasses.replace(message, **{name: ()})
+    if after and not before and value == ():
+        raise _lost(
+            target,
+            f"{cls.__name__}.{name}",
+            "is empty (none), which the target version cannot ask: there an empty list means all",
+        )
+    return message
 
 
 def struct_type(cls: type[Any], field: str) -> type[Any]:
@@ -79,7 +117,23 @@ def _convert(value: Any, target: type[Any], path: str) -> Any:
             raise _lost(
                 target, f"{path}.{name}", "is set, and the target version has no such field"
             )
-    return target(**kwargs)
+    converted = target(**kwargs)
+    if _names_topic(value) and not _names_topic(converted):
+        raise _lost(
+            target,
+            path,
+            "names its topic in a way the target version cannot (by name where it takes a "
+            "topic id, or by id where it takes a name)",
+        )
+    return converted
+
+
+def _names_topic(struct: Any) -> bool:
+    """Whether ``struct`` names a topic: a non-empty topic name, or a topic id."""
+    for f in dataclasses.fields(struct):
+        if f.metadata.get("entity_type") == "topicName" and getattr(struct, f.name):
+            return True
+    return getattr(struct, "topic_id", _NO_TOPIC_ID) not in (_NO_TOPIC_ID, None)
 
 
 def _lost(target: type[Any], path: str, reason: str) -> VersionConversionError:

@@ -1,0 +1,214 @@
+"""The connections of one client: up to one per broker and purpose, opened lazily.
+
+Why a connection per purpose: a broker answers the requests of one connection one at a time,
+in order. A Fetch that long-polls, or a JoinGroup held for a rebalance, would hold up everything
+queued behind it (produce, heartbeats, metadata). So, as franz-go does (``pkg/kgo/broker.go``),
+Produce, Fetch and ShareFetch, JoinGroup and SyncGroup, and requests that carry a timeout of
+their own (CreateTopics, DeleteRecords, ...) each get their own connection to a broker, and
+everything else shares a normal one. Each opens on first use and negotiates ApiVersions.
+
+Which broker serves a request any broker can answer (metadata, finding a coordinator): the one
+with the fewest requests in flight that has not failed recently. A broker that failed (a
+connect that failed, a request that timed out, a connection it closed) is passed over for a
+while that doubles with each failure in a row, while another broker is known; a response
+from it clears the record. So a broker that stops answering with its socket open is tried
+once, not chosen again and again.
+
+After :meth:`ConnectionPool.close` nothing opens again: connects under way are cancelled and
+their callers get :class:`~kafkawire.errors.ClientClosedError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+import typing
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from kafkawire.errors import ClientClosedError
+from kafkawire.net import Connection
+from kafkawire.net.errors import ConnectError
+
+__all__ = ["ConnectionFactory", "ConnectionPool", "NodeKey", "Purpose", "purpose_of"]
+
+_log = logging.getLogger(__name__)
+
+ConnectionFactory = Callable[[str, int], Awaitable[Connection]]
+NodeKey = int | tuple[str, int]  # a broker's node id, or a bootstrap address before metadata
+Purpose = Literal["normal", "produce", "fetch", "group", "slow"]
+Candidate = tuple[NodeKey, str, int]  # (key, host, port)
+
+_PURPOSE_BY_KEY: dict[int, Purpose] = {
+    0: "produce",
+    1: "fetch",
+    78: "fetch",
+    11: "group",
+    14: "group",
+}
+_FIRST_PENALTY = 1.0  # seconds a broker is passed over after one failure
+_MAX_PENALTY = 30.0
+
+
+def purpose_of(request_cls: type[Any]) -> Purpose:
+    """Which of a broker's connections carries requests of this class (see the module doc)."""
+    purpose = _PURPOSE_BY_KEY.get(request_cls.__api_key__)
+    if purpose is None:
+        fields = getattr(request_cls, "__dataclass_fields__", {})
+        purpose = "slow" if "timeout_ms" in fields else "normal"
+    return purpose
+
+
+@dataclass(slots=True)
+class _Failures:
+    count: int
+    avoid_until: float  # time.monotonic(); until then other brokers are preferred
+
+
+def describe(key: NodeKey, host: str, port: int) -> str:
+    """``broker 3 (host:9092)`` or ``bootstrap address host:9092``, for messages."""
+    return (
+        f"broker {key} ({host}:{port})"
+        if isinstance(key, int)
+        else f"bootstrap address {host}:{port}"
+    )
+
+
+class ConnectionPool:
+    """Connections by (broker, purpose), the record of recent failures, and closing."""
+
+    def __init__(self, connect: ConnectionFactory) -> None:
+        self._connect = connect
+        self._connections: dict[tuple[NodeKey, Purpose], Connection] = {}
+        self._opening: dict[tuple[NodeKey, Purpose], asyncio.Task[Connection]] = {}
+        self._failures: dict[NodeKey, _Failures] = {}
+        self._closing: set[asyncio.Future[None]] = set()  # surplus connections being closed
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def get(self, key: NodeKey, host: str, port: int, purpose: Purpose) -> Connection:
+        """The open connection for ``purpose`` to ``key``, opening it if need be.
+
+        Callers asking at once share one connect. Raises :class:`ConnectError` naming the
+        broker and its address when it cannot be reached or its address cannot be used.
+        """
+        if self.closed:
+            raise ClientClosedError("the client is closed")
+        slot = (key, purpose)
+        conn = self._connections.get(slot)
+        if conn is not None and not conn.closed:
+            return conn
+        opening = self._opening.get(slot)
+        if opening is None:
+            opening = asyncio.create_task(
+                self._open(key, host, port, slot), name=f"kafkawire-connect {host}:{port}"
+            )
+            self._opening[slot] = opening
+            opening.add_done_callback(lambda task: self._opened(slot, task))
+        try:
+            # Shielded: one caller giving up does not cancel the connect others wait for.
+            return await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if opening.cancelled() and task is not None and not task.cancelling():
+                # Not this caller but the connect was cancelled: only close() does that.
+                raise ClientClosedError("the client was closed while connecting") from None
+            raise
+
+    async def _open(
+        self, key: NodeKey, host: str, port: int, slot: tuple[NodeKey, Purpose]
+    ) -> Connection:
+        try:
+            conn = await self._connect(host, port)
+        except ConnectError as exc:
+            self.failed(key)
+            raise ConnectError(f"{describe(key, host, port)}: {exc}") from exc
+        self._connections[slot] = conn
+        return conn
+
+    def _opened(self, slot: tuple[NodeKey, Purpose], task: asyncio.Task[Connection]) -> None:
+        if self._opening.get(slot) is task:
+            del self._opening[slot]
+        if not task.cancelled():
+            task.exception()  # seen here, so an error no caller awaited is not logged as lost
+
+    def open_connection(self, key: NodeKey) -> Connection | None:
+        """Any open connection to ``key`` (for its API versions), or ``None``."""
+        return next(
+            (c for (k, _), c in self._connections.items() if k == key and not c.closed), None
+        )
+
+    # --- health ----------------------------------------------------------------------------
+
+    def failed(self, key: NodeKey) -> None:
+        """Record a failure of ``key``: it is passed over for a while, doubling each time."""
+        previous = self._failures.get(key)
+        count = 1 if previous is None else previous.count + 1
+        penalty = min(_MAX_PENALTY, _FIRST_PENALTY * 2 ** (count - 1))
+        self._failures[key] = _Failures(count, time.monotonic() + penalty)
+
+    def answered(self, key: NodeKey) -> None:
+        """``key`` answered a request: forget its failures."""
+        if self._failures:
+            self._failures.pop(key, None)
+
+    def by_preference(self, candidates: Iterable[Candidate]) -> list[Candidate]:
+        """``candidates`` best first: brokers not failing lately, fewest requests in flight,
+        an open connection, then at random; brokers that failed lately last, the one whose
+        penalty ends first leading them."""
+        now = time.monotonic()
+
+        def rank(candidate: Candidate) -> tuple[float, int, int, float]:
+            key = candidate[0]
+            failures = self._failures.get(key)
+            avoid_until = failures.avoid_until if failures and failures.avoid_until > now else 0
+            conns = [c for (k, _), c in self._connections.items() if k == key and not c.closed]
+            load = sum(c.in_flight for c in conns)
+            return (avoid_until, load, 0 if conns else 1, random.random())
+
+        return sorted(candidates, key=rank)
+
+    # --- ownership -------------------------------------------------------------------------
+
+    def adopt(self, address: tuple[str, int], node_id: int) -> None:
+        """File connections opened by bootstrap ``address`` under the ``node_id`` they reach,
+        so there stays one connection per broker and purpose."""
+        for purpose in typing.get_args(Purpose):
+            conn = self._connections.pop((address, purpose), None)
+            if conn is None:
+                continue
+            existing = self._connections.get((node_id, purpose))
+            if existing is None or existing.closed:
+                self._connections[(node_id, purpose)] = conn
+            else:
+                self._close_later(conn)
+
+    def drop(self, conn: Connection) -> None:
+        """Close ``conn`` now (its requests fail; the next use opens a new one)."""
+        self._close_later(conn)
+
+    def _close_later(self, conn: Connection) -> None:
+        closing = asyncio.ensure_future(conn.close())
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+
+    async def close(self) -> None:
+        """Close every connection and cancel every connect under way; nothing opens after."""
+        self._closed = True
+        opening = list(self._opening.values())
+        for task in opening:
+            task.cancel()
+        connections, self._connections = list(self._connections.values()), {}
+        closing = [c.close() for c in connections] + list(self._closing)
+        await asyncio.gather(*opening, *closing, return_exceptions=True)
+        # A connect that finished as it was cancelled may have filed its connection.
+        late, self._connections = list(self._connections.values()), {}
+        await asyncio.gather(*(c.close() for c in late), return_exceptions=True)
+        if late:
+            _log.debug("closed %d connections opened while closing", len(late))

@@ -1,0 +1,238 @@
+"""The cluster layer against hostile and failing brokers (all in-process, loopback only).
+
+Each test failed before the change it covers: a long poll stalling other requests, a silent
+broker chosen again and again, unusable addresses, unbounded calls, a request the broker
+refuses by closing, partitions that do not exist, and close() that did not close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+from kafkawire.cluster import (
+    Backoff,
+    Cluster,
+    InvalidPartitionError,
+    RequestRefusedError,
+)
+from kafkawire.errors import ClientClosedError, EventLoopError
+from kafkawire.messages.fetch import v12 as fetch
+from kafkawire.messages.list_offsets import v7 as list_offsets
+from kafkawire.messages.produce import v9 as produce
+from kafkawire.net.errors import ConnectError, RequestTimeoutError
+from tests.net.fakebroker import WAIT, FakeClient, messages
+
+from .hostile import FakeCluster, SilentServer
+
+FAST = Backoff(initial=0.01, maximum=0.02)
+
+
+def offsets_of(partition: int, topic: str = "t") -> list_offsets.ListOffsetsRequest:
+    wanted = list_offsets.ListOffsetsPartition(partition_index=partition, timestamp=-1)
+    return list_offsets.ListOffsetsRequest(
+        topics=(list_offsets.ListOffsetsTopic(name=topic, partitions=(wanted,)),)
+    )
+
+
+def answer_offsets(request: Any, header: Any) -> Any:
+    module = messages(2, header.request_api_version)
+    topic = request.topics[0]
+    partition = module.ListOffsetsPartitionResponse(
+        partition_index=topic.partitions[0].partition_index, offset=5
+    )
+    return module.ListOffsetsResponse(
+        topics=(module.ListOffsetsTopicResponse(name=topic.name, partitions=(partition,)),)
+    )
+
+
+def long_poll(max_wait_ms: int) -> fetch.FetchRequest:
+    partition = fetch.FetchPartition(partition=0, partition_max_bytes=1024)
+    return fetch.FetchRequest(
+        max_wait_ms=max_wait_ms, topics=(fetch.FetchTopic(topic="t", partitions=(partition,)),)
+    )
+
+
+def produce_to_t() -> produce.ProduceRequest:
+    partition = produce.PartitionProduceData(index=0, records=b"")
+    topic = produce.TopicProduceData(name="t", partition_data=(partition,))
+    return produce.ProduceRequest(acks=1, topic_data=(topic,))
+
+
+async def test_a_long_poll_does_not_stall_produce_or_metadata() -> None:
+    polls_held = asyncio.Event()
+
+    async def handler(node: int, client: FakeClient, header: Any, request: Any) -> Any:
+        if header.request_api_key == 1:  # hold every fetch as a broker does a long poll
+            polls_held.set()
+            await asyncio.sleep(request.max_wait_ms / 1000)
+            return messages(1, header.request_api_version).FetchResponse()
+        if header.request_api_key == 0:
+            return messages(0, header.request_api_version).ProduceResponse()
+        return answer_offsets(request, header)
+
+    async with FakeCluster(1, handler) as brokers, Cluster(brokers.bootstrap) as cluster:
+        poll = asyncio.create_task(cluster.send(long_poll(10_000)))
+        await polls_held.wait()
+        # Each answered while the broker still holds the fetch (on a connection of its own).
+        await asyncio.wait_for(cluster.send(produce_to_t()), WAIT)
+        await asyncio.wait_for(cluster.send(offsets_of(0)), WAIT)
+        await asyncio.wait_for(cluster.refresh_metadata(), WAIT)
+        assert not poll.done()
+        # A cancelled long poll drops its connection: the next fetch does not queue behind it.
+        poll.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await poll
+        polls_held.clear()
+        next_poll = asyncio.create_task(cluster.send(long_poll(0)))
+        await asyncio.wait_for(next_poll, WAIT)
+        # Connections: bootstrap/normal, fetch, produce, then a second fetch.
+        assert len(brokers.brokers[1].clients) == 4
+
+
+async def test_a_silent_broker_is_not_chosen_again_for_any_broker_requests() -> None:
+    # Broker 2 answers ApiVersions but nothing else, its socket open.
+    async with FakeCluster(2, metadata_from={1}) as brokers:
+        async with Cluster(
+            brokers.bootstrap.split(",")[0], request_timeout=0.2, backoff=FAST
+        ) as cluster:
+            for _ in range(20):
+                cluster.mark_metadata_stale()
+                await asyncio.wait_for(cluster.metadata(), WAIT)
+        assert len(brokers.requests(2, 3)) <= 1
+        assert len(brokers.requests(1, 3)) >= 20
+
+
+async def test_unusable_broker_addresses_are_connect_failures_of_their_node() -> None:
+    bad = ((2, "127.0.0.1", 70000), (3, "127.0.0.1", -1), (4, "a\x00b", 9092), (5, "a" * 70, 1))
+    async with (
+        FakeCluster(1, extra_brokers=bad) as brokers,
+        Cluster(brokers.bootstrap, connect_timeout=1, backoff=FAST) as cluster,
+    ):
+        for node, _, _ in bad:
+            with pytest.raises(ConnectError, match=f"broker {node} .*unusable address"):
+                await cluster.connection(node)
+        # The search for a broker that answers goes past them, whatever the order.
+        for _ in range(10):
+            cluster.mark_metadata_stale()
+            assert 1 in (await cluster.metadata()).brokers
+
+
+async def test_retry_timeout_bounds_the_search_for_a_broker() -> None:
+    servers = [SilentServer() for _ in range(30)]
+    for server in servers:
+        await server.__aenter__()
+    try:
+        bootstrap = [f"127.0.0.1:{s.port}" for s in servers]
+        cluster = Cluster(bootstrap, connect_timeout=0.2, retry_timeout=1.0)
+        # 30 brokers at 0.2 s each would take 6 s; the call must end at its 1 s budget.
+        with pytest.raises(RequestTimeoutError, match=r"Metadata: no answer within 1 s"):
+            await asyncio.wait_for(cluster.metadata(), 3.0)
+        await cluster.close()
+    finally:
+        for server in servers:
+            await server.__aexit__()
+
+
+async def test_a_request_answered_by_closing_twice_is_refused() -> None:
+    async def close_on_list_offsets(node: int, client: FakeClient, header: Any, body: Any) -> Any:
+        client.abort()
+
+    async with (
+        FakeCluster(1, close_on_list_offsets) as brokers,
+        Cluster(brokers.bootstrap, backoff=FAST) as cluster,
+    ):
+        with pytest.raises(RequestRefusedError, match="ListOffsetsRequest v7 2 times"):
+            await asyncio.wait_for(cluster.send(offsets_of(0)), WAIT)
+        assert len(brokers.requests(1, 2)) == 2
+
+
+@pytest.mark.parametrize("partition", [7, 3, -1])
+async def test_a_partition_the_topic_lacks_fails_at_once(partition: int) -> None:
+    async with FakeCluster(1) as brokers, Cluster(brokers.bootstrap) as cluster:
+        with pytest.raises(
+            InvalidPartitionError,
+            match=f"topic 't' has 3 partitions \\(0-2\\): partition {partition} does not exist",
+        ):
+            await asyncio.wait_for(cluster.send(offsets_of(partition)), WAIT)
+
+
+async def test_an_unknown_topic_is_waited_for_with_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with (
+        FakeCluster(1) as brokers,
+        Cluster(brokers.bootstrap, retry_timeout=0.3, backoff=FAST) as cluster,
+    ):
+        with (
+            caplog.at_level(logging.DEBUG, logger="kafkawire.cluster"),
+            pytest.raises(RequestTimeoutError),
+        ):
+            await asyncio.wait_for(cluster.send(offsets_of(0, topic="nope")), WAIT)
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert "topic 'nope' is not in the metadata" in warnings[0].getMessage()
+    assert len(brokers.requests(1, 3)) > 2  # it kept asking
+
+
+async def test_close_ends_calls_in_flight_and_nothing_reconnects() -> None:
+    async with FakeCluster(1) as brokers:  # answers nothing but Metadata
+        cluster = Cluster(brokers.bootstrap)
+        await cluster.__aenter__()
+        in_flight = asyncio.create_task(cluster.send(offsets_of(0)))
+        await asyncio.sleep(0.1)
+        await cluster.close()
+        with pytest.raises(ClientClosedError):
+            await asyncio.wait_for(in_flight, WAIT)
+        assert not in_flight.get_name().startswith("kafkawire")
+        with pytest.raises(ClientClosedError):
+            await cluster.send(offsets_of(0))
+        with pytest.raises(ClientClosedError):
+            await cluster.metadata(["other"])
+        await asyncio.sleep(0.1)
+        assert len(brokers.brokers[1].clients) == 1  # no connection after close
+        assert not _kafkawire_tasks()
+
+
+async def test_close_ends_a_call_that_is_connecting_or_backing_off() -> None:
+    async with SilentServer() as silent, FakeCluster(1) as brokers:
+        connecting = Cluster(f"127.0.0.1:{silent.port}", connect_timeout=30)
+        call = asyncio.create_task(connecting.metadata())
+        await asyncio.sleep(0.1)
+        await connecting.close()
+        with pytest.raises(ClientClosedError):
+            await asyncio.wait_for(call, WAIT)
+
+        # ListOffsets goes unanswered: it times out, and the retry waits out a long backoff.
+        backing_off = Cluster(
+            brokers.bootstrap, request_timeout=0.05, backoff=Backoff(initial=30, maximum=30)
+        )
+        await backing_off.__aenter__()
+        call = asyncio.create_task(backing_off.send(offsets_of(0)))
+        await asyncio.sleep(0.3)
+        await backing_off.close()
+        with pytest.raises(ClientClosedError):
+            await asyncio.wait_for(call, WAIT)
+    assert not _kafkawire_tasks()
+
+
+async def test_a_cluster_used_from_another_event_loop_says_so_at_once() -> None:
+    async with FakeCluster(1) as brokers, Cluster(brokers.bootstrap) as cluster:
+        error: list[BaseException] = []
+
+        def elsewhere() -> None:
+            try:
+                asyncio.run(cluster.metadata())
+            except BaseException as exc:
+                error.append(exc)
+
+        await asyncio.to_thread(elsewhere)
+        assert isinstance(error[0], EventLoopError)
+        assert "another event loop" in str(error[0])
+
+
+def _kafkawire_tasks() -> list[asyncio.Task[Any]]:
+    return [t for t in asyncio.all_tasks() if t.get_name().startswith("kafkawire")]
