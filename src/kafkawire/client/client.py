@@ -13,7 +13,6 @@ connection may append a batch the broker had already written.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
 import uuid
@@ -25,7 +24,7 @@ from typing_extensions import Unpack
 
 from kafkawire.cluster import ClientOptions, ClientSettings, Cluster, ConnectionFactory
 from kafkawire.cluster._routing import partition_answer
-from kafkawire.errors import KafkawireError, TopicAlreadyExistsError, error_for_code
+from kafkawire.errors import TopicAlreadyExistsError, error_for_code
 from kafkawire.messages import request_type
 from kafkawire.messages.create_topics import v7 as create_topics
 from kafkawire.messages.fetch import v18 as fetch_latest
@@ -284,21 +283,12 @@ class KafkaClient:
             version = min(version, _LAST_VERSION_WITH_TOPIC_NAMES)
         return leader, version, topic_id
 
-    async def _retrying(self, name: str, attempt: Callable[[], Awaitable[T]]) -> T:
+    async def _retrying(self, what: str, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt`` again after retriable errors, refreshing metadata, until the
         cluster's retry deadline, which bounds the whole call."""
-        deadline = self.cluster.deadline()
-        delays = self.cluster.settings.backoff.delays(deadline)
-        async with self.cluster.bounded(name, deadline):
-            while True:
-                try:
-                    return await attempt()
-                except KafkawireError as exc:
-                    delay = next(delays, None) if exc.retriable else None
-                    if delay is None or self.cluster.closed:
-                        raise
-                    self.cluster.mark_metadata_stale()
-                    await asyncio.sleep(delay)
+        return await self.cluster.call(
+            what, attempt, forget=lambda error: self.cluster.mark_metadata_stale()
+        )
 
 
 def _records_to_produce(values: Any) -> list[KeyAndValue]:

@@ -380,61 +380,66 @@ class Cluster:
                 "kafkawire.messages.metadata.v12.MetadataRequest), "
                 f"not {type(request).__name__}"
             )
-        self._check_usable()
-        name = f"{type(request).__name__} v{request.__version__}"
         held = held_for(request)
-        if deadline is None:
-            deadline = self.deadline(held)
-        async with self.bounded(name, deadline):
-            return await self._send_retrying(
-                request,
-                node_id=node_id,
-                negotiate=negotiate,
-                retry=retry,
-                held=held,
-                deadline=deadline,
-            )
+        return await self.call(
+            f"{type(request).__name__} v{request.__version__}",
+            lambda: self._attempt(request, node_id, negotiate, held),
+            deadline=self.deadline(held) if deadline is None else deadline,
+            retry=retry,
+            forget=lambda error: self._forget(error, request),
+        )
 
-    async def _send_retrying(
+    async def call(
         self,
-        request: Any,
+        what: str,
+        attempt: Callable[[], Awaitable[T]],
         *,
-        node_id: int | None,
-        negotiate: bool,
-        retry: bool,
-        held: float,
-        deadline: float,
-    ) -> Any:
-        delays = self.settings.backoff.delays(deadline)
-        refusals = 0
-        retries = 0
-        while True:
-            try:
-                return await self._attempt(request, node_id, negotiate, held)
-            except KafkawireError as exc:
-                if not exc.retriable or self._pool.closed:
-                    raise
-                self._forget(exc, request)
-                if isinstance(exc, ConnectionClosedError) and exc.by_peer:
-                    refusals += 1
-                    if refusals >= _REFUSALS:
-                        raise RequestRefusedError(
-                            f"the broker closed the connection in answer to "
-                            f"{type(request).__name__} v{request.__version__} "
-                            f"{refusals} times: it refuses that request"
-                        ) from exc
-                delay = next(delays, None) if retry else None
-                if delay is None:
-                    raise
-                retries += 1
-                _log.log(
-                    logging.WARNING if retries == 1 else logging.DEBUG,
-                    "retrying %s (for up to %.3g s more) after: %s",
-                    type(request).__name__,
-                    deadline - time.monotonic(),
-                    exc,
-                )
-                await self._sleep(delay)
+        deadline: float | None = None,
+        retry: bool = True,
+        forget: Callable[[KafkawireError], None] | None = None,
+    ) -> T:
+        """Run ``attempt`` until it succeeds, within one bounded call (see :meth:`bounded`).
+
+        Retriable errors are retried with backoff until ``deadline`` (default:
+        ``retry_timeout`` from now), after ``forget`` has cleared what they invalidate; the
+        first retry logs a WARNING naming ``what`` and the error, later ones DEBUG. A
+        connection the broker closes in answer twice ends the call with
+        :class:`RequestRefusedError`. The building block of :meth:`send` and of the clients'
+        own multi-step calls.
+        """
+        self._check_usable()
+        if deadline is None:
+            deadline = self.deadline()
+        async with self.bounded(what, deadline):
+            delays = self.settings.backoff.delays(deadline)
+            refusals = retries = 0
+            while True:
+                try:
+                    return await attempt()
+                except KafkawireError as exc:
+                    if not exc.retriable or self._pool.closed:
+                        raise
+                    if forget is not None:
+                        forget(exc)
+                    if isinstance(exc, ConnectionClosedError) and exc.by_peer:
+                        refusals += 1
+                        if refusals >= _REFUSALS:
+                            raise RequestRefusedError(
+                                f"the broker closed the connection in answer to {what} "
+                                f"{refusals} times: it refuses that request"
+                            ) from exc
+                    delay = next(delays, None) if retry else None
+                    if delay is None:
+                        raise
+                    retries += 1
+                    _log.log(
+                        logging.WARNING if retries == 1 else logging.DEBUG,
+                        "retrying %s (for up to %.3g s more) after: %s",
+                        what,
+                        deadline - time.monotonic(),
+                        exc,
+                    )
+                    await self._sleep(delay)
 
     async def _attempt(
         self, request: Any, node_id: int | None, negotiate: bool, held: float
