@@ -39,6 +39,8 @@ from kafkawire.records import (
     decode_batches,
 )
 
+from .produce import produce_request, produce_version
+
 __all__ = ["EARLIEST", "LATEST", "FetchResult", "KafkaClient", "ListedOffset"]
 
 T = TypeVar("T")
@@ -46,7 +48,6 @@ T = TypeVar("T")
 LATEST = -1  # ListOffsets timestamps with a special meaning
 EARLIEST = -2
 _NO_TOPIC_ID = uuid.UUID(int=0)
-_LAST_VERSION_WITH_TOPIC_NAMES = 12  # Produce and Fetch address topics by id from v13
 _PRODUCE, _FETCH = 0, 1
 _READ_COMMITTED = 1
 
@@ -163,13 +164,13 @@ class KafkaClient:
             builder = _builder(version, compression)
             for key, value in items:
                 builder.append(key, value, timestamp=timestamp)
-            request_cls = request_type(_PRODUCE, version)
-            topic_cls = struct_type(request_cls, "topic_data")
-            data = struct_type(topic_cls, "partition_data")(
-                index=partition, records=builder.build()
+            request = produce_request(
+                version,
+                {topic: [(partition, builder.build())]},
+                topic_ids={topic: topic_id},
+                acks=acks,
+                timeout_ms=timeout_ms,
             )
-            topic_data = topic_cls(**_topic(topic_cls, topic, topic_id), partition_data=(data,))
-            request = request_cls(acks=acks, timeout_ms=timeout_ms, topic_data=(topic_data,))
             response = await self.cluster.send(request, node_id=leader, retry=False)
             if response is None:  # acks=0
                 return -1
@@ -278,10 +279,9 @@ class KafkaClient:
         metadata = await self.cluster.metadata([topic])
         leader = metadata.leader_for(topic, partition)
         version = await self.cluster.versions_for(leader, api_key)
-        topic_id = metadata.topics[topic].topic_id or _NO_TOPIC_ID
-        if topic_id == _NO_TOPIC_ID:  # a broker that gave no topic id gets topic names
-            version = min(version, _LAST_VERSION_WITH_TOPIC_NAMES)
-        return leader, version, topic_id
+        topic_id = metadata.topics[topic].topic_id
+        # A broker that gave no topic id gets topic names (Produce and Fetch alike).
+        return leader, produce_version(version, [topic_id]), topic_id or _NO_TOPIC_ID
 
     async def _retrying(self, what: str, attempt: Callable[[], Awaitable[T]]) -> T:
         """Run ``attempt`` again after retriable errors, refreshing metadata, until the

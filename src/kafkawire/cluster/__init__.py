@@ -10,8 +10,14 @@ from .cluster import (
     RoutingError,
     parse_bootstrap,
 )
-from .metadata import BrokerAddress, ClusterMetadata, PartitionMetadata, TopicMetadata
-from .settings import ClientOptions, ClientSettings
+from .metadata import (
+    BrokerAddress,
+    ClusterMetadata,
+    PartitionMetadata,
+    TopicMetadata,
+    TopicPartition,
+)
+from .settings import ClientOptions, ClientSettings, settings_from
 
 __all__ = [
     "Backoff",
@@ -26,5 +32,7 @@ __all__ = [
     "RequestRefusedError",
     "RoutingError",
     "TopicMetadata",
+    "TopicPartition",
     "parse_bootstrap",
+    "settings_from",
 ]

@@ -282,11 +282,23 @@ class Cluster:
             cached = self._usable_metadata(topics)
             return cached or await self._refresh(topics or None)
 
-    async def refresh_metadata(self, topics: Collection[str] | None = None) -> ClusterMetadata:
-        """Ask any broker for the brokers and for ``topics`` (all topics when ``None``)."""
+    async def refresh_metadata(
+        self, topics: Collection[str] | None = None, *, auto_create: bool = False
+    ) -> ClusterMetadata:
+        """Ask any broker for the brokers and for ``topics`` (all topics when ``None``).
+
+        With ``auto_create`` a broker configured to create topics on first use creates those
+        it lacks (what a producer asks; readers do not).
+        """
         self._check_usable()
         async with self.bounded("Metadata", self.deadline()), self._metadata_lock:
-            return await self._refresh(topics)
+            return await self._refresh(topics, auto_create=auto_create)
+
+    @property
+    def current_metadata(self) -> ClusterMetadata | None:
+        """The metadata last fetched (a new object after each refresh), without waiting; for
+        hot paths that cache what they derive from it."""
+        return self._metadata
 
     def _usable_metadata(self, topics: Collection[str]) -> ClusterMetadata | None:
         """The cache, unless it is stale, too old, or lacks one of ``topics``."""
@@ -300,12 +312,15 @@ class Cluster:
             return None
         return cached
 
-    async def _refresh(self, topics: Collection[str] | None) -> ClusterMetadata:
+    async def _refresh(
+        self, topics: Collection[str] | None, *, auto_create: bool = False
+    ) -> ClusterMetadata:
         """The refresh itself; the caller holds ``_metadata_lock``."""
 
         async def ask(conn: Connection) -> Any:
             version = conn.version_for(metadata_latest.MetadataRequest.__api_key__)
-            return await conn.send(_metadata_request(topics, version), timeout=self._timeout())
+            request = _metadata_request(topics, version, auto_create=auto_create)
+            return await conn.send(request, timeout=self._timeout())
 
         response, _ = await self._on_any_broker(ask)
         fresh = ClusterMetadata.from_response(response)
@@ -362,14 +377,17 @@ class Cluster:
         *,
         node_id: int | None = None,
         negotiate: bool = False,
+        max_version: int | None = None,
         retry: bool = True,
         deadline: float | None = None,
     ) -> Any:
         """Send ``request`` where it belongs (or to ``node_id``), retrying what may succeed.
 
         It goes at its own version, or with ``negotiate`` at the highest version both sides
-        support. The whole call ends by ``deadline`` (``time.monotonic()``; default: now plus
-        ``retry_timeout`` plus the request's deliberate wait). With ``retry=False`` the first
+        support (and at most ``max_version``, for a caller that speaks only older versions of
+        an API's protocol, as transactional producers before KIP-890 do). The whole call ends
+        by ``deadline`` (``time.monotonic()``; default: now plus ``retry_timeout`` plus the
+        request's deliberate wait). With ``retry=False`` the first
         retriable error is raised (after the caches it invalidates are cleared), for callers
         that retry themselves and must choose the broker again, such as a send pinned to a
         partition leader that may have moved.
@@ -383,7 +401,7 @@ class Cluster:
         held = held_for(request)
         return await self.call(
             f"{type(request).__name__} v{request.__version__}",
-            lambda: self._attempt(request, node_id, negotiate, held),
+            lambda: self._attempt(request, node_id, negotiate, max_version, held),
             deadline=self.deadline(held) if deadline is None else deadline,
             retry=retry,
             forget=lambda error: self._forget(error, request),
@@ -442,11 +460,19 @@ class Cluster:
                     await self._sleep(delay)
 
     async def _attempt(
-        self, request: Any, node_id: int | None, negotiate: bool, held: float
+        self,
+        request: Any,
+        node_id: int | None,
+        negotiate: bool,
+        max_version: int | None,
+        held: float,
     ) -> Any:
         key, conn = await self._route(request, node_id)
         if negotiate:
-            request = convert(request, conn.version_for(request.__api_key__))
+            version = conn.version_for(request.__api_key__)
+            if max_version is not None:
+                version = min(version, max_version)
+            request = convert(request, version)
         try:
             response = await conn.send(request, timeout=self._timeout(held))
         except (RequestTimeoutError, ConnectionClosedError, ConnectError):
@@ -564,17 +590,20 @@ async def _ready(conn: Connection) -> None:
     """Nothing to send: :meth:`Cluster.any_connection` wants only the connection."""
 
 
-def _metadata_request(topics: Collection[str] | None, version: int) -> Any:
-    """A MetadataRequest at ``version`` that asks for ``topics`` and never creates topics."""
+def _metadata_request(
+    topics: Collection[str] | None, version: int, *, auto_create: bool = False
+) -> Any:
+    """A MetadataRequest at ``version`` that asks for ``topics``, creating those missing only
+    with ``auto_create`` (before v4 the broker's configuration alone decides)."""
     if topics is None and version == 0:
         topics = ()  # v0 has no null: an empty list means every topic
     request = metadata_latest.MetadataRequest(
         topics=None
         if topics is None
         else tuple(metadata_latest.MetadataRequestTopic(name=t) for t in topics),
-        allow_auto_topic_creation=False,
+        allow_auto_topic_creation=auto_create,
     )
-    if version < 4:  # before v4 brokers never auto-create on Metadata; the field did not exist
+    if version < 4:  # the field does not exist before v4: it was always as if true
         request = dataclasses.replace(request, allow_auto_topic_creation=True)
     return convert(request, version)
 

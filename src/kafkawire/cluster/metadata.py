@@ -9,15 +9,28 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from kafkawire.errors import LeaderNotAvailableError, UnknownTopicOrPartitionError, error_for_code
 
 from ._routing import InvalidPartitionError
 
-__all__ = ["BrokerAddress", "ClusterMetadata", "PartitionMetadata", "TopicMetadata"]
+__all__ = [
+    "BrokerAddress",
+    "ClusterMetadata",
+    "PartitionMetadata",
+    "TopicMetadata",
+    "TopicPartition",
+]
 
 _NO_TOPIC_ID = uuid.UUID(int=0)
+
+
+class TopicPartition(NamedTuple):
+    """One partition of one topic: what producers, consumers and admin calls name."""
+
+    topic: str
+    partition: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ and, at run time, a ``TypeError`` naming the option and the class the user calle
 from __future__ import annotations
 
 import ssl
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 import attrs
 from attrs import validators
@@ -19,7 +19,10 @@ from kafkawire.protocol import MAX_FRAME_SIZE
 
 from .backoff import Backoff
 
-__all__ = ["ClientOptions", "ClientSettings"]
+if TYPE_CHECKING:
+    from attrs import AttrsInstance
+
+__all__ = ["ClientOptions", "ClientSettings", "settings_from"]
 
 _positive = validators.gt(0.0)
 
@@ -68,14 +71,23 @@ class ClientSettings:
     @classmethod
     def from_options(cls, caller: str, options: dict[str, Any]) -> ClientSettings:
         """Settings from keyword arguments given to ``caller`` (named in a ``TypeError``)."""
-        known = {a.name for a in attrs.fields(cls)}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise TypeError(
-                f"{caller}() got an unexpected keyword argument {unknown[0]!r}; "
-                f"its options are: {', '.join(sorted(known))}"
-            )
-        return cls(**options)
+        return settings_from(cls, caller, options)
+
+
+S = TypeVar("S")
+
+
+def settings_from(cls: type[S], caller: str, options: dict[str, Any]) -> S:
+    """An attrs settings class built from keyword arguments a user gave ``caller``: an option
+    it does not have is a ``TypeError`` naming that option and ``caller``, not the class."""
+    known = {a.name for a in attrs.fields(cast("type[AttrsInstance]", cls))}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(
+            f"{caller}() got an unexpected keyword argument {unknown[0]!r}; "
+            f"its options are: {', '.join(sorted(known))}"
+        )
+    return cls(**options)
 
 
 class ClientOptions(TypedDict, total=False):

@@ -160,6 +160,22 @@ class RecordBatchBuilder(BatchBuilder):
         self._base_timestamp = base
         return record
 
+    def set_producer_state(
+        self, *, producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool
+    ) -> None:
+        """Set (or reset) the idempotent producer's fields before :meth:`build`.
+
+        A producer assigns sequence numbers when a batch is sent, not when it is started, and
+        assigns them again after its epoch is bumped; the records appended stay as they are.
+        """
+        self._producer_id = producer_id
+        self._producer_epoch = producer_epoch
+        self._base_sequence = base_sequence
+        if transactional:
+            self._attributes |= _TRANSACTIONAL_BIT
+        else:
+            self._attributes &= ~_TRANSACTIONAL_BIT
+
     @property
     def estimated_size(self) -> int:
         return HEADER.size + compressed_bound(self._compression, len(self._buffer))

@@ -1,0 +1,153 @@
+"""Producer throughput: kafkawire against aiokafka, kafka-python and confluent-kafka, one run.
+
+Each client sends RECORDS records of 100 bytes (no key) to a one-partition topic of its own on
+the embedded Tansu broker, then flushes; rounds interleave the clients so that the machine's
+state is shared fairly, and the best round counts. Three settings: no compression, lz4, and
+idempotence on (kafkawire's default; the others' where they have it). Prints records/s, MB/s
+and kafkawire's ratio to each peer. Set KAFKAWIRE_BENCH_RECORDS to change the count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import time
+import warnings
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kafkawire.client import KafkaClient
+from kafkawire.producer import Producer
+from kafkawire.testing import TansuBroker
+
+RECORDS = int(os.environ.get("KAFKAWIRE_BENCH_RECORDS", "200000"))
+ROUNDS = 3
+VALUE = b"x" * 100
+_topics = (f"bench-producer-{i}" for i in itertools.count())
+
+Run = Callable[[str, str, dict[str, Any]], Awaitable[None]]
+
+
+async def _kafkawire(bootstrap: str, topic: str, setting: dict[str, Any]) -> None:
+    options: dict[str, Any] = {"enable_idempotence": setting["idempotence"], "linger_ms": 5}
+    if setting["compression"]:
+        options["compression_type"] = setting["compression"]
+    async with Producer(bootstrap, **options) as producer:
+        for _ in range(RECORDS):
+            await producer.send(topic, VALUE, partition=0)
+        await producer.flush()
+
+
+async def _aiokafka(bootstrap: str, topic: str, setting: dict[str, Any]) -> None:
+    from aiokafka import AIOKafkaProducer
+
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap,
+        compression_type=setting["compression"],
+        enable_idempotence=setting["idempotence"],
+        linger_ms=5,
+        acks="all",
+    )
+    await producer.start()
+    try:
+        for _ in range(RECORDS):
+            await producer.send(topic, VALUE, partition=0)
+        await producer.flush()
+    finally:
+        await producer.stop()
+
+
+async def _kafka_python(bootstrap: str, topic: str, setting: dict[str, Any]) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from kafka import KafkaProducer
+
+    def run() -> None:
+        producer = KafkaProducer(
+            bootstrap_servers=bootstrap,
+            compression_type=setting["compression"],
+            enable_idempotence=setting["idempotence"],
+            linger_ms=5,
+            acks="all",
+        )
+        for _ in range(RECORDS):
+            producer.send(topic, VALUE, partition=0)
+        producer.flush()
+        producer.close()
+
+    await asyncio.to_thread(run)
+
+
+async def _confluent(bootstrap: str, topic: str, setting: dict[str, Any]) -> None:
+    import confluent_kafka
+
+    def run() -> None:
+        producer = confluent_kafka.Producer(
+            {
+                "bootstrap.servers": bootstrap,
+                "compression.type": setting["compression"] or "none",
+                "enable.idempotence": setting["idempotence"],
+                "linger.ms": 5,
+                "acks": "all",
+            }
+        )
+        for _ in range(RECORDS):
+            while True:
+                try:
+                    producer.produce(topic, VALUE, partition=0)
+                    break
+                except BufferError:  # its queue is full: serve callbacks, then go on
+                    producer.poll(0.01)
+        producer.flush()
+
+    await asyncio.to_thread(run)
+
+
+CLIENTS: dict[str, Run] = {
+    "kafkawire": _kafkawire,
+    "aiokafka": _aiokafka,
+    "kafka-python": _kafka_python,
+    "confluent-kafka": _confluent,
+}
+SETTINGS = {
+    "plain": {"compression": None, "idempotence": False},
+    "lz4": {"compression": "lz4", "idempotence": False},
+    "idempotent": {"compression": None, "idempotence": True},
+}
+
+
+async def _measure(bootstrap: str) -> None:
+    async with KafkaClient(bootstrap) as client:
+        for name, setting in SETTINGS.items():
+            best: dict[str, float] = {}
+            for _ in range(ROUNDS):
+                for client_name, run in CLIENTS.items():
+                    topic = next(_topics)
+                    await client.create_topic(topic, partitions=1)
+                    start = time.perf_counter()
+                    try:
+                        await run(bootstrap, topic, setting)
+                    except Exception as exc:  # a peer that cannot: say so, go on
+                        print(f"  {client_name} ({name}) failed: {exc!r}")
+                        continue
+                    rate = RECORDS / (time.perf_counter() - start)
+                    best[client_name] = max(best.get(client_name, 0.0), rate)
+            ours = best.get("kafkawire", 0.0)
+            print(f"{name}: {RECORDS} records of {len(VALUE)} bytes, best of {ROUNDS}")
+            for client_name, rate in best.items():
+                ratio = f"kafkawire x{ours / rate:.2f}" if client_name != "kafkawire" else ""
+                megabytes = rate * len(VALUE) / 1e6
+                print(f"  {client_name:16} {rate:10,.0f} records/s {megabytes:7.1f} MB/s  {ratio}")
+
+
+def main() -> None:
+    async def run() -> None:
+        async with TansuBroker() as broker:
+            await _measure(broker.bootstrap)
+
+    asyncio.run(run())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""Building a Produce request at the version a broker takes, for any number of partitions.
+
+Shared by :meth:`KafkaClient.produce` and the producer. Produce names topics by name up to
+v12 and by topic id from v13; a topic whose id the metadata did not give (a broker without
+topic ids) can only be produced to at v12 or older, so the version follows what is known.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kafkawire.messages import request_type
+from kafkawire.protocol import struct_type
+
+__all__ = ["LAST_VERSION_WITH_TOPIC_NAMES", "produce_request", "produce_version"]
+
+LAST_VERSION_WITH_TOPIC_NAMES = 12  # Produce and Fetch address topics by id from v13
+_PRODUCE = 0
+
+
+def produce_version(broker_version: int, topic_ids: Sequence[uuid.UUID | None]) -> int:
+    """The version to produce at: the broker's best, unless a topic lacks an id."""
+    if any(topic_id is None for topic_id in topic_ids):
+        return min(broker_version, LAST_VERSION_WITH_TOPIC_NAMES)
+    return broker_version
+
+
+def produce_request(
+    version: int,
+    data: Mapping[str, Sequence[tuple[int, bytes]]],
+    *,
+    topic_ids: Mapping[str, uuid.UUID | None],
+    acks: int,
+    timeout_ms: int,
+    transactional_id: str | None = None,
+) -> Any:
+    """A ProduceRequest at ``version`` carrying ``data``: topic -> [(partition, records)]."""
+    request_cls = request_type(_PRODUCE, version)
+    topic_cls = struct_type(request_cls, "topic_data")
+    partition_cls = struct_type(topic_cls, "partition_data")
+    names = {f.name for f in dataclasses.fields(topic_cls)}
+    topics = []
+    for topic, partitions in data.items():
+        naming: dict[str, Any] = {"name": topic} if "name" in names else {}
+        if "topic_id" in names:
+            naming = {"topic_id": topic_ids[topic]}
+        topics.append(
+            topic_cls(
+                **naming,
+                partition_data=tuple(
+                    partition_cls(index=index, records=records) for index, records in partitions
+                ),
+            )
+        )
+    options: dict[str, Any] = {"acks": acks, "timeout_ms": timeout_ms, "topic_data": tuple(topics)}
+    if transactional_id is not None:
+        options["transactional_id"] = transactional_id
+    return request_cls(**options)

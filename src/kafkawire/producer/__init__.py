@@ -1,0 +1,33 @@
+"""The asyncio producer: batching, idempotent by default, transactions, every codec.
+
+``async with Producer(bootstrap_servers="host:9092") as producer:`` then
+``delivery = await producer.send("topic", b"value")`` and ``metadata = await delivery``.
+"""
+
+from .batch import Delivery, RecordMetadata
+from .errors import (
+    BufferFullError,
+    DeliveryTimeoutError,
+    RecordTooLargeError,
+    TransactionAbortedError,
+    TransactionStateError,
+)
+from .partitioner import Partitioner, murmur2, partition_for_key
+from .producer import Producer
+from .settings import ProducerOptions, ProducerSettings
+
+__all__ = [
+    "BufferFullError",
+    "Delivery",
+    "DeliveryTimeoutError",
+    "Partitioner",
+    "Producer",
+    "ProducerOptions",
+    "ProducerSettings",
+    "RecordMetadata",
+    "RecordTooLargeError",
+    "TransactionAbortedError",
+    "TransactionStateError",
+    "murmur2",
+    "partition_for_key",
+]

@@ -1,0 +1,186 @@
+"""Where records wait to be sent: a queue of batches per partition, bounded in memory.
+
+Rules:
+
+- A record joins the last batch of its partition if the batch stays within ``batch_size``;
+  otherwise it starts a new batch (a record larger than ``batch_size`` gets a batch alone).
+- The first batch of a partition is *ready* when it is full (a later batch exists, or it
+  reached ``batch_size``), its linger has passed, or a flush or close is under way; and, after
+  a failed attempt, once its retry backoff has passed.
+- What is queued counts against ``buffer_memory``; :meth:`RecordAccumulator.reserve` waits for
+  room (up to a deadline) and a batch gives its room back when it is done.
+- A batch that is retried goes back to the front of its partition's queue, so a partition's
+  records keep their order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+
+from kafkawire.cluster import TopicPartition
+from kafkawire.records import Compression, HeaderInput
+
+from .batch import Delivery, ProducerBatch
+from .errors import BufferFullError, RecordTooLargeError
+
+__all__ = ["RecordAccumulator"]
+
+
+class RecordAccumulator:
+    """Batches per partition, the memory they hold, and when each is ready to go."""
+
+    def __init__(
+        self,
+        *,
+        batch_size: int,
+        linger: float,
+        buffer_memory: int,
+        compression: Compression,
+        compression_level: int | None,
+    ) -> None:
+        self._batch_size = batch_size
+        self._linger = linger
+        self._buffer_memory = buffer_memory
+        self._compression = compression
+        self._compression_level = compression_level
+        self._queues: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self._used = 0
+        self._room = asyncio.Condition()
+        self.wakeup = asyncio.Event()  # set when something may have become ready
+        self.flushing = 0  # flush() calls under way: every batch is ready
+        self.closing = False
+        self.unfinished: set[ProducerBatch] = set()  # queued or in flight: what flush awaits
+
+    # --- memory ----------------------------------------------------------------------------
+
+    def try_reserve(self, size: int) -> bool:
+        """Count ``size`` bytes as used if they fit now (the fast path of :meth:`reserve`)."""
+        if self._used + size <= self._buffer_memory:
+            self._used += size
+            return True
+        return False
+
+    async def reserve(self, size: int, deadline: float) -> None:
+        """Wait until ``size`` bytes fit in ``buffer_memory`` (until ``deadline``,
+        ``time.monotonic()``), then count them as used."""
+        if size > self._buffer_memory:
+            raise RecordTooLargeError(
+                f"a record of {size} bytes is larger than buffer_memory ({self._buffer_memory})"
+            )
+        if self._used + size <= self._buffer_memory:
+            self._used += size
+            return
+        try:
+            async with asyncio.timeout(max(0.0, deadline - time.monotonic())), self._room:
+                await self._room.wait_for(lambda: self._used + size <= self._buffer_memory)
+                self._used += size
+        except TimeoutError:
+            raise BufferFullError(
+                f"buffer_memory ({self._buffer_memory} bytes) stayed full for max_block_ms"
+            ) from None
+
+    async def release(self, batch: ProducerBatch) -> None:
+        """Give back what ``batch`` held, once it is done."""
+        self._used -= batch.memory
+        batch.memory = 0
+        async with self._room:
+            self._room.notify_all()
+
+    # --- batches ---------------------------------------------------------------------------
+
+    def append(
+        self,
+        tp: TopicPartition,
+        *,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[HeaderInput],
+        timestamp: int,
+        memory: int,
+    ) -> Delivery:
+        """Add a record to its partition's last batch, or to a new one."""
+        queue = self._queues.get(tp)
+        if queue is None:
+            queue = self._queues[tp] = deque()
+        batch = queue[-1] if queue else None
+        # Batches fill by their records' uncompressed size, as Java's do before it has
+        # learned a compression ratio: a compressed batch only comes out smaller.
+        if (
+            batch is None
+            or batch.attempts
+            or (batch.memory and batch.memory + memory > self._batch_size)
+        ):
+            batch = self._new_batch(tp, queue)
+        delivery = batch.append(key, value, headers, timestamp, memory)
+        if batch.memory >= self._batch_size:
+            self.wakeup.set()
+        return delivery
+
+    def _new_batch(self, tp: TopicPartition, queue: deque[ProducerBatch]) -> ProducerBatch:
+        batch = ProducerBatch(
+            tp,
+            compression=self._compression,
+            compression_level=self._compression_level,
+            created=time.monotonic(),
+        )
+        queue.append(batch)
+        self.unfinished.add(batch)
+        batch.future.add_done_callback(lambda _: self.unfinished.discard(batch))
+        if len(queue) > 1:
+            self.wakeup.set()  # the one before is full now
+        return batch
+
+    def ready(self, now: float, busy: set[TopicPartition]) -> tuple[list[ProducerBatch], float]:
+        """The first batch of each partition that is ready (partitions in ``busy`` have a
+        batch in flight and wait), and when the next one will be (``time.monotonic()``)."""
+        ready = []
+        next_check = float("inf")
+        send_all = self.flushing > 0 or self.closing
+        for tp, queue in self._queues.items():
+            if not queue or tp in busy:
+                continue
+            batch = queue[0]
+            if batch.attempts:
+                when = batch.retry_at
+            elif send_all or len(queue) > 1 or batch.memory >= self._batch_size:
+                when = now
+            else:
+                when = batch.created + self._linger
+            if when <= now:
+                ready.append(batch)
+            else:
+                next_check = min(next_check, when)
+        return ready, next_check
+
+    def take(self, batch: ProducerBatch) -> None:
+        """Remove ``batch`` (the first of its partition) to send it."""
+        popped = self._queues[batch.tp].popleft()
+        assert popped is batch
+
+    def remove(self, batch: ProducerBatch) -> None:
+        """Remove a queued ``batch`` wherever it is in its partition's queue (it expired)."""
+        self._queues[batch.tp].remove(batch)
+
+    def put_back(self, batch: ProducerBatch) -> None:
+        """Return a batch to be retried to the front of its partition's queue."""
+        self._queues[batch.tp].appendleft(batch)
+        self.wakeup.set()
+
+    def batches(self) -> Iterator[ProducerBatch]:
+        """Every batch not yet sent (or waiting to be sent again)."""
+        for queue in self._queues.values():
+            yield from queue
+
+    def remove_all(self) -> list[ProducerBatch]:
+        """Take every queued batch out (to fail or abort them)."""
+        taken = [b for queue in self._queues.values() for b in queue]
+        for queue in self._queues.values():
+            queue.clear()
+        return taken
+
+    @property
+    def empty(self) -> bool:
+        return not any(self._queues.values())

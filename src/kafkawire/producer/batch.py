@@ -1,0 +1,164 @@
+"""A batch of records for one partition, and what a record's sender awaits.
+
+A :class:`ProducerBatch` holds its records encoded (in a v2 batch builder) and one future for
+the whole batch; each record's :class:`Delivery` awaits that future and adds its own offset
+within the batch, which is cheaper than one future per record. The idempotent producer's
+fields (producer id, epoch, base sequence) are set when the batch is first sent and again
+after an epoch bump; the bytes sent are kept, so a retry resends exactly the same batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kafkawire.cluster import TopicPartition
+from kafkawire.records import Compression, HeaderInput, RecordBatchBuilder
+
+__all__ = ["BatchResult", "Delivery", "ProducerBatch", "RecordMetadata"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordMetadata:
+    """Where a record was written."""
+
+    topic: str
+    partition: int
+    offset: int
+    """Its offset; -1 when the broker did not say (acks=0, or a retry of a batch the broker
+    already had, answered DUPLICATE_SEQUENCE_NUMBER)."""
+    timestamp: int
+    """The record's timestamp, or the broker's append time on a topic that uses it."""
+    serialized_key_size: int
+    serialized_value_size: int
+
+
+@dataclass(frozen=True, slots=True)
+class BatchResult:
+    base_offset: int  # -1 when unknown
+    log_append_time: int  # -1 unless the topic stamps records with the broker's time
+
+
+class ProducerBatch:
+    """Records bound for one partition, sent together in one Produce request."""
+
+    __slots__ = (
+        "attempts",
+        "builder",
+        "created",
+        "future",
+        "memory",
+        "payload",
+        "producer_state",
+        "retry_at",
+        "tp",
+    )
+
+    def __init__(
+        self,
+        tp: TopicPartition,
+        *,
+        compression: Compression,
+        compression_level: int | None,
+        created: float,
+    ) -> None:
+        self.tp = tp
+        self.builder = RecordBatchBuilder(
+            compression=compression, compression_level=compression_level
+        )
+        self.created = created  # time.monotonic()
+        self.future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
+        self.memory = 0  # its records' (uncompressed) size, counted against buffer_memory
+        self.attempts = 0
+        self.retry_at = 0.0
+        self.producer_state: tuple[int, int, int] | None = None  # (id, epoch, base sequence)
+        self.payload: bytes | None = None
+
+    def __len__(self) -> int:
+        return len(self.builder)
+
+    def size_with(
+        self, key: bytes | None, value: bytes | None, headers: Sequence[HeaderInput]
+    ) -> int:
+        """An upper bound on the batch's size once this record is in it."""
+        return self.builder.estimated_size_with(key, value, headers)
+
+    def append(
+        self,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[HeaderInput],
+        timestamp: int,
+        memory: int,
+    ) -> Delivery:
+        offset = self.builder.append(key, value, timestamp=timestamp, headers=headers)
+        self.memory += memory
+        return Delivery(self, offset, timestamp, key, value)
+
+    def build(self, producer_state: tuple[int, int, int] | None, *, transactional: bool) -> bytes:
+        """The batch's bytes with these producer fields (built again only when they change)."""
+        if self.payload is None or producer_state != self.producer_state:
+            producer_id, epoch, sequence = producer_state or (-1, -1, -1)
+            self.builder.set_producer_state(
+                producer_id=producer_id,
+                producer_epoch=epoch,
+                base_sequence=sequence,
+                transactional=transactional,
+            )
+            self.producer_state = producer_state
+            self.payload = self.builder.build()
+        return self.payload
+
+    def complete(self, result: BatchResult) -> None:
+        if not self.future.done():
+            self.future.set_result(result)
+
+    def fail(self, error: BaseException) -> None:
+        if not self.future.done():
+            self.future.set_exception(error)
+            self.future.exception()  # each Delivery re-raises it; nobody need retrieve it here
+
+
+class Delivery:
+    """What :meth:`Producer.send` returns: ``await`` it for the record's
+    :class:`RecordMetadata`, or the error that stopped its delivery."""
+
+    __slots__ = ("_batch", "_key_size", "_offset", "_timestamp", "_value_size")
+
+    def __init__(
+        self,
+        batch: ProducerBatch,
+        offset: int,
+        timestamp: int,
+        key: bytes | None,
+        value: bytes | None,
+    ) -> None:
+        self._batch = batch
+        self._offset = offset
+        self._timestamp = timestamp
+        self._key_size = -1 if key is None else len(key)
+        self._value_size = -1 if value is None else len(value)
+
+    def done(self) -> bool:
+        return self._batch.future.done()
+
+    def __await__(self) -> Generator[Any, None, RecordMetadata]:
+        result = yield from asyncio.shield(self._batch.future).__await__()
+        return self._metadata(result)
+
+    def result(self) -> RecordMetadata:
+        """The metadata of a delivered record (``InvalidStateError`` before it is done)."""
+        return self._metadata(self._batch.future.result())
+
+    def _metadata(self, result: BatchResult) -> RecordMetadata:
+        tp = self._batch.tp
+        return RecordMetadata(
+            topic=tp.topic,
+            partition=tp.partition,
+            offset=-1 if result.base_offset < 0 else result.base_offset + self._offset,
+            timestamp=self._timestamp if result.log_append_time < 0 else result.log_append_time,
+            serialized_key_size=self._key_size,
+            serialized_value_size=self._value_size,
+        )

@@ -1,0 +1,299 @@
+"""The producer's background task: drains ready batches into Produce requests, one per leader,
+and settles each batch from its partition's answer.
+
+Rules:
+
+- A partition has at most one batch in flight, so its records are written in order even when
+  a batch is retried; a broker has at most ``max_in_flight_requests_per_connection`` Produce
+  requests in flight; one request carries at most ``max_request_size`` bytes of batches.
+- A retriable error (from the partition's answer, or a lost connection or timeout for the
+  whole request) sends the batch back to the front of its partition's queue after a backoff,
+  until ``delivery_timeout_ms`` from its creation has passed; a batch still queued past that
+  fails with :class:`DeliveryTimeoutError`. Other errors fail the batch at once.
+- DUPLICATE_SEQUENCE_NUMBER means the broker already has the batch (an earlier attempt got
+  through): delivered, offset unknown (-1), as the Java client treats it.
+- With idempotence, OUT_OF_ORDER_SEQUENCE_NUMBER and UNKNOWN_PRODUCER_ID bump the epoch and
+  retry, and a batch that fails for good bumps it too (its sequence numbers would leave a gap);
+  no batch is sent while a bump is due and batches are still in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import defaultdict
+from typing import Any
+
+from kafkawire.client.produce import produce_request, produce_version
+from kafkawire.cluster import Cluster, ClusterMetadata, TopicPartition
+from kafkawire.cluster._routing import partition_answer
+from kafkawire.errors import (
+    DuplicateSequenceNumberError,
+    KafkawireError,
+    OutOfOrderSequenceNumberError,
+    UnknownProducerIdError,
+    error_for_code,
+)
+
+from .accumulator import RecordAccumulator
+from .batch import BatchResult, ProducerBatch
+from .errors import DeliveryTimeoutError
+from .idempotence import ProducerIdentity
+from .settings import ProducerSettings
+from .transactions import TransactionManager
+
+__all__ = ["Sender"]
+
+_log = logging.getLogger(__name__)
+
+_PRODUCE = 0
+_FIRST_VERSION_WITH_HEADERS = 3  # record batches v2 (headers, idempotence) start at Produce v3
+_LAST_VERSION_BEFORE_KIP_890 = 11  # transactions without the broker adding partitions itself
+_IDLE = 1.0  # seconds between checks for expired batches when nothing else wakes the loop
+_SEQUENCE_ERRORS = (OutOfOrderSequenceNumberError, UnknownProducerIdError)
+
+
+class Sender:
+    """Runs :meth:`run` as a task from the producer's start until :meth:`stop`."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        accumulator: RecordAccumulator,
+        settings: ProducerSettings,
+        identity: ProducerIdentity | None,
+        transactions: TransactionManager | None,
+    ) -> None:
+        self._cluster = cluster
+        self._accumulator = accumulator
+        self._settings = settings
+        self._identity = identity
+        self._transactions = transactions
+        self._busy: set[TopicPartition] = set()  # partitions with a batch in flight
+        self._in_flight: dict[int, int] = defaultdict(int)  # requests in flight per broker
+        self._requests: set[asyncio.Task[None]] = set()
+        self._stopping = False
+
+    @property
+    def idle(self) -> bool:
+        return not self._requests
+
+    def stop(self) -> None:
+        """Send what is queued, then end :meth:`run`."""
+        self._stopping = True
+        self._accumulator.wakeup.set()
+
+    async def run(self) -> None:
+        accumulator = self._accumulator
+        while not (self._stopping and accumulator.empty and not self._requests):
+            accumulator.wakeup.clear()
+            now = time.monotonic()
+            await self._expire(now)
+            next_check = now + _IDLE
+            if await self._identity_ready():
+                ready, when = accumulator.ready(now, self._busy)
+                next_check = min(next_check, when)
+                if ready:
+                    await self._dispatch(ready)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(max(0.0, next_check - time.monotonic())):
+                    await accumulator.wakeup.wait()
+
+    async def wait_idle(self) -> None:
+        """Until no request is in flight."""
+        while self._requests:
+            await asyncio.wait(list(self._requests))
+
+    # --- dispatching -----------------------------------------------------------------------
+
+    async def _identity_ready(self) -> bool:
+        identity = self._identity
+        if identity is None or not identity.stale:
+            return True
+        if self._requests:
+            return False  # bump once what is in flight has come back
+        try:
+            await identity.initialize()
+        except KafkawireError as exc:
+            if not exc.retriable:
+                for batch in self._accumulator.remove_all():
+                    await self._fail(batch, exc)
+                return False
+            _log.warning("could not get a producer id, retrying: %s", exc)
+            await asyncio.sleep(self._settings.retry_backoff_ms / 1000)
+            return False
+        return True
+
+    async def _dispatch(self, ready: list[ProducerBatch]) -> None:
+        try:
+            metadata = await self._cluster.metadata({b.tp.topic for b in ready})
+        except KafkawireError as exc:
+            _log.debug("no metadata for ready batches yet: %s", exc)
+            self._cluster.mark_metadata_stale()
+            return  # they stay queued; retried on the next wake-up, expired in time
+        by_leader: dict[int, list[ProducerBatch]] = defaultdict(list)
+        for batch in ready:
+            try:
+                by_leader[metadata.leader_for(*batch.tp)].append(batch)
+            except KafkawireError as exc:
+                if not exc.retriable:
+                    self._accumulator.take(batch)
+                    await self._fail(batch, exc)
+                else:
+                    self._cluster.mark_metadata_stale()
+        limit = self._settings.max_in_flight_requests_per_connection
+        for node, batches in by_leader.items():
+            if self._in_flight[node] >= limit:
+                continue
+            chosen = self._fill_request(batches)
+            for batch in chosen:
+                self._accumulator.take(batch)
+                self._busy.add(batch.tp)
+            self._in_flight[node] += 1
+            task = asyncio.create_task(
+                self._send(node, chosen, metadata), name=f"kafkawire-produce {node}"
+            )
+            self._requests.add(task)
+            task.add_done_callback(self._requests.discard)
+
+    def _fill_request(self, batches: list[ProducerBatch]) -> list[ProducerBatch]:
+        """As many batches as fit in ``max_request_size`` (at least one)."""
+        chosen: list[ProducerBatch] = []
+        size = 0
+        for batch in batches:
+            estimate = batch.builder.estimated_size
+            if chosen and size + estimate > self._settings.max_request_size:
+                break
+            chosen.append(batch)
+            size += estimate
+        return chosen
+
+    # --- one request -----------------------------------------------------------------------
+
+    async def _send(
+        self, node: int, batches: list[ProducerBatch], metadata: ClusterMetadata
+    ) -> None:
+        try:
+            response = await self._produce(node, batches, metadata)
+        except KafkawireError as exc:
+            for batch in batches:
+                await self._failed_attempt(batch, exc)
+        else:
+            for batch in batches:
+                await self._settle(batch, response, metadata)
+        finally:
+            self._in_flight[node] -= 1
+            self._busy.difference_update(b.tp for b in batches)
+            self._accumulator.wakeup.set()
+
+    async def _produce(
+        self, node: int, batches: list[ProducerBatch], metadata: ClusterMetadata
+    ) -> Any:
+        settings = self._settings
+        transactional = self._transactions is not None
+        if self._transactions is not None:
+            await self._transactions.add_partitions({b.tp for b in batches})
+        topic_ids = {b.tp.topic: metadata.topics[b.tp.topic].topic_id for b in batches}
+        version = produce_version(
+            await self._cluster.versions_for(node, _PRODUCE), list(topic_ids.values())
+        )
+        if transactional:
+            version = min(version, _LAST_VERSION_BEFORE_KIP_890)
+        if version < _FIRST_VERSION_WITH_HEADERS:
+            raise KafkawireError(
+                f"broker {node} serves Produce up to v{version}; the producer needs v3 "
+                "(record batches) or newer"
+            )
+        data: dict[str, list[tuple[int, bytes]]] = defaultdict(list)
+        for batch in batches:
+            state = None if self._identity is None else self._identity.state_for(batch)
+            data[batch.tp.topic].append(
+                (batch.tp.partition, batch.build(state, transactional=transactional))
+            )
+            batch.attempts += 1
+        request = produce_request(
+            version,
+            data,
+            topic_ids=topic_ids,
+            acks=settings.acks,
+            timeout_ms=settings.request_timeout_ms,
+            transactional_id=settings.transactional_id,
+        )
+        return await self._cluster.send(request, node_id=node, retry=False)
+
+    async def _settle(self, batch: ProducerBatch, response: Any, metadata: ClusterMetadata) -> None:
+        """Complete, retry or fail ``batch`` by its partition's part of ``response``."""
+        if response is None:  # acks=0: nothing comes back
+            await self._complete(batch, BatchResult(-1, -1))
+            return
+        topic_id = metadata.topics[batch.tp.topic].topic_id
+        naming = topic_id if response.__version__ > 12 and topic_id else batch.tp.topic
+        try:
+            answer = partition_answer(response, naming, batch.tp.partition)
+        except KafkawireError as exc:
+            await self._failed_attempt(batch, exc)
+            return
+        error = error_for_code(answer.error_code, getattr(answer, "error_message", None))
+        if error is None:
+            result = BatchResult(int(answer.base_offset), getattr(answer, "log_append_time_ms", -1))
+            await self._complete(batch, result)
+        elif isinstance(error, DuplicateSequenceNumberError):
+            await self._complete(batch, BatchResult(-1, -1))
+        else:
+            await self._failed_attempt(batch, error)
+
+    async def _failed_attempt(self, batch: ProducerBatch, error: KafkawireError) -> None:
+        identity = self._identity
+        retriable = error.retriable
+        if (
+            isinstance(error, _SEQUENCE_ERRORS)
+            and identity is not None
+            and self._transactions is None
+        ):
+            identity.need_new_epoch(f"{batch.tp}: {error}")
+            retriable = True
+        age = time.monotonic() - batch.created
+        if not retriable or age * 1000 >= self._settings.delivery_timeout_ms:
+            await self._fail(batch, error if not retriable else self._expired(batch, error))
+            return
+        if getattr(error, "invalid_metadata", False) or not isinstance(error, _SEQUENCE_ERRORS):
+            self._cluster.mark_metadata_stale()
+        delay = min(
+            self._settings.retry_backoff_ms * 2 ** (batch.attempts - 1),
+            max(self._settings.retry_backoff_max_ms, self._settings.retry_backoff_ms),
+        )
+        batch.retry_at = time.monotonic() + delay / 1000
+        _log.debug("retrying a batch of %d records to %s: %s", len(batch), batch.tp, error)
+        self._accumulator.put_back(batch)
+
+    def _expired(self, batch: ProducerBatch, error: BaseException | None) -> DeliveryTimeoutError:
+        reason = f"; last error: {error}" if error is not None else ""
+        expired = DeliveryTimeoutError(
+            f"{len(batch)} records for {batch.tp.topic}/{batch.tp.partition} expired: "
+            f"{self._settings.delivery_timeout_ms} ms passed since the batch was created{reason}"
+        )
+        expired.__cause__ = error
+        return expired
+
+    async def _expire(self, now: float) -> None:
+        """Fail queued batches whose delivery timeout has passed."""
+        limit = self._settings.delivery_timeout_ms / 1000
+        for batch in [b for b in self._accumulator.batches() if now - b.created >= limit]:
+            self._accumulator.remove(batch)
+            await self._fail(batch, self._expired(batch, None))
+
+    async def _complete(self, batch: ProducerBatch, result: BatchResult) -> None:
+        batch.complete(result)
+        await self._accumulator.release(batch)
+
+    async def _fail(self, batch: ProducerBatch, error: BaseException) -> None:
+        _log.warning("%d records for %s failed: %s", len(batch), batch.tp, error)
+        sent = batch.producer_state is not None
+        if sent and self._identity is not None and self._transactions is None:
+            self._identity.need_new_epoch(f"a batch for {batch.tp} failed for good")
+        if self._transactions is not None:
+            self._transactions.failed(error)
+        batch.fail(error)
+        await self._accumulator.release(batch)

@@ -1,0 +1,175 @@
+"""The producer's settings: one frozen, validated value with the Java client's option names.
+
+Every option has the Java client's default unless said otherwise; times are in milliseconds,
+as there. A bad value, or two options that contradict each other, is refused on construction
+with a message naming the option.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypedDict
+
+import attrs
+from attrs import validators
+
+from kafkawire.cluster import Backoff, ClientSettings
+from kafkawire.net.sasl import SaslMechanism
+from kafkawire.records import Compression
+
+from .partitioner import Partitioner
+
+__all__ = ["CompressionType", "ProducerOptions", "ProducerSettings"]
+
+CompressionType = Literal["none", "gzip", "snappy", "lz4", "zstd"]
+Serializer = Callable[[Any], bytes | None]
+
+_ACKS = {"all": -1, -1: -1, 0: 0, 1: 1}
+_MAX_IDEMPOTENT_IN_FLIGHT = 5  # what Kafka's brokers keep sequence state for, per partition
+_positive = validators.gt(0)
+_not_negative = validators.ge(0)
+
+
+def _acks(value: int | str) -> int:
+    if value not in _ACKS:
+        raise ValueError(f"acks must be 0, 1, -1 or 'all', not {value!r}")
+    return _ACKS[value]
+
+
+@attrs.frozen(kw_only=True)
+class ProducerSettings:
+    """How a :class:`~kafkawire.producer.Producer` batches, sends and retries."""
+
+    bootstrap_servers: str | Sequence[str] = attrs.field(
+        validator=validators.instance_of((str, list, tuple))
+    )
+    """``"host:port,host:port"`` or a list of ``"host:port"``: where to find the cluster."""
+
+    client_id: str = "kafkawire"
+    acks: int = attrs.field(default=-1, converter=_acks)
+    """0: no answer waited for; 1: the leader wrote it; -1 or ``"all"``: every in-sync replica."""
+
+    linger_ms: int = attrs.field(default=5, validator=_not_negative)
+    """How long a batch waits for more records before it is sent (Kafka 4's default)."""
+
+    batch_size: int = attrs.field(default=16384, validator=_positive)
+    """The bytes a batch may grow to before it is sent; a larger record gets a batch alone."""
+
+    max_request_size: int = attrs.field(default=1048576, validator=_positive)
+    """The largest Produce request; a record that cannot fit is refused when sent."""
+
+    compression_type: CompressionType = attrs.field(
+        default="none", validator=validators.in_(("none", "gzip", "snappy", "lz4", "zstd"))
+    )
+    compression_level: int | None = None
+    """The codec's level (``None``: its default); Java's ``compression.<codec>.level``."""
+
+    enable_idempotence: bool | None = None
+    """Exactly-once per partition through producer ids and sequence numbers. ``None`` (the
+    default) turns it on unless ``acks`` is not all or more than 5 requests may be in flight,
+    as Kafka's Java client does when the option is left unset; ``True`` with those is an
+    error."""
+
+    transactional_id: str | None = None
+    """Enables transactions (and needs idempotence)."""
+
+    transaction_timeout_ms: int = attrs.field(default=60000, validator=_positive)
+    delivery_timeout_ms: int = attrs.field(default=120000, validator=_positive)
+    """A record's whole time budget, from ``send`` to its delivery, retries included."""
+
+    request_timeout_ms: int = attrs.field(default=30000, validator=_positive)
+    retry_backoff_ms: int = attrs.field(default=100, validator=_not_negative)
+    retry_backoff_max_ms: int = attrs.field(default=1000, validator=_positive)
+    max_in_flight_requests_per_connection: int = attrs.field(default=5, validator=_positive)
+    """Produce requests in flight to one broker; each partition has one batch in flight at a
+    time, so records of a partition stay in order whatever this is."""
+
+    buffer_memory: int = attrs.field(default=33554432, validator=_positive)
+    """Bytes of records waiting to be sent; ``send`` waits (up to ``max_block_ms``) past it."""
+
+    max_block_ms: int = attrs.field(default=60000, validator=_not_negative)
+    """How long ``send`` may wait for buffer space or for a topic's metadata."""
+
+    partitioner: Partitioner | None = None
+    """``partitioner(topic, key, partition_count) -> partition``; ``None``: Kafka's default
+    (murmur2 of the key; sticky for records without a key)."""
+
+    key_serializer: Serializer | None = None
+    value_serializer: Serializer | None = None
+    metadata_max_age_ms: int = attrs.field(default=300000, validator=_positive)
+    socket_connection_setup_timeout_ms: int = attrs.field(default=10000, validator=_positive)
+    ssl_context: ssl.SSLContext | None = None
+    sasl: SaslMechanism | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.enable_idempotence:
+            if self.acks != -1:
+                raise ValueError("enable_idempotence needs acks='all'")
+            if self.max_in_flight_requests_per_connection > _MAX_IDEMPOTENT_IN_FLIGHT:
+                raise ValueError(
+                    "enable_idempotence needs max_in_flight_requests_per_connection <= 5"
+                )
+        if self.transactional_id is not None and not self.idempotent:
+            raise ValueError("transactional_id needs idempotence (acks='all', <= 5 in flight)")
+        if self.delivery_timeout_ms < self.linger_ms + self.request_timeout_ms:
+            raise ValueError("delivery_timeout_ms must be at least linger_ms + request_timeout_ms")
+
+    @property
+    def idempotent(self) -> bool:
+        """Whether idempotence is on, once ``None`` has been decided."""
+        if self.enable_idempotence is not None:
+            return self.enable_idempotence
+        return (
+            self.acks == -1
+            and self.max_in_flight_requests_per_connection <= _MAX_IDEMPOTENT_IN_FLIGHT
+        )
+
+    @property
+    def compression(self) -> Compression:
+        return Compression[self.compression_type.upper()]
+
+    def client_settings(self) -> ClientSettings:
+        """The connection-level settings these imply."""
+        return ClientSettings(
+            client_id=self.client_id,
+            request_timeout=self.request_timeout_ms / 1000,
+            retry_timeout=self.max_block_ms / 1000,
+            connect_timeout=self.socket_connection_setup_timeout_ms / 1000,
+            metadata_max_age=self.metadata_max_age_ms / 1000,
+            ssl=self.ssl_context,
+            sasl=self.sasl,
+            backoff=Backoff(
+                initial=self.retry_backoff_ms / 1000,
+                maximum=max(self.retry_backoff_max_ms, self.retry_backoff_ms) / 1000,
+            ),
+        )
+
+
+class ProducerOptions(TypedDict, total=False):
+    """:class:`ProducerSettings`' fields but ``bootstrap_servers``, as keyword arguments."""
+
+    client_id: str
+    acks: int | str
+    linger_ms: int
+    batch_size: int
+    max_request_size: int
+    compression_type: CompressionType
+    compression_level: int | None
+    enable_idempotence: bool | None
+    transactional_id: str | None
+    transaction_timeout_ms: int
+    delivery_timeout_ms: int
+    request_timeout_ms: int
+    retry_backoff_ms: int
+    retry_backoff_max_ms: int
+    max_in_flight_requests_per_connection: int
+    buffer_memory: int
+    max_block_ms: int
+    partitioner: Partitioner | None
+    key_serializer: Serializer | None
+    value_serializer: Serializer | None
+    metadata_max_age_ms: int
+    socket_connection_setup_timeout_ms: int
+    ssl_context: ssl.SSLContext | None
+    sasl: SaslMechanism | None

@@ -1,0 +1,213 @@
+"""Transactions of a producer with a ``transactional_id``, as Kafka's Java client runs them
+before KIP-890 (transactions v2).
+
+States: ``ready`` (no transaction) -> ``begin`` -> ``in_transaction`` -> commit or abort ->
+``ready``. A batch that fails for good inside a transaction makes it ``abortable``: it can
+only be aborted. Fencing (another producer with the same ``transactional_id``) is ``fatal``.
+
+Before the first batch of a partition goes out in a transaction, the partition is added with
+AddPartitionsToTxn (v3 or older: v4+ is for brokers); offsets join with AddOffsetsToTxn and
+TxnOffsetCommit; EndTxn commits or aborts. CONCURRENT_TRANSACTIONS (the previous transaction
+still completing) and the coordinator's retriable errors are retried within the producer's
+``max_block_ms``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.errors import (
+    BrokerError,
+    InvalidProducerEpochError,
+    KafkawireError,
+    ProducerFencedError,
+    TransactionalIdAuthorizationFailedError,
+    error_for_code,
+)
+from kafkawire.messages.add_offsets_to_txn import v4 as add_offsets
+from kafkawire.messages.add_partitions_to_txn import v3 as add_partitions
+from kafkawire.messages.end_txn import v4 as end_txn
+from kafkawire.messages.txn_offset_commit import v3 as txn_offset_commit
+
+from .errors import TransactionStateError
+from .idempotence import ProducerIdentity
+
+__all__ = ["TransactionManager"]
+
+_log = logging.getLogger(__name__)
+_FATAL = (ProducerFencedError, InvalidProducerEpochError, TransactionalIdAuthorizationFailedError)
+
+
+class TransactionManager:
+    """The state of one transactional producer's transactions."""
+
+    def __init__(self, cluster: Cluster, identity: ProducerIdentity) -> None:
+        assert identity.transactional_id is not None
+        self._cluster = cluster
+        self._identity = identity
+        self.transactional_id: str = identity.transactional_id
+        self.state = "uninitialized"
+        self._partitions: set[TopicPartition] = set()
+        self._offsets_added = False
+        self._error: BaseException | None = None
+
+    async def initialize(self) -> None:
+        """InitProducerId at the transaction coordinator: fences older producers with this id
+        and aborts a transaction they left open."""
+        await self._identity.initialize()
+        self.state = "ready"
+
+    def begin(self) -> None:
+        self._require("ready", "begin a transaction")
+        self.state = "in_transaction"
+        self._partitions.clear()
+        self._offsets_added = False
+        self._error = None
+
+    def failed(self, error: BaseException) -> None:
+        """A batch of the transaction failed for good: it can only be aborted now."""
+        if isinstance(error, _FATAL):
+            self.state, self._error = "fatal", error
+        elif self.state == "in_transaction":
+            self.state, self._error = "abortable", error
+
+    def check_sendable(self) -> None:
+        """Raise unless records may be sent now (a transaction is open and healthy)."""
+        if self.state != "in_transaction":
+            raise self._state_error("send records")
+
+    async def add_partitions(self, partitions: set[TopicPartition]) -> None:
+        new = partitions - self._partitions
+        if not new:
+            return
+        by_topic: dict[str, list[int]] = {}
+        for tp in sorted(new):
+            by_topic.setdefault(tp.topic, []).append(tp.partition)
+        request = add_partitions.AddPartitionsToTxnRequest(
+            v3_and_below_transactional_id=self.transactional_id,
+            v3_and_below_producer_id=self._identity.producer_id,
+            v3_and_below_producer_epoch=self._identity.epoch,
+            v3_and_below_topics=tuple(
+                add_partitions.AddPartitionsToTxnTopic(name=t, partitions=tuple(p))
+                for t, p in by_topic.items()
+            ),
+        )
+
+        async def attempt() -> None:
+            response = await self._cluster.send(request, negotiate=True, max_version=3, retry=False)
+            errors = [
+                error_for_code(
+                    p.partition_error_code, f"AddPartitionsToTxn {t.name}/{p.partition_index}"
+                )
+                for t in response.results_by_topic_v3_and_below
+                for p in t.results_by_partition
+            ]
+            self._raise_first(errors)
+
+        await self._cluster.call("AddPartitionsToTxn", attempt)
+        self._partitions |= new
+
+    async def send_offsets(
+        self,
+        offsets: Mapping[TopicPartition, int],
+        group_id: str,
+        *,
+        generation_id: int = -1,
+        member_id: str = "",
+        group_instance_id: str | None = None,
+    ) -> None:
+        """Commit ``offsets`` (the next offset to read, per partition) for ``group_id`` as part
+        of the transaction."""
+        self.check_sendable()
+        identity = self._identity
+        if not self._offsets_added:
+            add = add_offsets.AddOffsetsToTxnRequest(
+                transactional_id=self.transactional_id,
+                producer_id=identity.producer_id,
+                producer_epoch=identity.epoch,
+                group_id=group_id,
+            )
+            self._check(
+                (await self._cluster.send(add, negotiate=True)).error_code, "AddOffsetsToTxn"
+            )
+            self._offsets_added = True
+        by_topic: dict[str, list[txn_offset_commit.TxnOffsetCommitRequestPartition]] = {}
+        for tp, offset in sorted(offsets.items()):
+            by_topic.setdefault(tp.topic, []).append(
+                txn_offset_commit.TxnOffsetCommitRequestPartition(
+                    partition_index=tp.partition, committed_offset=offset
+                )
+            )
+        commit = txn_offset_commit.TxnOffsetCommitRequest(
+            transactional_id=self.transactional_id,
+            group_id=group_id,
+            producer_id=identity.producer_id,
+            producer_epoch=identity.epoch,
+            generation_id=generation_id,
+            member_id=member_id,
+            group_instance_id=group_instance_id,
+            topics=tuple(
+                txn_offset_commit.TxnOffsetCommitRequestTopic(name=t, partitions=tuple(p))
+                for t, p in by_topic.items()
+            ),
+        )
+        response = await self._cluster.send(commit, negotiate=True, max_version=3)
+        self._raise_first(
+            [
+                error_for_code(p.error_code, f"TxnOffsetCommit {t.name}/{p.partition_index}")
+                for t in response.topics
+                for p in t.partitions
+            ]
+        )
+
+    async def end(self, *, commit: bool) -> None:
+        """EndTxn: commit (only from a healthy transaction) or abort. The caller has already
+        flushed (commit) or dropped (abort) the transaction's batches."""
+        if commit:
+            if self.state == "abortable":
+                raise TransactionStateError(
+                    f"the transaction must be aborted: a batch in it failed: {self._error}"
+                ) from self._error
+            self._require("in_transaction", "commit a transaction")
+        elif self.state not in ("in_transaction", "abortable"):
+            raise self._state_error("abort a transaction")
+        if self._partitions or self._offsets_added:
+            request = end_txn.EndTxnRequest(
+                transactional_id=self.transactional_id,
+                producer_id=self._identity.producer_id,
+                producer_epoch=self._identity.epoch,
+                committed=commit,
+            )
+            response = await self._cluster.send(request, negotiate=True, max_version=4)
+            self._check(response.error_code, "EndTxn")
+        _log.debug("transaction %s %s", self.transactional_id, "committed" if commit else "aborted")
+        self.state = "ready"
+
+    def _require(self, state: str, action: str) -> None:
+        if self.state != state:
+            raise self._state_error(action)
+
+    def _state_error(self, action: str) -> TransactionStateError:
+        hint = {
+            "uninitialized": "the producer has not started",
+            "ready": "no transaction has begun (begin_transaction)",
+            "in_transaction": "a transaction is open",
+            "abortable": f"the transaction must be aborted ({self._error})",
+            "fatal": f"the producer is fenced or unauthorized ({self._error}); close it",
+        }[self.state]
+        error = TransactionStateError(f"cannot {action}: {hint}")
+        error.__cause__ = self._error
+        return error
+
+    def _check(self, code: int, what: str) -> None:
+        self._raise_first([error_for_code(code, f"{what} for {self.transactional_id}")])
+
+    def _raise_first(self, errors: list[BrokerError | None]) -> None:
+        error: KafkawireError | None = next((e for e in errors if e is not None), None)
+        if error is None:
+            return
+        if isinstance(error, _FATAL):
+            self.state, self._error = "fatal", error
+        raise error

@@ -1,0 +1,200 @@
+"""The producer against the embedded brokers: what it sends is what a reader gets back."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+import pytest
+
+from kafkawire.client import KafkaClient
+from kafkawire.messages.fetch import v11 as fetch
+from kafkawire.net import Connection
+from kafkawire.producer import Producer, RecordTooLargeError, partition_for_key
+from kafkawire.records import ControlType, Header, control_type, decode_batches
+from kafkawire.testing.pytest_plugin import Broker
+from tests.net.proxy import Proxy
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+_names = (f"kafkawire-producer-{i}" for i in itertools.count())
+
+
+async def fresh_topic(broker: Broker, partitions: int = 1) -> str:
+    """A new topic: created where CreateTopics exists; the mock cluster creates on first use
+    (with 4 partitions)."""
+    name = next(_names)
+    if broker.capabilities.missing("CreateTopics") is None:
+        async with KafkaClient(broker.bootstrap) as client:
+            await client.create_topic(name, partitions=partitions)
+    return name
+
+
+async def read_back(broker: Broker, topic: str, partition: int = 0) -> list[Any]:
+    async with KafkaClient(broker.bootstrap) as client:
+        return [r async for r in client.records(topic, partition, 0, stop_at_end=True)]
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
+async def test_every_codec_round_trips_keys_values_and_headers(
+    kafka_broker: Broker, codec: Any
+) -> None:
+    topic = await fresh_topic(kafka_broker)
+    sent = [
+        (f"k{i}".encode() if i % 3 else None, None if i % 7 == 0 else b"v" * i, [("h", bytes([i]))])
+        for i in range(60)
+    ]
+    async with Producer(kafka_broker.bootstrap, compression_type=codec, linger_ms=20) as producer:
+        deliveries = [
+            await producer.send(topic, value, key, partition=0, headers=headers)
+            for key, value, headers in sent
+        ]
+        metadata = [await d for d in deliveries]
+    offsets = [m.offset for m in metadata]
+    assert offsets == list(range(offsets[0], offsets[0] + 60))
+    records = await read_back(kafka_broker, topic)
+    assert [(r.key, r.value, r.headers) for r in records[-60:]] == [
+        (key, value, (Header("h", h[0][1]),)) for key, value, h in sent
+    ]
+
+
+async def test_keyed_records_go_to_their_murmur2_partition(kafka_broker: Broker) -> None:
+    topic = await fresh_topic(kafka_broker, partitions=3)
+    async with Producer(kafka_broker.bootstrap) as producer:
+        count = len(await producer.partitions_for(topic))
+        keys = [f"key-{i}".encode() for i in range(30)]
+        placed = [await producer.send_and_wait(topic, b"v", key) for key in keys]
+    assert [m.partition for m in placed] == [partition_for_key(k, count) for k in keys]
+
+
+@pytest.mark.parametrize("acks", [0, 1, "all"])
+async def test_acks(kafka_broker: Broker, acks: Any) -> None:
+    topic = await fresh_topic(kafka_broker)
+    async with Producer(kafka_broker.bootstrap, acks=acks) as producer:
+        deliveries = [await producer.send(topic, b"%d" % i, partition=0) for i in range(20)]
+        metadata = [await d for d in deliveries]
+    if acks == 0:
+        assert {m.offset for m in metadata} == {-1}
+    else:
+        assert metadata[-1].offset == metadata[0].offset + 19
+    records = await read_back(kafka_broker, topic)
+    assert [r.value for r in records][-20:] == [b"%d" % i for i in range(20)]
+
+
+async def test_close_delivers_what_is_queued(kafka_broker: Broker) -> None:
+    topic = await fresh_topic(kafka_broker)
+    producer = Producer(kafka_broker.bootstrap, linger_ms=60_000, batch_size=1_000_000)
+    await producer.start()
+    deliveries = [await producer.send(topic, b"x", partition=0) for _ in range(100)]
+    assert not any(d.done() for d in deliveries)  # lingering
+    await producer.close()
+    assert all(d.done() for d in deliveries)
+    assert len({(await d).offset for d in deliveries}) == 100
+
+
+async def test_a_large_record_and_one_too_large(kafka_broker: Broker) -> None:
+    topic = await fresh_topic(kafka_broker)
+    async with Producer(kafka_broker.bootstrap, max_request_size=600_000) as producer:
+        big = await producer.send_and_wait(topic, b"b" * 500_000, partition=0)
+        with pytest.raises(RecordTooLargeError, match="max_request_size"):
+            await producer.send(topic, b"t" * 700_000, partition=0)
+        after = await producer.send_and_wait(topic, b"small", partition=0)
+    assert after.offset == big.offset + 1
+
+
+async def test_idempotent_retries_after_cuts_neither_lose_nor_duplicate(
+    tansu_broker: Broker,
+) -> None:
+    topic = await fresh_topic(tansu_broker)
+    port = int(tansu_broker.bootstrap.rsplit(":", 1)[1])
+    async with Proxy(port) as proxy:
+
+        async def through_proxy(host: str, _: int) -> Connection:
+            return await Connection.open(host, proxy.port, connect_timeout=5)
+
+        async with Producer(
+            f"127.0.0.1:{proxy.port}", connect=through_proxy, batch_size=2_000, linger_ms=1
+        ) as producer:
+            deliveries = []
+            for i in range(3_000):
+                deliveries.append(await producer.send(topic, b"%06d" % i, partition=0))
+                if i % 500 == 250:
+                    proxy.cut()  # answers in flight are lost: the batches go again
+            await producer.flush()
+            assert all(d.done() for d in deliveries)
+            for d in deliveries:
+                await d  # every record was delivered
+    values = [r.value for r in await read_back(tansu_broker, topic)]
+    assert values == [b"%06d" % i for i in range(3_000)]
+
+
+async def _raw_log(broker: Broker, topic: str) -> list[Any]:
+    """Every batch of partition 0, control batches included, read one fetch at a time.
+
+    The crcs are not checked: librdkafka's mock cluster writes control batches with crc 0
+    (and lists no aborted transactions in Fetch, so read_committed cannot be shown there).
+    """
+    batches: list[Any] = []
+    async with KafkaClient(broker.bootstrap) as client:
+        leader = (await client.cluster.metadata([topic])).leader_for(topic, 0)
+        offset = 0
+        while True:
+            wanted = fetch.FetchPartition(
+                partition=0, fetch_offset=offset, partition_max_bytes=1 << 20
+            )
+            request = fetch.FetchRequest(
+                max_wait_ms=10, topics=(fetch.FetchTopic(topic=topic, partitions=(wanted,)),)
+            )
+            data = (await client.cluster.send(request, node_id=leader)).responses[0].partitions[0]
+            found = list(decode_batches(data.records or b"", check_crcs=False))
+            if not found:
+                return batches
+            batches += found
+            offset = found[-1].next_offset
+
+
+def _markers(batches: list[Any]) -> list[Any]:
+    """The data values and transaction markers of a log, in order."""
+    seen: list[Any] = []
+    for batch in batches:
+        for record in batch.records:
+            if batch.is_control:
+                seen.append(control_type(record))
+            else:
+                assert batch.is_transactional
+                seen.append(record.value)
+    return seen
+
+
+async def test_a_transaction_commits_and_another_aborts(mock_cluster: Broker) -> None:
+    topic = next(_names)
+    async with Producer(mock_cluster.bootstrap, transactional_id=f"tx-{topic}") as producer:
+        async with producer.transaction():
+            await producer.send(topic, b"committed", partition=0)
+
+        async def change_of_mind() -> None:
+            async with producer.transaction():
+                await producer.send(topic, b"aborted", partition=0)
+                await producer.flush()
+                raise RuntimeError("changed my mind")
+
+        with pytest.raises(RuntimeError, match="changed my mind"):
+            await change_of_mind()
+        async with producer.transaction():
+            await producer.send(topic, b"committed too", partition=0)
+    assert _markers(await _raw_log(mock_cluster, topic)) == [
+        b"committed",
+        ControlType.COMMIT,
+        b"aborted",
+        ControlType.ABORT,
+        b"committed too",
+        ControlType.COMMIT,
+    ]
+
+
+async def test_sends_wait_for_a_new_topic_the_broker_creates(mock_cluster: Broker) -> None:
+    topic = next(_names)  # the mock cluster creates topics on first use
+    async with Producer(mock_cluster.bootstrap) as producer:
+        metadata = await asyncio.wait_for(producer.send_and_wait(topic, b"first"), 30)
+    assert metadata.offset == 0

@@ -1,0 +1,155 @@
+"""The producer against in-process fake brokers (loopback): back-pressure, cancellation,
+timeouts, unknown topics and partitions, and its settings."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from kafkawire.cluster import InvalidPartitionError
+from kafkawire.errors import ClientClosedError, UnknownTopicOrPartitionError
+from kafkawire.producer import (
+    BufferFullError,
+    DeliveryTimeoutError,
+    Producer,
+    ProducerSettings,
+    RecordTooLargeError,
+)
+from tests.cluster.hostile import FakeCluster
+from tests.net.fakebroker import WAIT, FakeClient, messages
+
+
+def broker_that(*, answers_produce: bool) -> Any:
+    """A handler that gives producer ids and answers (or ignores) Produce."""
+
+    async def handler(node: int, client: FakeClient, header: Any, request: Any) -> Any:
+        module = messages(header.request_api_key, header.request_api_version)
+        if header.request_api_key == 22:
+            return module.InitProducerIdResponse(producer_id=7, producer_epoch=0)
+        if header.request_api_key == 0 and answers_produce:
+            topics = tuple(
+                module.TopicProduceResponse(
+                    name=t.name,
+                    partition_responses=tuple(
+                        module.PartitionProduceResponse(index=p.index, base_offset=0)
+                        for p in t.partition_data
+                    ),
+                )
+                for t in request.topic_data
+            )
+            return module.ProduceResponse(responses=topics)
+        return None
+
+    return handler
+
+
+async def test_a_full_buffer_blocks_send_then_raises_after_max_block_ms() -> None:
+    async with (
+        FakeCluster(1, broker_that(answers_produce=False)) as brokers,
+        Producer(brokers.bootstrap, buffer_memory=2_000, max_block_ms=200, linger_ms=0) as producer,
+    ):
+        for _ in range(16):  # 16 x 121 bytes fit in 2,000; the broker never answers
+            await producer.send("t", b"x" * 100, partition=0)
+        with pytest.raises(BufferFullError, match="buffer_memory"):
+            await asyncio.wait_for(producer.send("t", b"x" * 100, partition=0), WAIT)
+        await producer.close(timeout=0.1)
+
+
+async def test_a_cancelled_send_leaves_the_producer_usable() -> None:
+    async with (
+        FakeCluster(1, broker_that(answers_produce=True)) as brokers,
+        Producer(brokers.bootstrap, buffer_memory=1_000, linger_ms=50) as producer,
+    ):
+        first = await producer.send("t", b"x" * 800, partition=0)
+        blocked = asyncio.create_task(producer.send("t", b"y" * 800, partition=0))
+        await asyncio.sleep(0.01)
+        assert not blocked.done()  # waiting for room
+        blocked.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await blocked
+        assert (await first).offset == 0
+        assert (await producer.send_and_wait("t", b"z", partition=1)).partition == 1
+
+
+async def test_undelivered_records_expire_after_delivery_timeout_ms() -> None:
+    async with (
+        FakeCluster(1, broker_that(answers_produce=False)) as brokers,
+        Producer(
+            brokers.bootstrap,
+            request_timeout_ms=200,
+            delivery_timeout_ms=600,
+            linger_ms=0,
+            retry_backoff_ms=10,
+        ) as producer,
+    ):
+        delivery = await producer.send("t", b"v", partition=0)
+        with pytest.raises(DeliveryTimeoutError, match="expired"):
+            await asyncio.wait_for(delivery, WAIT)
+        assert len(brokers.requests(1, 0)) >= 2  # it was retried meanwhile
+
+
+async def test_close_fails_what_it_could_not_deliver_in_its_timeout() -> None:
+    async with FakeCluster(1, broker_that(answers_produce=False)) as brokers:
+        producer = Producer(brokers.bootstrap, linger_ms=0)
+        await producer.start()
+        delivery = await producer.send("t", b"v", partition=0)
+        await producer.close(timeout=0.2)
+        with pytest.raises(ClientClosedError, match="closed before the record was delivered"):
+            await delivery
+        with pytest.raises(ClientClosedError, match="closed"):
+            await producer.send("t", b"v")
+
+
+async def test_unknown_topics_and_partitions() -> None:
+    async with (
+        FakeCluster(1, broker_that(answers_produce=True)) as brokers,
+        Producer(brokers.bootstrap, max_block_ms=300) as producer,
+    ):
+        with pytest.raises(UnknownTopicOrPartitionError, match="after max_block_ms"):
+            await asyncio.wait_for(producer.send("nope", b"v"), WAIT)
+        with pytest.raises(InvalidPartitionError, match="partition 5 does not exist"):
+            await producer.send("t", b"v", partition=5)
+
+
+async def test_wrong_types_are_refused_before_anything_is_queued() -> None:
+    async with FakeCluster(1, broker_that(answers_produce=True)) as brokers:
+        async with Producer(brokers.bootstrap) as producer:
+            with pytest.raises(TypeError, match="the value is str, not bytes"):
+                await producer.send("t", "text")
+            with pytest.raises(TypeError, match=r"headers\[0\]"):
+                await producer.send("t", b"v", headers=[("h", "not bytes")])  # type: ignore[list-item]
+            with pytest.raises(RecordTooLargeError):
+                await producer.send("t", b"v" * 2_000_000)
+        async with Producer(brokers.bootstrap, value_serializer=str.encode) as producer:
+            assert (await producer.send_and_wait("t", "text", partition=0)).offset == 0
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"acks": 2}, "acks must be"),
+        ({"linger_ms": -1}, "linger_ms"),
+        ({"compression_type": "brotli"}, "compression_type"),
+        ({"enable_idempotence": True, "acks": 1}, "enable_idempotence needs acks='all'"),
+        ({"transactional_id": "x", "acks": 0}, "transactional_id needs idempotence"),
+        ({"delivery_timeout_ms": 1000}, "delivery_timeout_ms must be at least"),
+    ],
+)
+def test_settings_refuse_bad_values_naming_them(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        ProducerSettings(bootstrap_servers="127.0.0.1:9092", **options)
+
+
+def test_idempotence_is_on_unless_the_settings_rule_it_out() -> None:
+    assert ProducerSettings(bootstrap_servers="h:1").idempotent
+    assert not ProducerSettings(bootstrap_servers="h:1", acks=1).idempotent
+    assert ProducerSettings(bootstrap_servers="h:1", acks="all").acks == -1
+
+
+def test_a_misspelled_option_names_it_and_the_producer() -> None:
+    with pytest.raises(
+        TypeError, match=r"Producer\(\) got an unexpected keyword argument 'lingr_ms'"
+    ):
+        Producer("127.0.0.1:9092", lingr_ms=5)  # type: ignore[call-arg]
