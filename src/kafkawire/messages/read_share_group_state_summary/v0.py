@@ -55,7 +55,7 @@ class ReadShareGroupStateSummaryRequest:
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
+    __route__: ClassVar[str] = "internal"
 
     group_id: str = field(default="", metadata={"kafka_type": "string"})
     topics: tuple[ReadStateSummaryData, ...] = field(
@@ -79,6 +79,7 @@ class PartitionResult:
         default=None, metadata={"kafka_type": "string", "nullable": True}
     )
     state_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
     start_offset: int = field(default=0, metadata={"kafka_type": "int64"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

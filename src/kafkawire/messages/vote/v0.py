@@ -23,10 +23,8 @@ class VoteRequestPartitionData:
     __flexible__: ClassVar[bool] = True
 
     partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    candidate_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    candidate_id: int = field(
-        default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
-    )
+    replica_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    replica_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
     last_offset_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
     last_offset: int = field(default=0, metadata={"kafka_type": "int64"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(

@@ -25,11 +25,9 @@ class VoteRequestPartitionData:
     __flexible__: ClassVar[bool] = True
 
     partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    candidate_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    candidate_id: int = field(
-        default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
-    )
-    candidate_directory_id: uuid.UUID = field(
+    replica_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    replica_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    replica_directory_id: uuid.UUID = field(
         default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
     )
     voter_directory_id: uuid.UUID = field(

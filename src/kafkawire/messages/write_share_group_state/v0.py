@@ -77,7 +77,7 @@ class WriteShareGroupStateRequest:
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
+    __route__: ClassVar[str] = "internal"
 
     group_id: str = field(default="", metadata={"kafka_type": "string"})
     topics: tuple[WriteStateData, ...] = field(
