@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkawire.messages import APIS, request_type
+from kafkawire.messages import APIS, RequestMessage, ResponseMessage, request_type, response_type
 from kafkawire.protocol import decode, encode
 
 from .catalog import all_classes, api_classes, class_id, other_classes
@@ -85,6 +85,33 @@ def test_class_level_facts() -> None:
     assert RequestHeader.__kind__ == "header"
     routes = {cls.__route__ for cls in api_classes() if cls.__kind__ == "request"}
     assert routes == {"any", "leader", "group", "transaction", "every", "internal"}
+
+
+def test_every_request_class_names_its_response_class() -> None:
+    for api_key, info in APIS.items():
+        for version in info.versions:
+            request, response = request_type(api_key, version), response_type(api_key, version)
+            assert request.__response__ is response
+            assert issubclass(request, RequestMessage)
+            assert issubclass(response, ResponseMessage)
+            assert not issubclass(response, RequestMessage)
+    # Only API messages have the bases: not headers, data messages or nested structs.
+    assert not any(issubclass(c, RequestMessage | ResponseMessage) for c in other_classes())
+    from kafkawire.messages.metadata.v12 import MetadataRequest, MetadataRequestTopic
+
+    assert isinstance(MetadataRequest(), RequestMessage)
+    assert not isinstance(MetadataRequestTopic(), RequestMessage | ResponseMessage)
+
+
+def test_the_bases_add_no_state() -> None:
+    # Still frozen and slotted: no __dict__ or __weakref__ from a base.
+    from kafkawire.messages.metadata.v12 import MetadataRequest
+
+    request = MetadataRequest()
+    assert RequestMessage.__slots__ == ResponseMessage.__slots__ == ()
+    assert not hasattr(request, "__dict__")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request.topics = None  # type: ignore[misc]
 
 
 # Where Kafka 4.3's newer APIs go, as Kafka's Java clients and brokers send them.

@@ -4,14 +4,17 @@
 
 Import a class directly (``from kafkawire.messages.metadata.v12 import MetadataRequest``) or
 look one up with :func:`request_type` and :func:`response_type`, which import on first use.
+Every request class is a :class:`RequestMessage` of its response class (``__response__``);
+every response class is a :class:`ResponseMessage`.
 """
 
 import importlib
 from typing import Any, NamedTuple
 
 from kafkawire.errors import UnknownMessageError
+from kafkawire.messages._base import RequestMessage, ResponseMessage
 
-__all__ = ["APIS", "ApiInfo", "request_type", "response_type"]
+__all__ = ["APIS", "ApiInfo", "RequestMessage", "ResponseMessage", "request_type", "response_type"]
 
 
 class ApiInfo(NamedTuple):
@@ -537,11 +540,11 @@ def _lookup(api_key: int, version: int, which: str) -> type[Any]:
     return cls
 
 
-def request_type(api_key: int, version: int) -> type[Any]:
+def request_type(api_key: int, version: int) -> type[RequestMessage[Any]]:
     """The generated request class for an API key and version (imported on first use)."""
     return _lookup(api_key, version, "request")
 
 
-def response_type(api_key: int, version: int) -> type[Any]:
+def response_type(api_key: int, version: int) -> type[ResponseMessage]:
     """The generated response class for an API key and version (imported on first use)."""
     return _lookup(api_key, version, "response")

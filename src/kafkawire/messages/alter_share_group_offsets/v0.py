@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AlterShareGroupOffsetsRequest",
     "AlterShareGroupOffsetsRequestPartition",
@@ -14,58 +16,6 @@ __all__ = [
     "AlterShareGroupOffsetsResponsePartition",
     "AlterShareGroupOffsetsResponseTopic",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterShareGroupOffsetsRequestPartition:
-    """Part of AlterShareGroupOffsetsRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    start_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterShareGroupOffsetsRequestTopic:
-    """Part of AlterShareGroupOffsetsRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
-    )
-    partitions: tuple[AlterShareGroupOffsetsRequestPartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]AlterShareGroupOffsetsRequestPartition"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterShareGroupOffsetsRequest:
-    """AlterShareGroupOffsetsRequest version 0 (API key 91)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 91
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "group"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    topics: tuple[AlterShareGroupOffsetsRequestTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]AlterShareGroupOffsetsRequestTopic"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,7 +55,7 @@ class AlterShareGroupOffsetsResponseTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AlterShareGroupOffsetsResponse:
+class AlterShareGroupOffsetsResponse(ResponseMessage):
     """AlterShareGroupOffsetsResponse version 0 (API key 91)."""
 
     __kind__: ClassVar[str] = "response"
@@ -121,6 +71,59 @@ class AlterShareGroupOffsetsResponse:
     )
     responses: tuple[AlterShareGroupOffsetsResponseTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]AlterShareGroupOffsetsResponseTopic"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterShareGroupOffsetsRequestPartition:
+    """Part of AlterShareGroupOffsetsRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    start_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterShareGroupOffsetsRequestTopic:
+    """Part of AlterShareGroupOffsetsRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
+    )
+    partitions: tuple[AlterShareGroupOffsetsRequestPartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]AlterShareGroupOffsetsRequestPartition"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterShareGroupOffsetsRequest(RequestMessage[AlterShareGroupOffsetsResponse]):
+    """AlterShareGroupOffsetsRequest version 0 (API key 91)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 91
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[AlterShareGroupOffsetsResponse]] = AlterShareGroupOffsetsResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    topics: tuple[AlterShareGroupOffsetsRequestTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]AlterShareGroupOffsetsRequestTopic"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

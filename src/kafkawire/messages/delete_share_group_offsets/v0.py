@@ -6,47 +6,14 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DeleteShareGroupOffsetsRequest",
     "DeleteShareGroupOffsetsRequestTopic",
     "DeleteShareGroupOffsetsResponse",
     "DeleteShareGroupOffsetsResponseTopic",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteShareGroupOffsetsRequestTopic:
-    """Part of DeleteShareGroupOffsetsRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteShareGroupOffsetsRequest:
-    """DeleteShareGroupOffsetsRequest version 0 (API key 92)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 92
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "group"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    topics: tuple[DeleteShareGroupOffsetsRequestTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]DeleteShareGroupOffsetsRequestTopic"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,7 +37,7 @@ class DeleteShareGroupOffsetsResponseTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteShareGroupOffsetsResponse:
+class DeleteShareGroupOffsetsResponse(ResponseMessage):
     """DeleteShareGroupOffsetsResponse version 0 (API key 92)."""
 
     __kind__: ClassVar[str] = "response"
@@ -86,6 +53,42 @@ class DeleteShareGroupOffsetsResponse:
     )
     responses: tuple[DeleteShareGroupOffsetsResponseTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]DeleteShareGroupOffsetsResponseTopic"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteShareGroupOffsetsRequestTopic:
+    """Part of DeleteShareGroupOffsetsRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteShareGroupOffsetsRequest(RequestMessage[DeleteShareGroupOffsetsResponse]):
+    """DeleteShareGroupOffsetsRequest version 0 (API key 92)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 92
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[DeleteShareGroupOffsetsResponse]] = DeleteShareGroupOffsetsResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    topics: tuple[DeleteShareGroupOffsetsRequestTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]DeleteShareGroupOffsetsRequestTopic"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

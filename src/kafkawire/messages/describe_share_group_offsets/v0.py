@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DescribeShareGroupOffsetsRequest",
     "DescribeShareGroupOffsetsRequestGroup",
@@ -15,58 +17,6 @@ __all__ = [
     "DescribeShareGroupOffsetsResponsePartition",
     "DescribeShareGroupOffsetsResponseTopic",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeShareGroupOffsetsRequestTopic:
-    """Part of DescribeShareGroupOffsetsRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
-    )
-    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeShareGroupOffsetsRequestGroup:
-    """Part of DescribeShareGroupOffsetsRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    topics: tuple[DescribeShareGroupOffsetsRequestTopic, ...] | None = field(
-        default=(),
-        metadata={"kafka_type": "[]DescribeShareGroupOffsetsRequestTopic", "nullable": True},
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeShareGroupOffsetsRequest:
-    """DescribeShareGroupOffsetsRequest version 0 (API key 90)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 90
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "group"
-
-    groups: tuple[DescribeShareGroupOffsetsRequestGroup, ...] = field(
-        default=(), metadata={"kafka_type": "[]DescribeShareGroupOffsetsRequestGroup"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,7 +78,7 @@ class DescribeShareGroupOffsetsResponseGroup:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeShareGroupOffsetsResponse:
+class DescribeShareGroupOffsetsResponse(ResponseMessage):
     """DescribeShareGroupOffsetsResponse version 0 (API key 90)."""
 
     __kind__: ClassVar[str] = "response"
@@ -140,6 +90,61 @@ class DescribeShareGroupOffsetsResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     groups: tuple[DescribeShareGroupOffsetsResponseGroup, ...] = field(
         default=(), metadata={"kafka_type": "[]DescribeShareGroupOffsetsResponseGroup"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeShareGroupOffsetsRequestTopic:
+    """Part of DescribeShareGroupOffsetsRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
+    )
+    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeShareGroupOffsetsRequestGroup:
+    """Part of DescribeShareGroupOffsetsRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    topics: tuple[DescribeShareGroupOffsetsRequestTopic, ...] | None = field(
+        default=(),
+        metadata={"kafka_type": "[]DescribeShareGroupOffsetsRequestTopic", "nullable": True},
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeShareGroupOffsetsRequest(RequestMessage[DescribeShareGroupOffsetsResponse]):
+    """DescribeShareGroupOffsetsRequest version 0 (API key 90)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 90
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[DescribeShareGroupOffsetsResponse]] = (
+        DescribeShareGroupOffsetsResponse
+    )
+
+    groups: tuple[DescribeShareGroupOffsetsRequestGroup, ...] = field(
+        default=(), metadata={"kafka_type": "[]DescribeShareGroupOffsetsRequestGroup"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

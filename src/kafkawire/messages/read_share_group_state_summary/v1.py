@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "PartitionData",
     "PartitionResult",
@@ -14,56 +16,6 @@ __all__ = [
     "ReadStateSummaryData",
     "ReadStateSummaryResult",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PartitionData:
-    """Part of ReadShareGroupStateSummaryRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    partition: int = field(default=0, metadata={"kafka_type": "int32"})
-    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReadStateSummaryData:
-    """Part of ReadShareGroupStateSummaryRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    partitions: tuple[PartitionData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReadShareGroupStateSummaryRequest:
-    """ReadShareGroupStateSummaryRequest version 1 (API key 87)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 87
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "internal"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string"})
-    topics: tuple[ReadStateSummaryData, ...] = field(
-        default=(), metadata={"kafka_type": "[]ReadStateSummaryData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -106,7 +58,7 @@ class ReadStateSummaryResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ReadShareGroupStateSummaryResponse:
+class ReadShareGroupStateSummaryResponse(ResponseMessage):
     """ReadShareGroupStateSummaryResponse version 1 (API key 87)."""
 
     __kind__: ClassVar[str] = "response"
@@ -117,6 +69,59 @@ class ReadShareGroupStateSummaryResponse:
 
     results: tuple[ReadStateSummaryResult, ...] = field(
         default=(), metadata={"kafka_type": "[]ReadStateSummaryResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionData:
+    """Part of ReadShareGroupStateSummaryRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    partition: int = field(default=0, metadata={"kafka_type": "int32"})
+    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadStateSummaryData:
+    """Part of ReadShareGroupStateSummaryRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
+    partitions: tuple[PartitionData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadShareGroupStateSummaryRequest(RequestMessage[ReadShareGroupStateSummaryResponse]):
+    """ReadShareGroupStateSummaryRequest version 1 (API key 87)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 87
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[ReadShareGroupStateSummaryResponse]] = (
+        ReadShareGroupStateSummaryResponse
+    )
+
+    group_id: str = field(default="", metadata={"kafka_type": "string"})
+    topics: tuple[ReadStateSummaryData, ...] = field(
+        default=(), metadata={"kafka_type": "[]ReadStateSummaryData"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "Assignment",
     "DescribedGroup",
@@ -19,26 +21,6 @@ __all__ = [
     "TopicInfo",
     "Topology",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StreamsGroupDescribeRequest:
-    """StreamsGroupDescribeRequest version 0 (API key 89)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 89
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "group"
-
-    group_ids: tuple[str, ...] = field(
-        default=(), metadata={"kafka_type": "[]string", "entity_type": "groupId"}
-    )
-    include_authorized_operations: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -235,7 +217,7 @@ class DescribedGroup:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class StreamsGroupDescribeResponse:
+class StreamsGroupDescribeResponse(ResponseMessage):
     """StreamsGroupDescribeResponse version 0 (API key 89)."""
 
     __kind__: ClassVar[str] = "response"
@@ -248,6 +230,27 @@ class StreamsGroupDescribeResponse:
     groups: tuple[DescribedGroup, ...] = field(
         default=(), metadata={"kafka_type": "[]DescribedGroup"}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamsGroupDescribeRequest(RequestMessage[StreamsGroupDescribeResponse]):
+    """StreamsGroupDescribeRequest version 0 (API key 89)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 89
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[StreamsGroupDescribeResponse]] = StreamsGroupDescribeResponse
+
+    group_ids: tuple[str, ...] = field(
+        default=(), metadata={"kafka_type": "[]string", "entity_type": "groupId"}
+    )
+    include_authorized_operations: bool = field(default=False, metadata={"kafka_type": "bool"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "CopartitionGroup",
     "EndpointToPartitions",
@@ -22,6 +24,124 @@ __all__ = [
     "TopicPartition",
     "Topology",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Status:
+    """Part of StreamsGroupHeartbeatResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    status_code: int = field(default=0, metadata={"kafka_type": "int8"})
+    status_detail: str = field(default="", metadata={"kafka_type": "string"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamsGroupHeartbeatResponseTaskIds:
+    """Part of StreamsGroupHeartbeatResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    subtopology_id: str = field(default="", metadata={"kafka_type": "string"})
+    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamsGroupHeartbeatResponseEndpoint:
+    """Part of StreamsGroupHeartbeatResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    host: str = field(default="", metadata={"kafka_type": "string"})
+    port: int = field(default=0, metadata={"kafka_type": "uint16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicPartition:
+    """Part of StreamsGroupHeartbeatResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndpointToPartitions:
+    """Part of StreamsGroupHeartbeatResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    user_endpoint: StreamsGroupHeartbeatResponseEndpoint = field(
+        default_factory=StreamsGroupHeartbeatResponseEndpoint, metadata={"kafka_type": "Endpoint"}
+    )
+    active_partitions: tuple[TopicPartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicPartition"}
+    )
+    standby_partitions: tuple[TopicPartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicPartition"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamsGroupHeartbeatResponse(ResponseMessage):
+    """StreamsGroupHeartbeatResponse version 0 (API key 88)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 88
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )
+    member_id: str = field(default="", metadata={"kafka_type": "string"})
+    member_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    heartbeat_interval_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    acceptable_recovery_lag: int = field(default=0, metadata={"kafka_type": "int32"})
+    task_offset_interval_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    status: tuple[Status, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]Status", "nullable": True}
+    )
+    active_tasks: tuple[StreamsGroupHeartbeatResponseTaskIds, ...] | None = field(
+        default=None, metadata={"kafka_type": "[]TaskIds", "nullable": True}
+    )
+    standby_tasks: tuple[StreamsGroupHeartbeatResponseTaskIds, ...] | None = field(
+        default=None, metadata={"kafka_type": "[]TaskIds", "nullable": True}
+    )
+    warmup_tasks: tuple[StreamsGroupHeartbeatResponseTaskIds, ...] | None = field(
+        default=None, metadata={"kafka_type": "[]TaskIds", "nullable": True}
+    )
+    endpoint_information_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    partitions_by_user_endpoint: tuple[EndpointToPartitions, ...] | None = field(
+        default=None, metadata={"kafka_type": "[]EndpointToPartitions", "nullable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,7 +280,7 @@ class TaskOffset:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class StreamsGroupHeartbeatRequest:
+class StreamsGroupHeartbeatRequest(RequestMessage[StreamsGroupHeartbeatResponse]):
     """StreamsGroupHeartbeatRequest version 0 (API key 88)."""
 
     __kind__: ClassVar[str] = "request"
@@ -169,6 +289,7 @@ class StreamsGroupHeartbeatRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[StreamsGroupHeartbeatResponse]] = StreamsGroupHeartbeatResponse
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     member_id: str = field(default="", metadata={"kafka_type": "string"})
@@ -207,124 +328,6 @@ class StreamsGroupHeartbeatRequest:
         default=None, metadata={"kafka_type": "[]TaskOffset", "nullable": True}
     )
     shutdown_application: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Status:
-    """Part of StreamsGroupHeartbeatResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    status_code: int = field(default=0, metadata={"kafka_type": "int8"})
-    status_detail: str = field(default="", metadata={"kafka_type": "string"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StreamsGroupHeartbeatResponseTaskIds:
-    """Part of StreamsGroupHeartbeatResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    subtopology_id: str = field(default="", metadata={"kafka_type": "string"})
-    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StreamsGroupHeartbeatResponseEndpoint:
-    """Part of StreamsGroupHeartbeatResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    host: str = field(default="", metadata={"kafka_type": "string"})
-    port: int = field(default=0, metadata={"kafka_type": "uint16"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TopicPartition:
-    """Part of StreamsGroupHeartbeatResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EndpointToPartitions:
-    """Part of StreamsGroupHeartbeatResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    user_endpoint: StreamsGroupHeartbeatResponseEndpoint = field(
-        default_factory=StreamsGroupHeartbeatResponseEndpoint, metadata={"kafka_type": "Endpoint"}
-    )
-    active_partitions: tuple[TopicPartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicPartition"}
-    )
-    standby_partitions: tuple[TopicPartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicPartition"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StreamsGroupHeartbeatResponse:
-    """StreamsGroupHeartbeatResponse version 0 (API key 88)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 88
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-    member_id: str = field(default="", metadata={"kafka_type": "string"})
-    member_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    heartbeat_interval_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    acceptable_recovery_lag: int = field(default=0, metadata={"kafka_type": "int32"})
-    task_offset_interval_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    status: tuple[Status, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]Status", "nullable": True}
-    )
-    active_tasks: tuple[StreamsGroupHeartbeatResponseTaskIds, ...] | None = field(
-        default=None, metadata={"kafka_type": "[]TaskIds", "nullable": True}
-    )
-    standby_tasks: tuple[StreamsGroupHeartbeatResponseTaskIds, ...] | None = field(
-        default=None, metadata={"kafka_type": "[]TaskIds", "nullable": True}
-    )
-    warmup_tasks: tuple[StreamsGroupHeartbeatResponseTaskIds, ...] | None = field(
-        default=None, metadata={"kafka_type": "[]TaskIds", "nullable": True}
-    )
-    endpoint_information_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    partitions_by_user_endpoint: tuple[EndpointToPartitions, ...] | None = field(
-        default=None, metadata={"kafka_type": "[]EndpointToPartitions", "nullable": True}
-    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )
