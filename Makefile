@@ -11,7 +11,9 @@ SHARED := ../shared
 
 all: test
 
-$(STAMP): pyproject.toml
+# The C sources too: an editable install compiles them only when it runs, and a stale build of
+# _accel.c (another plan version) is refused with a warning, which fails the tests.
+$(STAMP): pyproject.toml hatch_build.py src/kafkawire/protocol/_accel.c src/kafkawire/records/_accel.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from pathlib import Path
 
@@ -22,6 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     gen.add_argument("--out", type=Path, required=True)
     gen.add_argument("--check", action="store_true", help="fail if the output would change")
     args = parser.parse_args(argv)
+    # The steps log notes (such as a layout the importer chose on purpose) at INFO.
+    logging.basicConfig(level=logging.INFO, format=f"codegen {args.step}: %(message)s")
 
     if args.step == "import":
         files, findings = importer.import_all(args.shared)

@@ -3,8 +3,9 @@
 Layout: one package per API (``messages/metadata/``) with one module per version (``v12.py``)
 holding that version's request and response classes and their nested structs; one package per
 data message and header (``messages/request_header/v2.py``); the upstream test messages under
-``messages/testdata/``; and ``messages/__init__.py``, the registry from (api key, version) to
-classes.
+``messages/testdata/``; ``messages/_base.py``, the base types of requests and responses (copied
+from ``codegen/message_base.py``); and ``messages/__init__.py``, the registry from (api key,
+version) to classes.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .model import Message, Struct, snake_case
-from .render import TopLevel, header, module
+from .render import BASE_MODULE, TopLevel, header, module
 from .routing import route
 
 # Kafka's exceptions to "flexible means the newer header": ControlledShutdown v0 sends request
@@ -46,7 +47,21 @@ def _api_module(request: Message, response: Message, version: int) -> str:
     def names(struct: Struct, prefix: str) -> dict[str, str]:
         return {n: f"{prefix}{n}" if n in clashes else n for n in _names(struct)}
 
+    # The response first: the request class derives from RequestMessage[its response class]
+    # and names it in __response__, both evaluated when the module is imported.
     tops = [
+        TopLevel(
+            resp,
+            {
+                "__kind__": "response",
+                "__api_key__": api_key,
+                "__version__": version,
+                "__flexible__": resp.flexible,
+                "__header_version__": _response_header_version(api_key, resp.flexible),
+            },
+            names(resp, response.name),
+            f"{response.name} version {version} (API key {api_key}).",
+        ),
         TopLevel(
             req,
             {
@@ -59,18 +74,7 @@ def _api_module(request: Message, response: Message, version: int) -> str:
             },
             names(req, request.name),
             f"{request.name} version {version} (API key {api_key}).",
-        ),
-        TopLevel(
-            resp,
-            {
-                "__kind__": "response",
-                "__api_key__": api_key,
-                "__version__": version,
-                "__flexible__": resp.flexible,
-                "__header_version__": _response_header_version(api_key, resp.flexible),
-            },
-            names(resp, response.name),
-            f"{response.name} version {version} (API key {api_key}).",
+            response=names(resp, response.name)[resp.name],
         ),
     ]
     doc = f"{api} (API key {api_key}) version {version}: request and response."
@@ -128,7 +132,21 @@ def generate_all(schema_dir: Path) -> dict[str, str]:
         for version in request.valid:
             files[f"{package}/v{version}.py"] = _api_module(request, response, version)
     files["__init__.py"] = _registry(apis)
+    files[_BASE_FILE] = _base_module()
     return files
+
+
+_BASE_SOURCE = Path(__file__).with_name("message_base.py")
+_BASE_FILE = BASE_MODULE.removeprefix("kafkawire.messages.") + ".py"
+
+
+def _base_module() -> str:
+    """The base types, copied from codegen/ with a header.
+
+    Hand-written, but every file under ``messages/`` is this step's output (it deletes what it
+    did not write), so the base module is too; mypy and ruff check both copies.
+    """
+    return header([f"codegen/{_BASE_SOURCE.name}"]) + _BASE_SOURCE.read_text(encoding="utf-8")
 
 
 _REGISTRY_BODY = '''
@@ -136,8 +154,9 @@ import importlib
 from typing import Any, NamedTuple
 
 from kafkawire.errors import UnknownMessageError
+from kafkawire.messages._base import RequestMessage, ResponseMessage
 
-__all__ = ["APIS", "ApiInfo", "request_type", "response_type"]
+__all__ = ["APIS", "ApiInfo", "RequestMessage", "ResponseMessage", "request_type", "response_type"]
 
 
 class ApiInfo(NamedTuple):
@@ -169,12 +188,12 @@ def _lookup(api_key: int, version: int, which: str) -> type[Any]:
     return cls
 
 
-def request_type(api_key: int, version: int) -> type[Any]:
+def request_type(api_key: int, version: int) -> type[RequestMessage[Any]]:
     """The generated request class for an API key and version (imported on first use)."""
     return _lookup(api_key, version, "request")
 
 
-def response_type(api_key: int, version: int) -> type[Any]:
+def response_type(api_key: int, version: int) -> type[ResponseMessage]:
     """The generated response class for an API key and version (imported on first use)."""
     return _lookup(api_key, version, "response")
 '''
@@ -183,6 +202,8 @@ _REGISTRY_DOC = '''"""Kafka's messages as generated dataclasses, one module per 
 
 Import a class directly (``from kafkawire.messages.metadata.v12 import MetadataRequest``) or
 look one up with :func:`request_type` and :func:`response_type`, which import on first use.
+Every request class is a :class:`RequestMessage` of its response class (``__response__``);
+every response class is a :class:`ResponseMessage`.
 """
 '''
 

@@ -1,19 +1,24 @@
 """Step 1: upstream message definitions -> ``schema-json/``.
 
-Reads the comment-bearing JSON of two Apache Kafka snapshots (an older full set that still
-declares the oldest versions, and a newer set of client APIs with newer versions) plus the
-upstream test messages, keeps only the facts the wire needs, and writes one strict JSON file per
-message. A message that both snapshots define becomes a list of *spans*: the newer definition
-for the versions it declares and the older one for the versions only the older declares. Every
-version both declare must have the same wire layout; any difference is reported and nothing is
-written. Where an API was renamed, the newer name wins.
+Reads the comment-bearing JSON of three Apache Kafka snapshots (an older full set that still
+declares the oldest versions, a newer set of client APIs with newer versions, and the rest of
+Kafka 4.3.0: streams and share groups, newer raft and share-state versions) plus the upstream
+test messages, keeps only the facts the wire needs, and writes one strict JSON file per message.
+A message that several snapshots define becomes a list of *spans*: each version comes from the
+newest snapshot that declares it. Every version two snapshots declare must have the same wire
+layout; any difference is reported and nothing is written. The one exception is a version the
+older snapshot marked unstable (``latestVersionUnstable``): Kafka may still change such a version
+before it releases it, so the newer (released) layout wins, and a note is logged. Where an API
+or a field was renamed, the newer name wins (names are not part of the wire layout).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import logging
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,8 +26,10 @@ from typing import Any
 from . import jsonc
 from .versions import NONE, Versions
 
+_log = logging.getLogger(__name__)
+
 # Oldest first: a later snapshot's definition wins the versions it declares.
-SNAPSHOTS = ("kafka-schema", "kafka-schema-4.3")
+SNAPSHOTS = ("kafka-schema", "kafka-schema-4.3", "kafka-schema-4.3-more")
 TEST_SNAPSHOT = "kafka-schema-test"
 
 PRIMITIVES = frozenset(
@@ -61,6 +68,15 @@ class _Definition:
     raw: dict[str, Any]
     valid: Versions
     structs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def unstable(self) -> int | None:
+        """The version this request marks unstable (its API's latest), if any.
+
+        Kafka writes ``latestVersionUnstable`` on request files only; it holds for the response
+        of the same API too.
+        """
+        return self.valid.high if self.raw.get("latestVersionUnstable") else None
 
     @property
     def key(self) -> tuple[str, int] | str:
@@ -196,8 +212,14 @@ def _span(defn: _Definition, versions: Versions) -> dict[str, Any]:
     return span
 
 
-def merge(definitions: list[_Definition]) -> tuple[dict[str, Any], list[str]]:
-    """One message from its definitions, oldest snapshot first; returns it and any findings."""
+def merge(
+    definitions: list[_Definition], unstable: Mapping[str, int] | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """One message from its definitions, oldest snapshot first; returns it and any findings.
+
+    ``unstable`` maps a snapshot to the version of this message's API that it marked unstable.
+    """
+    unstable = unstable or {}
     newest = definitions[-1]
     findings: list[str] = []
     spans: list[dict[str, Any]] = []
@@ -206,7 +228,18 @@ def merge(definitions: list[_Definition]) -> tuple[dict[str, Any], list[str]]:
         own = defn.valid.as_set() - claimed
         for version in sorted(defn.valid.as_set() & claimed):
             newer = next(d for d in definitions[::-1] if version in d.valid)
-            if _message_layout(defn, version) != _message_layout(newer, version):
+            if _message_layout(defn, version) == _message_layout(newer, version):
+                continue
+            if unstable.get(defn.snapshot) == version:
+                _log.info(
+                    "note: %s v%d: %s marked this version unstable; "
+                    "the layout of %s, as released, replaces it",
+                    newest.raw["name"],
+                    version,
+                    defn.snapshot,
+                    newer.snapshot,
+                )
+            else:
                 findings.append(
                     f"{newest.raw['name']} v{version}: {defn.snapshot} and {newer.snapshot} "
                     "describe different wire layouts"
@@ -225,6 +258,19 @@ def merge(definitions: list[_Definition]) -> tuple[dict[str, Any], list[str]]:
     return message, findings
 
 
+def _unstable_versions(
+    grouped: Mapping[tuple[str, int] | str, list[_Definition]],
+) -> dict[int, dict[str, int]]:
+    """API key -> snapshot -> the version that snapshot marked unstable (from its request)."""
+    unstable: dict[int, dict[str, int]] = {}
+    for key, definitions in grouped.items():
+        if isinstance(key, tuple) and key[0] == "request":
+            for defn in definitions:
+                if defn.unstable is not None:
+                    unstable.setdefault(key[1], {})[defn.snapshot] = defn.unstable
+    return unstable
+
+
 def import_all(shared: Path) -> tuple[dict[str, str], list[str]]:
     """Every schema-json file, by relative path, and every finding across snapshots."""
     grouped: dict[tuple[str, int] | str, list[_Definition]] = {}
@@ -232,10 +278,12 @@ def import_all(shared: Path) -> tuple[dict[str, str], list[str]]:
         for path in sorted((shared / snapshot).glob("*.json")):
             defn = _load(path, snapshot)
             grouped.setdefault(defn.key, []).append(defn)
+    unstable = _unstable_versions(grouped)
     files: dict[str, str] = {}
     findings: list[str] = []
-    for definitions in grouped.values():
-        message, found = merge(definitions)
+    for key, definitions in grouped.items():
+        api = unstable.get(key[1], {}) if isinstance(key, tuple) else {}
+        message, found = merge(definitions, api)
         findings += found
         files[f"{message['name']}.json"] = _dump(message)
     for path in sorted((shared / TEST_SNAPSHOT).glob("*.json")):

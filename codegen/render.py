@@ -29,6 +29,9 @@ _ZEROS = {
     "records": 'b""',
     "uuid": "uuid.UUID(int=0)",
 }
+# The base class of each kind of top-level API message (see codegen/message_base.py).
+BASE_MODULE = "kafkawire.messages._base"
+_BASES = {"request": "RequestMessage", "response": "ResponseMessage"}
 UNKNOWN_TAGS_FIELD = (
     "    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = "
     'field(default=(), metadata={"kafka_type": "tagged_fields"})'
@@ -50,6 +53,13 @@ class TopLevel:
     class_attrs: dict[str, int | bool | str]
     names: dict[str, str]  # schema struct name -> class name in this module
     doc: str
+    response: str | None = None  # a request's response class, defined earlier in the module
+
+    @property
+    def base(self) -> str | None:
+        """The base class expression, for API messages: ``RequestMessage[TheResponse]``."""
+        base = _BASES.get(str(self.class_attrs.get("__kind__")))
+        return f"{base}[{self.response}]" if base and self.response else base
 
 
 def _annotation(f: Field, names: dict[str, str]) -> str:
@@ -90,17 +100,25 @@ def _metadata(f: Field) -> str:
 
 
 def _class(
-    struct: Struct, names: dict[str, str], attrs: dict[str, int | bool | str], doc: str
+    struct: Struct,
+    names: dict[str, str],
+    attrs: dict[str, int | bool | str],
+    doc: str,
+    top: TopLevel | None = None,
 ) -> str:
+    """One dataclass; ``top`` is given for the message's top struct (its base, its response)."""
+    base = top.base if top else None
     lines = [
         "@dataclass(frozen=True, slots=True, kw_only=True)",
-        f"class {names[struct.name]}:",
+        f"class {names[struct.name]}({base}):" if base else f"class {names[struct.name]}:",
         f'    """{doc}"""',
         "",
     ]
     for attr, value in attrs.items():
         kind = type(value).__name__
         lines.append(f"    {attr}: ClassVar[{kind}] = {value!r}".replace("'", '"'))
+    if top and top.response:
+        lines.append(f"    __response__: ClassVar[type[{top.response}]] = {top.response}")
     if struct.fields or struct.flexible:
         lines.append("")
     for f in struct.fields:
@@ -120,14 +138,15 @@ def module(doc: str, sources: list[str], tops: list[TopLevel]) -> str:
     for top in tops:
         structs = top.struct.nested()
         for struct in structs:
-            is_top = struct is structs[-1]
-            attrs: dict[str, int | bool | str] = (
-                top.class_attrs
-                if is_top
-                else {"__version__": struct.version, "__flexible__": struct.flexible}
-            )
-            nested_doc = f"Part of {top.names[top.struct.name]} version {struct.version}."
-            classes.append(_class(struct, top.names, attrs, top.doc if is_top else nested_doc))
+            if struct is structs[-1]:
+                classes.append(_class(struct, top.names, top.class_attrs, top.doc, top))
+            else:
+                attrs: dict[str, int | bool | str] = {
+                    "__version__": struct.version,
+                    "__flexible__": struct.flexible,
+                }
+                nested_doc = f"Part of {top.names[top.struct.name]} version {struct.version}."
+                classes.append(_class(struct, top.names, attrs, nested_doc))
             exported.append(top.names[struct.name])
             uses_uuid |= any(f.type.removeprefix("[]") == "uuid" for f in struct.fields)
             uses_field |= bool(struct.fields) or struct.flexible
@@ -138,6 +157,9 @@ def module(doc: str, sources: list[str], tops: list[TopLevel]) -> str:
         else "from dataclasses import dataclass\n"
     )
     imports.append("from typing import ClassVar\n")
+    bases = sorted({_BASES[str(t.class_attrs["__kind__"])] for t in tops if t.base})
+    if bases:
+        imports.append(f"\nfrom {BASE_MODULE} import {', '.join(bases)}\n")
     return (
         header(sources)
         + f'"""{doc}"""\n\n'

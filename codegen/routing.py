@@ -8,7 +8,9 @@ by data, not by a lookup table of its own:
 - ``transaction``: the coordinator of the transactional id (FindCoordinator, key type 1);
 - ``every``: each broker answers for itself (list the union);
 - ``internal``: sent between brokers and controllers, never by clients (the schema lists no
-  ``broker`` listener);
+  ``broker`` listener), or between brokers: the share-group state APIs go from a
+  share-partition's leader to the share coordinator (FindCoordinator key type 2), which clients
+  never look up;
 - ``any``: any broker will do (the default for APIs brokers serve).
 """
 
@@ -36,6 +38,13 @@ ROUTES: dict[str, str] = {
     "ConsumerGroupDescribe": "group",
     "ShareGroupHeartbeat": "group",
     "ShareGroupDescribe": "group",
+    # The group coordinator owns share-group offsets and streams groups too (Kafka's
+    # GroupCoordinatorService serves them; its admin client finds them by group id).
+    "DescribeShareGroupOffsets": "group",
+    "AlterShareGroupOffsets": "group",
+    "DeleteShareGroupOffsets": "group",
+    "StreamsGroupHeartbeat": "group",
+    "StreamsGroupDescribe": "group",
     "InitProducerId": "transaction",
     "AddPartitionsToTxn": "transaction",
     "AddOffsetsToTxn": "transaction",
@@ -43,6 +52,12 @@ ROUTES: dict[str, str] = {
     "ListGroups": "every",
     "DescribeLogDirs": "every",
     "DescribeProducers": "leader",
+    # Listed with a broker listener, yet only brokers send them, to the share coordinator.
+    "InitializeShareGroupState": "internal",
+    "ReadShareGroupState": "internal",
+    "WriteShareGroupState": "internal",
+    "DeleteShareGroupState": "internal",
+    "ReadShareGroupStateSummary": "internal",
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +25,12 @@ def _write(folder: Path, message: dict[str, Any]) -> None:
     (folder / f"{message['name']}.json").write_text(text)
 
 
-def _request(name: str, versions: str, fields: list[dict[str, Any]]) -> dict[str, Any]:
+def _request(
+    name: str, versions: str, fields: list[dict[str, Any]], kind: str = "request"
+) -> dict[str, Any]:
     return {
         "apiKey": 90,
-        "type": "request",
+        "type": kind,
         "name": name,
         "validVersions": versions,
         "flexibleVersions": "2+",
@@ -35,9 +38,11 @@ def _request(name: str, versions: str, fields: list[dict[str, Any]]) -> dict[str
     }
 
 
-def _shared(tmp_path: Path, old: dict[str, Any], new: dict[str, Any]) -> Path:
-    _write(tmp_path / "kafka-schema", old)
-    _write(tmp_path / "kafka-schema-4.3", new)
+def _shared(tmp_path: Path, *snapshots: dict[str, Any] | list[dict[str, Any]]) -> Path:
+    """The snapshot folders, oldest first, each with the given message (or messages)."""
+    for folder, messages in zip(importer.SNAPSHOTS, snapshots, strict=False):
+        for message in messages if isinstance(messages, list) else [messages]:
+            _write(tmp_path / folder, message)
     (tmp_path / "kafka-schema-test").mkdir()
     return tmp_path
 
@@ -78,6 +83,90 @@ def test_a_different_wire_layout_in_a_shared_version_is_reported(tmp_path: Path)
         "PingRequest v2: kafka-schema and kafka-schema-4.3 describe different wire layouts",
         "PingRequest v3: kafka-schema and kafka-schema-4.3 describe different wire layouts",
     ]
+
+
+def test_the_three_snapshots_merge_newest_first(tmp_path: Path) -> None:
+    assert importer.SNAPSHOTS == ("kafka-schema", "kafka-schema-4.3", "kafka-schema-4.3-more")
+    field = {"name": "Id", "type": "int32", "versions": "0+"}
+    shared = _shared(
+        tmp_path,
+        _request("PingRequest", "0-1", [field]),
+        _request("PingRequest", "1-2", [field]),
+        _request("PingRequest", "2-3", [field]),
+    )
+    files, findings = importer.import_all(shared)
+    assert findings == []
+    spans = json.loads(files["PingRequest.json"])["spans"]
+    assert [(s["versions"], s["from"]) for s in spans] == [
+        ("0", "kafka-schema"),
+        ("1", "kafka-schema-4.3"),
+        ("2-3", "kafka-schema-4.3-more"),
+    ]
+
+
+def _unstable_api(
+    tmp_path: Path, old_response: list[dict[str, Any]], new_response: list[dict[str, Any]]
+) -> Path:
+    """Ping v0-1 in the oldest snapshot (v1 marked unstable) and as released in the newest."""
+    request = _request("PingRequest", "0-1", [{"name": "Id", "type": "int32", "versions": "0+"}])
+    return _shared(
+        tmp_path,
+        [
+            request | {"latestVersionUnstable": True},
+            _request("PingResponse", "0-1", old_response, "response"),
+        ],
+        [],
+        [request, _request("PingResponse", "0-1", new_response, "response")],
+    )
+
+
+def test_a_version_marked_unstable_takes_the_released_layout_and_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # As ReadShareGroupStateSummaryResponse v0: the request file marks the API's latest version
+    # unstable, and the response changed before release without a version bump.
+    old = [{"name": "Offset", "type": "int64", "versions": "0+"}]
+    new = [{"name": "Epoch", "type": "int32", "versions": "1+"}, *old]
+    shared = _unstable_api(tmp_path, old, new)
+    with caplog.at_level(logging.INFO, logger="codegen.importer"):
+        files, findings = importer.import_all(shared)
+    assert findings == []
+    spans = json.loads(files["PingResponse.json"])["spans"]
+    assert [(s["versions"], s["from"]) for s in spans] == [("0-1", "kafka-schema-4.3-more")]
+    assert [f["name"] for f in spans[0]["fields"]] == ["Epoch", "Offset"]
+    assert caplog.messages == [
+        "note: PingResponse v1: kafka-schema marked this version unstable; "
+        "the layout of kafka-schema-4.3-more, as released, replaces it"
+    ]
+
+
+def test_a_different_layout_of_a_stable_version_still_fails_beside_an_unstable_one(
+    tmp_path: Path,
+) -> None:
+    old = [{"name": "Offset", "type": "int64", "versions": "0+"}]
+    new = [{"name": "Offset", "type": "int32", "versions": "0+"}]
+    _, findings = importer.import_all(_unstable_api(tmp_path, old, new))
+    assert findings == [
+        "PingResponse v0: kafka-schema and kafka-schema-4.3-more describe different wire layouts"
+    ]
+
+
+def test_renamed_fields_of_one_layout_take_the_newest_names(tmp_path: Path) -> None:
+    # As VoteRequest v0-1: CandidateEpoch became ReplicaEpoch, same type and place.
+    shared = _shared(
+        tmp_path,
+        _request(
+            "PingRequest", "0-1", [{"name": "CandidateEpoch", "type": "int32", "versions": "0+"}]
+        ),
+        [],
+        _request(
+            "PingRequest", "0-2", [{"name": "ReplicaEpoch", "type": "int32", "versions": "0+"}]
+        ),
+    )
+    files, findings = importer.import_all(shared)
+    assert findings == []
+    spans = json.loads(files["PingRequest.json"])["spans"]
+    assert [f["name"] for s in spans for f in s["fields"]] == ["ReplicaEpoch"]
 
 
 def test_a_renamed_api_takes_the_newest_name(tmp_path: Path) -> None:

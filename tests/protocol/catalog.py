@@ -15,9 +15,10 @@ from kafkawire.messages import APIS, request_type, response_type
 
 
 def _modules(package: ModuleType) -> list[ModuleType]:
+    """The message modules: not packages, nor private ones (``_base``, the base types)."""
     found = []
     for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
-        if not info.ispkg:
+        if not info.ispkg and not info.name.rpartition(".")[2].startswith("_"):
             found.append(importlib.import_module(info.name))
     return found
 

@@ -304,6 +304,34 @@ def test_the_decoder_refuses_layouts_it_cannot_fill() -> None:
 
 
 @needs_accel
+def test_the_decoder_fills_classes_whose_bases_hold_nothing() -> None:
+    # As generated requests derive from RequestMessage[...]: bases with empty __slots__ add
+    # nothing to the layout, so the compiled decoder takes the class; a base that holds a slot
+    # would leave that slot unset, so it is refused.
+    from kafkawire.protocol import _accel  # type: ignore[attr-defined]
+
+    class Stateless:
+        __slots__ = ()
+
+    class Holding:
+        __slots__ = ("x",)
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class OnStateless(Stateless):
+        a: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class OnHolding(Holding):
+        a: int
+
+    int32 = 4
+    decoder = _accel.Decoder(OnStateless, (("a", int32, 0, 0, None),), (), False, False, None)
+    assert decoder(b"\x00\x00\x00\x07", 0) == (OnStateless(7), 4)
+    with pytest.raises(TypeError, match="slot layout"):
+        _accel.Decoder(OnHolding, (("a", int32, 0, 0, None),), (), False, False, None)
+
+
+@needs_accel
 def test_the_decoder_refuses_array_widths_whose_bound_could_overflow() -> None:
     # ``count * width`` is the array bound; counts reach 2**35, so a width past the planner's
     # (16 at most) could overflow it (undefined behaviour, a bound that lets anything through).

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkawire.messages import APIS
+from kafkawire.messages import APIS, RequestMessage, ResponseMessage, request_type, response_type
 from kafkawire.protocol import decode, encode
 
 from .catalog import all_classes, api_classes, class_id, other_classes
@@ -19,9 +19,23 @@ pytestmark = pytest.mark.roundtrip
 
 
 def test_every_api_and_version_is_generated() -> None:
-    assert len(APIS) == 88
-    assert sum(len(info.versions) for info in APIS.values()) == 343
-    assert len(api_classes()) == 2 * 343
+    # Every request API of Kafka 4.3.0 (keys 0-92, 93 of them), at every version any of the
+    # three schema inputs declares.
+    assert sorted(APIS) == list(range(93))
+    assert sum(len(info.versions) for info in APIS.values()) == 361
+    assert len(api_classes()) == 2 * 361
+
+
+def test_kafka_4_3_layouts_win_where_the_2024_snapshot_differs() -> None:
+    # ReadShareGroupStateSummaryResponse v0 as released (LeaderEpoch added after the 2024
+    # snapshot marked v0 unstable), and VoteRequest's renamed fields (same layout).
+    from kafkawire.messages.read_share_group_state_summary.v0 import PartitionResult
+    from kafkawire.messages.vote.v0 import VoteRequestPartitionData
+
+    names = [f.name for f in dataclasses.fields(PartitionResult)]
+    assert names[:5] == ["partition", "error_code", "error_message", "state_epoch", "leader_epoch"]
+    names = [f.name for f in dataclasses.fields(VoteRequestPartitionData)]
+    assert names[:3] == ["partition_index", "replica_epoch", "replica_id"]
 
 
 def test_headers_data_and_test_messages_are_generated() -> None:
@@ -71,6 +85,50 @@ def test_class_level_facts() -> None:
     assert RequestHeader.__kind__ == "header"
     routes = {cls.__route__ for cls in api_classes() if cls.__kind__ == "request"}
     assert routes == {"any", "leader", "group", "transaction", "every", "internal"}
+
+
+def test_every_request_class_names_its_response_class() -> None:
+    for api_key, info in APIS.items():
+        for version in info.versions:
+            request, response = request_type(api_key, version), response_type(api_key, version)
+            assert request.__response__ is response
+            assert issubclass(request, RequestMessage)
+            assert issubclass(response, ResponseMessage)
+            assert not issubclass(response, RequestMessage)
+    # Only API messages have the bases: not headers, data messages or nested structs.
+    assert not any(issubclass(c, RequestMessage | ResponseMessage) for c in other_classes())
+    from kafkawire.messages.metadata.v12 import MetadataRequest, MetadataRequestTopic
+
+    assert isinstance(MetadataRequest(), RequestMessage)
+    assert not isinstance(MetadataRequestTopic(), RequestMessage | ResponseMessage)
+
+
+def test_the_bases_add_no_state() -> None:
+    # Still frozen and slotted: no __dict__ or __weakref__ from a base.
+    from kafkawire.messages.metadata.v12 import MetadataRequest
+
+    request = MetadataRequest()
+    assert RequestMessage.__slots__ == ResponseMessage.__slots__ == ()
+    assert not hasattr(request, "__dict__")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        request.topics = None  # type: ignore[misc]
+
+
+# Where Kafka 4.3's newer APIs go, as Kafka's Java clients and brokers send them.
+KAFKA_4_3_ROUTES = {
+    "group": (69, 76, 77, 88, 89, 90, 91, 92),  # consumer, share and streams groups
+    "leader": (78, 79),  # ShareFetch, ShareAcknowledge
+    "internal": (52, 63, 83, 84, 85, 86, 87),  # Vote, BrokerHeartbeat, share-group state
+    "any": (80,),  # AddRaftVoter: any broker forwards it to the controller
+}
+
+
+@pytest.mark.parametrize(
+    ("api_key", "route"),
+    [(key, route) for route, keys in KAFKA_4_3_ROUTES.items() for key in keys],
+)
+def test_newer_apis_are_routed_where_kafka_sends_them(api_key: int, route: str) -> None:
+    assert {request_type(api_key, v).__route__ for v in APIS[api_key].versions} == {route}
 
 
 def test_varint_and_varlong_fields() -> None:

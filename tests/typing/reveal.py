@@ -4,11 +4,20 @@ Each ``reveal_type`` line carries the expected type after ``# revealed:``; each 
 not type-check carries ``# error:`` and the start of mypy's message.
 """
 
-from typing import reveal_type
+from typing import TypeVar, reveal_type
 
-from kafkawire.messages import request_type
+from kafkawire.messages import RequestMessage, ResponseMessage, request_type, response_type
+from kafkawire.messages.metadata import v4 as metadata_v4
 from kafkawire.messages.metadata.v12 import MetadataRequest, MetadataResponse
 from kafkawire.protocol import decode, decode_response, encode, encode_request
+
+R = TypeVar("R", bound=ResponseMessage)
+
+
+async def send(request: RequestMessage[R]) -> R:
+    """The typed seam a client implements: the response type follows from the request's."""
+    return decode(request.__response__, b"")  # __response__ of a RequestMessage[R] is type[R]
+
 
 # One expectation a line, so the formatter must leave these lines alone.
 # fmt: off
@@ -21,8 +30,22 @@ reveal_type(response.topics[0].topic_id)  # revealed: uuid.UUID
 reveal_type(encode(response))  # revealed: bytes
 reveal_type(encode_request(MetadataRequest(topics=None), correlation_id=1, client_id=None))  # revealed: bytes
 reveal_type(MetadataRequest.__api_key__)  # revealed: int
-reveal_type(request_type(3, 12))  # revealed: type[Any]
+reveal_type(MetadataRequest.__response__)  # revealed: type[kafkawire.messages.metadata.v12.MetadataResponse]
+reveal_type(request_type(3, 12))  # revealed: type[kafkawire.messages._base.RequestMessage[Any]]
+reveal_type(request_type(3, 12).__response__)  # revealed: type[kafkawire.messages._base.ResponseMessage]
+reveal_type(request_type(3, 12).__route__)  # revealed: str
+reveal_type(request_type(3, 12)(topics=None))  # revealed: kafkawire.messages._base.RequestMessage[Any]
+reveal_type(response_type(3, 12))  # revealed: type[kafkawire.messages._base.ResponseMessage]
+reveal_type(response_type(3, 12).__version__)  # revealed: int
 reveal_type(decode_response(b"", 3, 12)[0].correlation_id)  # revealed: int
+
+
+async def sends() -> None:
+    reveal_type(await send(MetadataRequest(topics=None)))  # revealed: kafkawire.messages.metadata.v12.MetadataResponse
+    reveal_type(await send(metadata_v4.MetadataRequest(topics=None)))  # revealed: kafkawire.messages.metadata.v4.MetadataResponse
+    await send(response)  # error: Argument 1 to "send" has incompatible type "MetadataResponse"; expected "RequestMessage[Never]"
+    await send("MetadataRequest")  # error: Argument 1 to "send" has incompatible type "str"
+
 
 MetadataRequest(topics=[])  # error: Argument "topics" to "MetadataRequest" has incompatible type
 MetadataRequest(3)  # error: Too many positional arguments

@@ -4,14 +4,17 @@
 
 Import a class directly (``from kafkawire.messages.metadata.v12 import MetadataRequest``) or
 look one up with :func:`request_type` and :func:`response_type`, which import on first use.
+Every request class is a :class:`RequestMessage` of its response class (``__response__``);
+every response class is a :class:`ResponseMessage`.
 """
 
 import importlib
 from typing import Any, NamedTuple
 
 from kafkawire.errors import UnknownMessageError
+from kafkawire.messages._base import RequestMessage, ResponseMessage
 
-__all__ = ["APIS", "ApiInfo", "request_type", "response_type"]
+__all__ = ["APIS", "ApiInfo", "RequestMessage", "ResponseMessage", "request_type", "response_type"]
 
 
 class ApiInfo(NamedTuple):
@@ -263,7 +266,7 @@ APIS: dict[int, ApiInfo] = {
         "AlterUserScramCredentialsResponse",
         range(1),
     ),
-    52: ApiInfo("Vote", "vote", "VoteRequest", "VoteResponse", range(2)),
+    52: ApiInfo("Vote", "vote", "VoteRequest", "VoteResponse", range(3)),
     53: ApiInfo(
         "BeginQuorumEpoch",
         "begin_quorum_epoch",
@@ -329,7 +332,7 @@ APIS: dict[int, ApiInfo] = {
         "broker_heartbeat",
         "BrokerHeartbeatRequest",
         "BrokerHeartbeatResponse",
-        range(2),
+        range(3),
     ),
     64: ApiInfo(
         "UnregisterBroker",
@@ -371,7 +374,7 @@ APIS: dict[int, ApiInfo] = {
         "consumer_group_describe",
         "ConsumerGroupDescribeRequest",
         "ConsumerGroupDescribeResponse",
-        range(1),
+        range(2),
     ),
     70: ApiInfo(
         "ControllerRegistration",
@@ -416,25 +419,25 @@ APIS: dict[int, ApiInfo] = {
         "share_group_heartbeat",
         "ShareGroupHeartbeatRequest",
         "ShareGroupHeartbeatResponse",
-        range(1),
+        range(2),
     ),
     77: ApiInfo(
         "ShareGroupDescribe",
         "share_group_describe",
         "ShareGroupDescribeRequest",
         "ShareGroupDescribeResponse",
-        range(1),
+        range(2),
     ),
-    78: ApiInfo("ShareFetch", "share_fetch", "ShareFetchRequest", "ShareFetchResponse", range(1)),
+    78: ApiInfo("ShareFetch", "share_fetch", "ShareFetchRequest", "ShareFetchResponse", range(3)),
     79: ApiInfo(
         "ShareAcknowledge",
         "share_acknowledge",
         "ShareAcknowledgeRequest",
         "ShareAcknowledgeResponse",
-        range(1),
+        range(3),
     ),
     80: ApiInfo(
-        "AddRaftVoter", "add_raft_voter", "AddRaftVoterRequest", "AddRaftVoterResponse", range(1)
+        "AddRaftVoter", "add_raft_voter", "AddRaftVoterRequest", "AddRaftVoterResponse", range(2)
     ),
     81: ApiInfo(
         "RemoveRaftVoter",
@@ -469,7 +472,7 @@ APIS: dict[int, ApiInfo] = {
         "write_share_group_state",
         "WriteShareGroupStateRequest",
         "WriteShareGroupStateResponse",
-        range(1),
+        range(2),
     ),
     86: ApiInfo(
         "DeleteShareGroupState",
@@ -483,6 +486,41 @@ APIS: dict[int, ApiInfo] = {
         "read_share_group_state_summary",
         "ReadShareGroupStateSummaryRequest",
         "ReadShareGroupStateSummaryResponse",
+        range(2),
+    ),
+    88: ApiInfo(
+        "StreamsGroupHeartbeat",
+        "streams_group_heartbeat",
+        "StreamsGroupHeartbeatRequest",
+        "StreamsGroupHeartbeatResponse",
+        range(1),
+    ),
+    89: ApiInfo(
+        "StreamsGroupDescribe",
+        "streams_group_describe",
+        "StreamsGroupDescribeRequest",
+        "StreamsGroupDescribeResponse",
+        range(1),
+    ),
+    90: ApiInfo(
+        "DescribeShareGroupOffsets",
+        "describe_share_group_offsets",
+        "DescribeShareGroupOffsetsRequest",
+        "DescribeShareGroupOffsetsResponse",
+        range(2),
+    ),
+    91: ApiInfo(
+        "AlterShareGroupOffsets",
+        "alter_share_group_offsets",
+        "AlterShareGroupOffsetsRequest",
+        "AlterShareGroupOffsetsResponse",
+        range(1),
+    ),
+    92: ApiInfo(
+        "DeleteShareGroupOffsets",
+        "delete_share_group_offsets",
+        "DeleteShareGroupOffsetsRequest",
+        "DeleteShareGroupOffsetsResponse",
         range(1),
     ),
 }
@@ -502,11 +540,11 @@ def _lookup(api_key: int, version: int, which: str) -> type[Any]:
     return cls
 
 
-def request_type(api_key: int, version: int) -> type[Any]:
+def request_type(api_key: int, version: int) -> type[RequestMessage[Any]]:
     """The generated request class for an API key and version (imported on first use)."""
     return _lookup(api_key, version, "request")
 
 
-def response_type(api_key: int, version: int) -> type[Any]:
+def response_type(api_key: int, version: int) -> type[ResponseMessage]:
     """The generated response class for an API key and version (imported on first use)."""
     return _lookup(api_key, version, "response")

@@ -32,8 +32,9 @@
 #define Py_T_OBJECT_EX T_OBJECT_EX
 #endif
 
-/* The plan format kafkawire.protocol._accelerated writes; a stale build refuses a new one. */
-#define PLAN_VERSION 1
+/* The plan format kafkawire.protocol._accelerated writes; a stale build refuses a new one.
+ * 2: classes may have bases that hold nothing (generated requests and responses do). */
+#define PLAN_VERSION 2
 
 enum kind {
     K_BOOL,
@@ -670,6 +671,24 @@ slot_offset(PyTypeObject *cls, PyObject *name)
     return offset;
 }
 
+/* Whether every base of ``cls`` up to object holds nothing: each a class statement's type (same
+ * deallocator as ``cls``) with an empty __slots__, as the generated RequestMessage and
+ * ResponseMessage are. Then the instance's slots are all ``cls``'s own, and releasing an object
+ * clears exactly them. */
+static int
+bases_hold_nothing(PyTypeObject *cls)
+{
+    for (PyTypeObject *base = cls->tp_base; base != &PyBaseObject_Type; base = base->tp_base) {
+        if (base == NULL || !PyType_HasFeature(base, Py_TPFLAGS_HEAPTYPE) ||
+            base->tp_dealloc != cls->tp_dealloc ||
+            base->tp_basicsize != (Py_ssize_t)sizeof(PyObject) || base->tp_itemsize != 0 ||
+            base->tp_dictoffset != 0 || base->tp_weaklistoffset != 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* One op from (name, kind, flags, width, nested) or, tagged, (..., tag, default). */
 static int
 parse_op(PyTypeObject *cls, PyObject *item, int is_tagged, Op *op)
@@ -749,7 +768,7 @@ decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Py_ssize_t n_slots = n_fields + n_tagged + flexible;
     /* Nothing but those slots after the object header (no __dict__, no __weakref__), in a
      * heap type whose deallocator clears them, so that every slot is written exactly once. */
-    if (!PyType_HasFeature(cls, Py_TPFLAGS_HEAPTYPE) || cls->tp_base != &PyBaseObject_Type ||
+    if (!PyType_HasFeature(cls, Py_TPFLAGS_HEAPTYPE) || !bases_hold_nothing(cls) ||
         cls->tp_itemsize != 0 || cls->tp_dictoffset != 0 || cls->tp_weaklistoffset != 0 ||
         cls->tp_alloc == NULL ||
         cls->tp_basicsize != (Py_ssize_t)(sizeof(PyObject) + n_slots * sizeof(PyObject *))) {

@@ -14,9 +14,11 @@ Invariants the generated source keeps:
 - a decoder tracks the field it is reading in one local (``field``), so any failure becomes a
   ``DecodeError`` naming the class, field path and byte offset; nested errors gain their
   parent's path on the way up;
-- objects are filled as instances of a mutable twin class with the same ``__slots__`` and then
-  given the frozen class (``__class__`` assignment), which costs a seventh of the dataclass
-  ``__init__``; a class whose layout does not allow that is refused when its codec is built.
+- objects are filled as instances of a mutable twin class with the same ``__slots__`` and bases
+  and then given the frozen class (``__class__`` assignment), which costs a seventh of the
+  dataclass ``__init__``; a class whose layout does not allow that is refused when its codec is
+  built. (The bases of generated classes, ``RequestMessage`` and ``ResponseMessage``, hold no
+  slots and no ``__setattr__``, so the twin stays mutable.)
 
 Decoding also exists compiled: when the optional extension ``kafkawire.protocol._accel`` is
 built and not disabled (:data:`ACCELERATED`, see :mod:`._accelerated`), a codec's
@@ -200,13 +202,15 @@ class _CodecBuilder:
     def _twin(self) -> type[Any]:
         """A mutable class with the same slots, whose instances can become ``self.cls``."""
         slots = getattr(self.cls, "__slots__", None)
-        twin = type(f"_{self.name}Builder", (), {"__slots__": slots or ()})
+        # The same bases too: Python allows the __class__ assignment only between classes whose
+        # layouts derive from the same base.
+        twin = type(f"_{self.name}Builder", self.cls.__bases__, {"__slots__": slots or ()})
         try:
             twin().__class__ = self.cls
         except TypeError:
             raise TypeError(
                 f"{self.name}: kafkawire codecs need @dataclass(frozen=True, slots=True) classes "
-                "with no base class of their own, as codegen writes them"
+                "whose bases hold no slots, as codegen writes them"
             ) from None
         return twin
 

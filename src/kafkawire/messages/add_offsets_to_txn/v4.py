@@ -5,35 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["AddOffsetsToTxnRequest", "AddOffsetsToTxnResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AddOffsetsToTxnRequest:
-    """AddOffsetsToTxnRequest version 4 (API key 25)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 25
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "transaction"
-
-    transactional_id: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
-    )
-    producer_id: int = field(
-        default=0, metadata={"kafka_type": "int64", "entity_type": "producerId"}
-    )
-    producer_epoch: int = field(default=0, metadata={"kafka_type": "int16"})
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AddOffsetsToTxnResponse:
+class AddOffsetsToTxnResponse(ResponseMessage):
     """AddOffsetsToTxnResponse version 4 (API key 25)."""
 
     __kind__: ClassVar[str] = "response"
@@ -44,6 +22,31 @@ class AddOffsetsToTxnResponse:
 
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddOffsetsToTxnRequest(RequestMessage[AddOffsetsToTxnResponse]):
+    """AddOffsetsToTxnRequest version 4 (API key 25)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 25
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "transaction"
+    __response__: ClassVar[type[AddOffsetsToTxnResponse]] = AddOffsetsToTxnResponse
+
+    transactional_id: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
+    )
+    producer_id: int = field(
+        default=0, metadata={"kafka_type": "int64", "entity_type": "producerId"}
+    )
+    producer_epoch: int = field(default=0, metadata={"kafka_type": "int16"})
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

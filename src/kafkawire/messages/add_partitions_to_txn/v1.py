@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AddPartitionsToTxnPartitionResult",
     "AddPartitionsToTxnRequest",
@@ -12,40 +14,6 @@ __all__ = [
     "AddPartitionsToTxnTopic",
     "AddPartitionsToTxnTopicResult",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AddPartitionsToTxnTopic:
-    """Part of AddPartitionsToTxnRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AddPartitionsToTxnRequest:
-    """AddPartitionsToTxnRequest version 1 (API key 24)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 24
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "transaction"
-
-    v3_and_below_transactional_id: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
-    )
-    v3_and_below_producer_id: int = field(
-        default=0, metadata={"kafka_type": "int64", "entity_type": "producerId"}
-    )
-    v3_and_below_producer_epoch: int = field(default=0, metadata={"kafka_type": "int16"})
-    v3_and_below_topics: tuple[AddPartitionsToTxnTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]AddPartitionsToTxnTopic"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -73,7 +41,7 @@ class AddPartitionsToTxnTopicResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AddPartitionsToTxnResponse:
+class AddPartitionsToTxnResponse(ResponseMessage):
     """AddPartitionsToTxnResponse version 1 (API key 24)."""
 
     __kind__: ClassVar[str] = "response"
@@ -85,4 +53,39 @@ class AddPartitionsToTxnResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     results_by_topic_v3_and_below: tuple[AddPartitionsToTxnTopicResult, ...] = field(
         default=(), metadata={"kafka_type": "[]AddPartitionsToTxnTopicResult"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddPartitionsToTxnTopic:
+    """Part of AddPartitionsToTxnRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddPartitionsToTxnRequest(RequestMessage[AddPartitionsToTxnResponse]):
+    """AddPartitionsToTxnRequest version 1 (API key 24)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 24
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "transaction"
+    __response__: ClassVar[type[AddPartitionsToTxnResponse]] = AddPartitionsToTxnResponse
+
+    v3_and_below_transactional_id: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
+    )
+    v3_and_below_producer_id: int = field(
+        default=0, metadata={"kafka_type": "int64", "entity_type": "producerId"}
+    )
+    v3_and_below_producer_epoch: int = field(default=0, metadata={"kafka_type": "int16"})
+    v3_and_below_topics: tuple[AddPartitionsToTxnTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]AddPartitionsToTxnTopic"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AddPartitionsToTxnPartitionResult",
     "AddPartitionsToTxnRequest",
@@ -14,62 +16,6 @@ __all__ = [
     "AddPartitionsToTxnTopicResult",
     "AddPartitionsToTxnTransaction",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AddPartitionsToTxnTopic:
-    """Part of AddPartitionsToTxnRequest version 4."""
-
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AddPartitionsToTxnTransaction:
-    """Part of AddPartitionsToTxnRequest version 4."""
-
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-
-    transactional_id: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
-    )
-    producer_id: int = field(
-        default=0, metadata={"kafka_type": "int64", "entity_type": "producerId"}
-    )
-    producer_epoch: int = field(default=0, metadata={"kafka_type": "int16"})
-    verify_only: bool = field(default=False, metadata={"kafka_type": "bool"})
-    topics: tuple[AddPartitionsToTxnTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]AddPartitionsToTxnTopic"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AddPartitionsToTxnRequest:
-    """AddPartitionsToTxnRequest version 4 (API key 24)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 24
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "transaction"
-
-    transactions: tuple[AddPartitionsToTxnTransaction, ...] = field(
-        default=(), metadata={"kafka_type": "[]AddPartitionsToTxnTransaction"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,7 +67,7 @@ class AddPartitionsToTxnResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AddPartitionsToTxnResponse:
+class AddPartitionsToTxnResponse(ResponseMessage):
     """AddPartitionsToTxnResponse version 4 (API key 24)."""
 
     __kind__: ClassVar[str] = "response"
@@ -134,6 +80,63 @@ class AddPartitionsToTxnResponse:
     error_code: int = field(default=0, metadata={"kafka_type": "int16", "ignorable": True})
     results_by_transaction: tuple[AddPartitionsToTxnResult, ...] = field(
         default=(), metadata={"kafka_type": "[]AddPartitionsToTxnResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddPartitionsToTxnTopic:
+    """Part of AddPartitionsToTxnRequest version 4."""
+
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddPartitionsToTxnTransaction:
+    """Part of AddPartitionsToTxnRequest version 4."""
+
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+
+    transactional_id: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
+    )
+    producer_id: int = field(
+        default=0, metadata={"kafka_type": "int64", "entity_type": "producerId"}
+    )
+    producer_epoch: int = field(default=0, metadata={"kafka_type": "int16"})
+    verify_only: bool = field(default=False, metadata={"kafka_type": "bool"})
+    topics: tuple[AddPartitionsToTxnTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]AddPartitionsToTxnTopic"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddPartitionsToTxnRequest(RequestMessage[AddPartitionsToTxnResponse]):
+    """AddPartitionsToTxnRequest version 4 (API key 24)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 24
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "transaction"
+    __response__: ClassVar[type[AddPartitionsToTxnResponse]] = AddPartitionsToTxnResponse
+
+    transactions: tuple[AddPartitionsToTxnTransaction, ...] = field(
+        default=(), metadata={"kafka_type": "[]AddPartitionsToTxnTransaction"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

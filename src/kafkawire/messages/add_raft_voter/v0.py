@@ -6,7 +6,29 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["AddRaftVoterRequest", "AddRaftVoterResponse", "Listener"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddRaftVoterResponse(ResponseMessage):
+    """AddRaftVoterResponse version 0 (API key 80)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 80
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True, "ignorable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,7 +47,7 @@ class Listener:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AddRaftVoterRequest:
+class AddRaftVoterRequest(RequestMessage[AddRaftVoterResponse]):
     """AddRaftVoterRequest version 0 (API key 80)."""
 
     __kind__: ClassVar[str] = "request"
@@ -34,32 +56,13 @@ class AddRaftVoterRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[AddRaftVoterResponse]] = AddRaftVoterResponse
 
     cluster_id: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
     timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     voter_id: int = field(default=0, metadata={"kafka_type": "int32"})
     voter_directory_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
     listeners: tuple[Listener, ...] = field(default=(), metadata={"kafka_type": "[]Listener"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AddRaftVoterResponse:
-    """AddRaftVoterResponse version 0 (API key 80)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 80
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True, "ignorable": True}
-    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

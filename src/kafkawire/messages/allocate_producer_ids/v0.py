@@ -5,29 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["AllocateProducerIdsRequest", "AllocateProducerIdsResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AllocateProducerIdsRequest:
-    """AllocateProducerIdsRequest version 0 (API key 67)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 67
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "internal"
-
-    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AllocateProducerIdsResponse:
+class AllocateProducerIdsResponse(ResponseMessage):
     """AllocateProducerIdsResponse version 0 (API key 67)."""
 
     __kind__: ClassVar[str] = "response"
@@ -42,6 +26,25 @@ class AllocateProducerIdsResponse:
         default=0, metadata={"kafka_type": "int64", "entity_type": "producerId"}
     )
     producer_id_len: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllocateProducerIdsRequest(RequestMessage[AllocateProducerIdsResponse]):
+    """AllocateProducerIdsRequest version 0 (API key 67)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 67
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[AllocateProducerIdsResponse]] = AllocateProducerIdsResponse
+
+    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AlterClientQuotasRequest",
     "AlterClientQuotasRequestEntityData",
@@ -14,6 +16,49 @@ __all__ = [
     "AlterClientQuotasResponseEntryData",
     "OpData",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterClientQuotasResponseEntityData:
+    """Part of AlterClientQuotasResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    entity_type: str = field(default="", metadata={"kafka_type": "string"})
+    entity_name: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterClientQuotasResponseEntryData:
+    """Part of AlterClientQuotasResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    entity: tuple[AlterClientQuotasResponseEntityData, ...] = field(
+        default=(), metadata={"kafka_type": "[]EntityData"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterClientQuotasResponse(ResponseMessage):
+    """AlterClientQuotasResponse version 0 (API key 49)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 49
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    entries: tuple[AlterClientQuotasResponseEntryData, ...] = field(
+        default=(), metadata={"kafka_type": "[]EntryData"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,7 +98,7 @@ class AlterClientQuotasRequestEntryData:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AlterClientQuotasRequest:
+class AlterClientQuotasRequest(RequestMessage[AlterClientQuotasResponse]):
     """AlterClientQuotasRequest version 0 (API key 49)."""
 
     __kind__: ClassVar[str] = "request"
@@ -62,51 +107,9 @@ class AlterClientQuotasRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[AlterClientQuotasResponse]] = AlterClientQuotasResponse
 
     entries: tuple[AlterClientQuotasRequestEntryData, ...] = field(
         default=(), metadata={"kafka_type": "[]EntryData"}
     )
     validate_only: bool = field(default=False, metadata={"kafka_type": "bool"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterClientQuotasResponseEntityData:
-    """Part of AlterClientQuotasResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    entity_type: str = field(default="", metadata={"kafka_type": "string"})
-    entity_name: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterClientQuotasResponseEntryData:
-    """Part of AlterClientQuotasResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    entity: tuple[AlterClientQuotasResponseEntityData, ...] = field(
-        default=(), metadata={"kafka_type": "[]EntityData"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterClientQuotasResponse:
-    """AlterClientQuotasResponse version 0 (API key 49)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 49
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    entries: tuple[AlterClientQuotasResponseEntryData, ...] = field(
-        default=(), metadata={"kafka_type": "[]EntryData"}
-    )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AlterClientQuotasRequest",
     "AlterClientQuotasRequestEntityData",
@@ -14,6 +16,58 @@ __all__ = [
     "AlterClientQuotasResponseEntryData",
     "OpData",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterClientQuotasResponseEntityData:
+    """Part of AlterClientQuotasResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    entity_type: str = field(default="", metadata={"kafka_type": "string"})
+    entity_name: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterClientQuotasResponseEntryData:
+    """Part of AlterClientQuotasResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    entity: tuple[AlterClientQuotasResponseEntityData, ...] = field(
+        default=(), metadata={"kafka_type": "[]EntityData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterClientQuotasResponse(ResponseMessage):
+    """AlterClientQuotasResponse version 1 (API key 49)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 49
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    entries: tuple[AlterClientQuotasResponseEntryData, ...] = field(
+        default=(), metadata={"kafka_type": "[]EntryData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,7 +116,7 @@ class AlterClientQuotasRequestEntryData:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AlterClientQuotasRequest:
+class AlterClientQuotasRequest(RequestMessage[AlterClientQuotasResponse]):
     """AlterClientQuotasRequest version 1 (API key 49)."""
 
     __kind__: ClassVar[str] = "request"
@@ -71,63 +125,12 @@ class AlterClientQuotasRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[AlterClientQuotasResponse]] = AlterClientQuotasResponse
 
     entries: tuple[AlterClientQuotasRequestEntryData, ...] = field(
         default=(), metadata={"kafka_type": "[]EntryData"}
     )
     validate_only: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterClientQuotasResponseEntityData:
-    """Part of AlterClientQuotasResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    entity_type: str = field(default="", metadata={"kafka_type": "string"})
-    entity_name: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterClientQuotasResponseEntryData:
-    """Part of AlterClientQuotasResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    entity: tuple[AlterClientQuotasResponseEntityData, ...] = field(
-        default=(), metadata={"kafka_type": "[]EntityData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterClientQuotasResponse:
-    """AlterClientQuotasResponse version 1 (API key 49)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 49
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    entries: tuple[AlterClientQuotasResponseEntryData, ...] = field(
-        default=(), metadata={"kafka_type": "[]EntryData"}
-    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AlterConfigsRequest",
     "AlterConfigsResource",
@@ -12,6 +14,37 @@ __all__ = [
     "AlterConfigsResponse",
     "AlterableConfig",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterConfigsResourceResponse:
+    """Part of AlterConfigsResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    resource_type: int = field(default=0, metadata={"kafka_type": "int8"})
+    resource_name: str = field(default="", metadata={"kafka_type": "string"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterConfigsResponse(ResponseMessage):
+    """AlterConfigsResponse version 1 (API key 33)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 33
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    responses: tuple[AlterConfigsResourceResponse, ...] = field(
+        default=(), metadata={"kafka_type": "[]AlterConfigsResourceResponse"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,7 +73,7 @@ class AlterConfigsResource:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AlterConfigsRequest:
+class AlterConfigsRequest(RequestMessage[AlterConfigsResponse]):
     """AlterConfigsRequest version 1 (API key 33)."""
 
     __kind__: ClassVar[str] = "request"
@@ -49,39 +82,9 @@ class AlterConfigsRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[AlterConfigsResponse]] = AlterConfigsResponse
 
     resources: tuple[AlterConfigsResource, ...] = field(
         default=(), metadata={"kafka_type": "[]AlterConfigsResource"}
     )
     validate_only: bool = field(default=False, metadata={"kafka_type": "bool"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterConfigsResourceResponse:
-    """Part of AlterConfigsResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    resource_type: int = field(default=0, metadata={"kafka_type": "int8"})
-    resource_name: str = field(default="", metadata={"kafka_type": "string"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterConfigsResponse:
-    """AlterConfigsResponse version 1 (API key 33)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 33
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    responses: tuple[AlterConfigsResourceResponse, ...] = field(
-        default=(), metadata={"kafka_type": "[]AlterConfigsResourceResponse"}
-    )

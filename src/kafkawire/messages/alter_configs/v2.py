@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AlterConfigsRequest",
     "AlterConfigsResource",
@@ -12,6 +14,43 @@ __all__ = [
     "AlterConfigsResponse",
     "AlterableConfig",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterConfigsResourceResponse:
+    """Part of AlterConfigsResponse version 2."""
+
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    resource_type: int = field(default=0, metadata={"kafka_type": "int8"})
+    resource_name: str = field(default="", metadata={"kafka_type": "string"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterConfigsResponse(ResponseMessage):
+    """AlterConfigsResponse version 2 (API key 33)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 33
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    responses: tuple[AlterConfigsResourceResponse, ...] = field(
+        default=(), metadata={"kafka_type": "[]AlterConfigsResourceResponse"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,7 +85,7 @@ class AlterConfigsResource:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AlterConfigsRequest:
+class AlterConfigsRequest(RequestMessage[AlterConfigsResponse]):
     """AlterConfigsRequest version 2 (API key 33)."""
 
     __kind__: ClassVar[str] = "request"
@@ -55,48 +94,12 @@ class AlterConfigsRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[AlterConfigsResponse]] = AlterConfigsResponse
 
     resources: tuple[AlterConfigsResource, ...] = field(
         default=(), metadata={"kafka_type": "[]AlterConfigsResource"}
     )
     validate_only: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterConfigsResourceResponse:
-    """Part of AlterConfigsResponse version 2."""
-
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    resource_type: int = field(default=0, metadata={"kafka_type": "int8"})
-    resource_name: str = field(default="", metadata={"kafka_type": "string"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterConfigsResponse:
-    """AlterConfigsResponse version 2 (API key 33)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 33
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    responses: tuple[AlterConfigsResourceResponse, ...] = field(
-        default=(), metadata={"kafka_type": "[]AlterConfigsResourceResponse"}
-    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AlterPartitionRequest",
     "AlterPartitionRequestPartitionData",
@@ -13,63 +15,6 @@ __all__ = [
     "AlterPartitionResponsePartitionData",
     "AlterPartitionResponseTopicData",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterPartitionRequestPartitionData:
-    """Part of AlterPartitionRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    new_isr: tuple[int, ...] = field(
-        default=(), metadata={"kafka_type": "[]int32", "entity_type": "brokerId"}
-    )
-    partition_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterPartitionRequestTopicData:
-    """Part of AlterPartitionRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
-    )
-    partitions: tuple[AlterPartitionRequestPartitionData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterPartitionRequest:
-    """AlterPartitionRequest version 0 (API key 56)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 56
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "internal"
-
-    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
-    topics: tuple[AlterPartitionRequestTopicData, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,7 +56,7 @@ class AlterPartitionResponseTopicData:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AlterPartitionResponse:
+class AlterPartitionResponse(ResponseMessage):
     """AlterPartitionResponse version 0 (API key 56)."""
 
     __kind__: ClassVar[str] = "response"
@@ -123,6 +68,64 @@ class AlterPartitionResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     topics: tuple[AlterPartitionResponseTopicData, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterPartitionRequestPartitionData:
+    """Part of AlterPartitionRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    new_isr: tuple[int, ...] = field(
+        default=(), metadata={"kafka_type": "[]int32", "entity_type": "brokerId"}
+    )
+    partition_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterPartitionRequestTopicData:
+    """Part of AlterPartitionRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
+    )
+    partitions: tuple[AlterPartitionRequestPartitionData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterPartitionRequest(RequestMessage[AlterPartitionResponse]):
+    """AlterPartitionRequest version 0 (API key 56)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 56
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[AlterPartitionResponse]] = AlterPartitionResponse
+
+    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
+    topics: tuple[AlterPartitionRequestTopicData, ...] = field(
         default=(), metadata={"kafka_type": "[]TopicData"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AlterPartitionRequest",
     "AlterPartitionRequestPartitionData",
@@ -14,64 +16,6 @@ __all__ = [
     "AlterPartitionResponsePartitionData",
     "AlterPartitionResponseTopicData",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterPartitionRequestPartitionData:
-    """Part of AlterPartitionRequest version 2."""
-
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    new_isr: tuple[int, ...] = field(
-        default=(), metadata={"kafka_type": "[]int32", "entity_type": "brokerId"}
-    )
-    leader_recovery_state: int = field(default=0, metadata={"kafka_type": "int8"})
-    partition_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterPartitionRequestTopicData:
-    """Part of AlterPartitionRequest version 2."""
-
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(
-        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
-    )
-    partitions: tuple[AlterPartitionRequestPartitionData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterPartitionRequest:
-    """AlterPartitionRequest version 2 (API key 56)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 56
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "internal"
-
-    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
-    topics: tuple[AlterPartitionRequestTopicData, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -116,7 +60,7 @@ class AlterPartitionResponseTopicData:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AlterPartitionResponse:
+class AlterPartitionResponse(ResponseMessage):
     """AlterPartitionResponse version 2 (API key 56)."""
 
     __kind__: ClassVar[str] = "response"
@@ -128,6 +72,65 @@ class AlterPartitionResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     topics: tuple[AlterPartitionResponseTopicData, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterPartitionRequestPartitionData:
+    """Part of AlterPartitionRequest version 2."""
+
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    new_isr: tuple[int, ...] = field(
+        default=(), metadata={"kafka_type": "[]int32", "entity_type": "brokerId"}
+    )
+    leader_recovery_state: int = field(default=0, metadata={"kafka_type": "int8"})
+    partition_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterPartitionRequestTopicData:
+    """Part of AlterPartitionRequest version 2."""
+
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(
+        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
+    )
+    partitions: tuple[AlterPartitionRequestPartitionData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterPartitionRequest(RequestMessage[AlterPartitionResponse]):
+    """AlterPartitionRequest version 2 (API key 56)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 56
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[AlterPartitionResponse]] = AlterPartitionResponse
+
+    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
+    topics: tuple[AlterPartitionRequestTopicData, ...] = field(
         default=(), metadata={"kafka_type": "[]TopicData"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AlterPartitionRequest",
     "AlterPartitionRequestPartitionData",
@@ -15,6 +17,67 @@ __all__ = [
     "AlterPartitionResponseTopicData",
     "BrokerState",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterPartitionResponsePartitionData:
+    """Part of AlterPartitionResponse version 3."""
+
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    leader_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    isr: tuple[int, ...] = field(
+        default=(), metadata={"kafka_type": "[]int32", "entity_type": "brokerId"}
+    )
+    leader_recovery_state: int = field(
+        default=0, metadata={"kafka_type": "int8", "ignorable": True}
+    )
+    partition_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterPartitionResponseTopicData:
+    """Part of AlterPartitionResponse version 3."""
+
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(
+        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
+    )
+    partitions: tuple[AlterPartitionResponsePartitionData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterPartitionResponse(ResponseMessage):
+    """AlterPartitionResponse version 3 (API key 56)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 56
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    topics: tuple[AlterPartitionResponseTopicData, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,7 +132,7 @@ class AlterPartitionRequestTopicData:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AlterPartitionRequest:
+class AlterPartitionRequest(RequestMessage[AlterPartitionResponse]):
     """AlterPartitionRequest version 3 (API key 56)."""
 
     __kind__: ClassVar[str] = "request"
@@ -78,71 +141,11 @@ class AlterPartitionRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[AlterPartitionResponse]] = AlterPartitionResponse
 
     broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
     broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
     topics: tuple[AlterPartitionRequestTopicData, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterPartitionResponsePartitionData:
-    """Part of AlterPartitionResponse version 3."""
-
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    leader_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    isr: tuple[int, ...] = field(
-        default=(), metadata={"kafka_type": "[]int32", "entity_type": "brokerId"}
-    )
-    leader_recovery_state: int = field(
-        default=0, metadata={"kafka_type": "int8", "ignorable": True}
-    )
-    partition_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterPartitionResponseTopicData:
-    """Part of AlterPartitionResponse version 3."""
-
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(
-        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
-    )
-    partitions: tuple[AlterPartitionResponsePartitionData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterPartitionResponse:
-    """AlterPartitionResponse version 3 (API key 56)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 56
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    topics: tuple[AlterPartitionResponseTopicData, ...] = field(
         default=(), metadata={"kafka_type": "[]TopicData"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AlterPartitionReassignmentsRequest",
     "AlterPartitionReassignmentsResponse",
@@ -13,60 +15,6 @@ __all__ = [
     "ReassignableTopic",
     "ReassignableTopicResponse",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReassignablePartition:
-    """Part of AlterPartitionReassignmentsRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    replicas: tuple[int, ...] | None = field(
-        default=None,
-        metadata={"kafka_type": "[]int32", "nullable": True, "entity_type": "brokerId"},
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReassignableTopic:
-    """Part of AlterPartitionReassignmentsRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[ReassignablePartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]ReassignablePartition"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterPartitionReassignmentsRequest:
-    """AlterPartitionReassignmentsRequest version 1 (API key 45)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 45
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
-    allow_replication_factor_change: bool = field(default=True, metadata={"kafka_type": "bool"})
-    topics: tuple[ReassignableTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]ReassignableTopic"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,7 +51,7 @@ class ReassignableTopicResponse:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AlterPartitionReassignmentsResponse:
+class AlterPartitionReassignmentsResponse(ResponseMessage):
     """AlterPartitionReassignmentsResponse version 1 (API key 45)."""
 
     __kind__: ClassVar[str] = "response"
@@ -122,6 +70,63 @@ class AlterPartitionReassignmentsResponse:
     )
     responses: tuple[ReassignableTopicResponse, ...] = field(
         default=(), metadata={"kafka_type": "[]ReassignableTopicResponse"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReassignablePartition:
+    """Part of AlterPartitionReassignmentsRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    replicas: tuple[int, ...] | None = field(
+        default=None,
+        metadata={"kafka_type": "[]int32", "nullable": True, "entity_type": "brokerId"},
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReassignableTopic:
+    """Part of AlterPartitionReassignmentsRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[ReassignablePartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]ReassignablePartition"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterPartitionReassignmentsRequest(RequestMessage[AlterPartitionReassignmentsResponse]):
+    """AlterPartitionReassignmentsRequest version 1 (API key 45)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 45
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[AlterPartitionReassignmentsResponse]] = (
+        AlterPartitionReassignmentsResponse
+    )
+
+    timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
+    allow_replication_factor_change: bool = field(default=True, metadata={"kafka_type": "bool"})
+    topics: tuple[ReassignableTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]ReassignableTopic"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

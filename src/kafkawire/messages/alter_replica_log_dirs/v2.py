@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AlterReplicaLogDir",
     "AlterReplicaLogDirPartitionResult",
@@ -13,55 +15,6 @@ __all__ = [
     "AlterReplicaLogDirsRequest",
     "AlterReplicaLogDirsResponse",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterReplicaLogDirTopic:
-    """Part of AlterReplicaLogDirsRequest version 2."""
-
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterReplicaLogDir:
-    """Part of AlterReplicaLogDirsRequest version 2."""
-
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-
-    path: str = field(default="", metadata={"kafka_type": "string"})
-    topics: tuple[AlterReplicaLogDirTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]AlterReplicaLogDirTopic"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterReplicaLogDirsRequest:
-    """AlterReplicaLogDirsRequest version 2 (API key 34)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 34
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    dirs: tuple[AlterReplicaLogDir, ...] = field(
-        default=(), metadata={"kafka_type": "[]AlterReplicaLogDir"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,7 +50,7 @@ class AlterReplicaLogDirTopicResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AlterReplicaLogDirsResponse:
+class AlterReplicaLogDirsResponse(ResponseMessage):
     """AlterReplicaLogDirsResponse version 2 (API key 34)."""
 
     __kind__: ClassVar[str] = "response"
@@ -109,6 +62,56 @@ class AlterReplicaLogDirsResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     results: tuple[AlterReplicaLogDirTopicResult, ...] = field(
         default=(), metadata={"kafka_type": "[]AlterReplicaLogDirTopicResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterReplicaLogDirTopic:
+    """Part of AlterReplicaLogDirsRequest version 2."""
+
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterReplicaLogDir:
+    """Part of AlterReplicaLogDirsRequest version 2."""
+
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+
+    path: str = field(default="", metadata={"kafka_type": "string"})
+    topics: tuple[AlterReplicaLogDirTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]AlterReplicaLogDirTopic"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterReplicaLogDirsRequest(RequestMessage[AlterReplicaLogDirsResponse]):
+    """AlterReplicaLogDirsRequest version 2 (API key 34)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 34
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[AlterReplicaLogDirsResponse]] = AlterReplicaLogDirsResponse
+
+    dirs: tuple[AlterReplicaLogDir, ...] = field(
+        default=(), metadata={"kafka_type": "[]AlterReplicaLogDir"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AlterUserScramCredentialsRequest",
     "AlterUserScramCredentialsResponse",
@@ -12,6 +14,42 @@ __all__ = [
     "ScramCredentialDeletion",
     "ScramCredentialUpsertion",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterUserScramCredentialsResult:
+    """Part of AlterUserScramCredentialsResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    user: str = field(default="", metadata={"kafka_type": "string"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterUserScramCredentialsResponse(ResponseMessage):
+    """AlterUserScramCredentialsResponse version 0 (API key 51)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 51
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    results: tuple[AlterUserScramCredentialsResult, ...] = field(
+        default=(), metadata={"kafka_type": "[]AlterUserScramCredentialsResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,7 +84,7 @@ class ScramCredentialUpsertion:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AlterUserScramCredentialsRequest:
+class AlterUserScramCredentialsRequest(RequestMessage[AlterUserScramCredentialsResponse]):
     """AlterUserScramCredentialsRequest version 0 (API key 51)."""
 
     __kind__: ClassVar[str] = "request"
@@ -55,48 +93,15 @@ class AlterUserScramCredentialsRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[AlterUserScramCredentialsResponse]] = (
+        AlterUserScramCredentialsResponse
+    )
 
     deletions: tuple[ScramCredentialDeletion, ...] = field(
         default=(), metadata={"kafka_type": "[]ScramCredentialDeletion"}
     )
     upsertions: tuple[ScramCredentialUpsertion, ...] = field(
         default=(), metadata={"kafka_type": "[]ScramCredentialUpsertion"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterUserScramCredentialsResult:
-    """Part of AlterUserScramCredentialsResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    user: str = field(default="", metadata={"kafka_type": "string"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterUserScramCredentialsResponse:
-    """AlterUserScramCredentialsResponse version 0 (API key 51)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 51
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    results: tuple[AlterUserScramCredentialsResult, ...] = field(
-        default=(), metadata={"kafka_type": "[]AlterUserScramCredentialsResult"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -5,19 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["ApiVersion", "ApiVersionsRequest", "ApiVersionsResponse"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ApiVersionsRequest:
-    """ApiVersionsRequest version 0 (API key 18)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 18
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,7 +23,7 @@ class ApiVersion:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ApiVersionsResponse:
+class ApiVersionsResponse(ResponseMessage):
     """ApiVersionsResponse version 0 (API key 18)."""
 
     __kind__: ClassVar[str] = "response"
@@ -44,3 +34,16 @@ class ApiVersionsResponse:
 
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     api_keys: tuple[ApiVersion, ...] = field(default=(), metadata={"kafka_type": "[]ApiVersion"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiVersionsRequest(RequestMessage[ApiVersionsResponse]):
+    """ApiVersionsRequest version 0 (API key 18)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 18
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[ApiVersionsResponse]] = ApiVersionsResponse

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "ApiVersion",
     "ApiVersionsRequest",
@@ -12,28 +14,6 @@ __all__ = [
     "FinalizedFeatureKey",
     "SupportedFeatureKey",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ApiVersionsRequest:
-    """ApiVersionsRequest version 3 (API key 18)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 18
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    client_software_name: str = field(
-        default="", metadata={"kafka_type": "string", "ignorable": True}
-    )
-    client_software_version: str = field(
-        default="", metadata={"kafka_type": "string", "ignorable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,7 +62,7 @@ class FinalizedFeatureKey:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ApiVersionsResponse:
+class ApiVersionsResponse(ResponseMessage):
     """ApiVersionsResponse version 3 (API key 18)."""
 
     __kind__: ClassVar[str] = "response"
@@ -105,6 +85,29 @@ class ApiVersionsResponse:
     )
     zk_migration_ready: bool = field(
         default=False, metadata={"kafka_type": "bool", "tag": 3, "ignorable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiVersionsRequest(RequestMessage[ApiVersionsResponse]):
+    """ApiVersionsRequest version 3 (API key 18)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 18
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[ApiVersionsResponse]] = ApiVersionsResponse
+
+    client_software_name: str = field(
+        default="", metadata={"kafka_type": "string", "ignorable": True}
+    )
+    client_software_version: str = field(
+        default="", metadata={"kafka_type": "string", "ignorable": True}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AssignReplicasToDirsRequest",
     "AssignReplicasToDirsRequestDirectoryData",
@@ -16,72 +18,6 @@ __all__ = [
     "AssignReplicasToDirsResponsePartitionData",
     "AssignReplicasToDirsResponseTopicData",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AssignReplicasToDirsRequestPartitionData:
-    """Part of AssignReplicasToDirsRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AssignReplicasToDirsRequestTopicData:
-    """Part of AssignReplicasToDirsRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    partitions: tuple[AssignReplicasToDirsRequestPartitionData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AssignReplicasToDirsRequestDirectoryData:
-    """Part of AssignReplicasToDirsRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    topics: tuple[AssignReplicasToDirsRequestTopicData, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AssignReplicasToDirsRequest:
-    """AssignReplicasToDirsRequest version 0 (API key 73)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 73
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "internal"
-
-    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
-    directories: tuple[AssignReplicasToDirsRequestDirectoryData, ...] = field(
-        default=(), metadata={"kafka_type": "[]DirectoryData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,7 +67,7 @@ class AssignReplicasToDirsResponseDirectoryData:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class AssignReplicasToDirsResponse:
+class AssignReplicasToDirsResponse(ResponseMessage):
     """AssignReplicasToDirsResponse version 0 (API key 73)."""
 
     __kind__: ClassVar[str] = "response"
@@ -143,6 +79,73 @@ class AssignReplicasToDirsResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     directories: tuple[AssignReplicasToDirsResponseDirectoryData, ...] = field(
+        default=(), metadata={"kafka_type": "[]DirectoryData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssignReplicasToDirsRequestPartitionData:
+    """Part of AssignReplicasToDirsRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssignReplicasToDirsRequestTopicData:
+    """Part of AssignReplicasToDirsRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
+    partitions: tuple[AssignReplicasToDirsRequestPartitionData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssignReplicasToDirsRequestDirectoryData:
+    """Part of AssignReplicasToDirsRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
+    topics: tuple[AssignReplicasToDirsRequestTopicData, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AssignReplicasToDirsRequest(RequestMessage[AssignReplicasToDirsResponse]):
+    """AssignReplicasToDirsRequest version 0 (API key 73)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 73
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[AssignReplicasToDirsResponse]] = AssignReplicasToDirsResponse
+
+    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
+    directories: tuple[AssignReplicasToDirsRequestDirectoryData, ...] = field(
         default=(), metadata={"kafka_type": "[]DirectoryData"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "BeginQuorumEpochRequest",
     "BeginQuorumEpochRequestPartitionData",
@@ -13,52 +15,6 @@ __all__ = [
     "BeginQuorumEpochResponsePartitionData",
     "BeginQuorumEpochResponseTopicData",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BeginQuorumEpochRequestPartitionData:
-    """Part of BeginQuorumEpochRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    leader_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BeginQuorumEpochRequestTopicData:
-    """Part of BeginQuorumEpochRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
-    )
-    partitions: tuple[BeginQuorumEpochRequestPartitionData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionData"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BeginQuorumEpochRequest:
-    """BeginQuorumEpochRequest version 0 (API key 53)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 53
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "internal"
-
-    cluster_id: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-    topics: tuple[BeginQuorumEpochRequestTopicData, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicData"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,7 +46,7 @@ class BeginQuorumEpochResponseTopicData:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BeginQuorumEpochResponse:
+class BeginQuorumEpochResponse(ResponseMessage):
     """BeginQuorumEpochResponse version 0 (API key 53)."""
 
     __kind__: ClassVar[str] = "response"
@@ -101,5 +57,52 @@ class BeginQuorumEpochResponse:
 
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     topics: tuple[BeginQuorumEpochResponseTopicData, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicData"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BeginQuorumEpochRequestPartitionData:
+    """Part of BeginQuorumEpochRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    leader_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BeginQuorumEpochRequestTopicData:
+    """Part of BeginQuorumEpochRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
+    )
+    partitions: tuple[BeginQuorumEpochRequestPartitionData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionData"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BeginQuorumEpochRequest(RequestMessage[BeginQuorumEpochResponse]):
+    """BeginQuorumEpochRequest version 0 (API key 53)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 53
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[BeginQuorumEpochResponse]] = BeginQuorumEpochResponse
+
+    cluster_id: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )
+    topics: tuple[BeginQuorumEpochRequestTopicData, ...] = field(
         default=(), metadata={"kafka_type": "[]TopicData"}
     )

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "BeginQuorumEpochRequest",
     "BeginQuorumEpochRequestPartitionData",
@@ -16,6 +18,77 @@ __all__ = [
     "LeaderEndpoint",
     "NodeEndpoint",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BeginQuorumEpochResponsePartitionData:
+    """Part of BeginQuorumEpochResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    leader_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BeginQuorumEpochResponseTopicData:
+    """Part of BeginQuorumEpochResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
+    )
+    partitions: tuple[BeginQuorumEpochResponsePartitionData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeEndpoint:
+    """Part of BeginQuorumEpochResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    node_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    host: str = field(default="", metadata={"kafka_type": "string"})
+    port: int = field(default=0, metadata={"kafka_type": "uint16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BeginQuorumEpochResponse(ResponseMessage):
+    """BeginQuorumEpochResponse version 1 (API key 53)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 53
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    topics: tuple[BeginQuorumEpochResponseTopicData, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicData"}
+    )
+    node_endpoints: tuple[NodeEndpoint, ...] = field(
+        default=(), metadata={"kafka_type": "[]NodeEndpoint", "tag": 0}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,7 +143,7 @@ class LeaderEndpoint:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BeginQuorumEpochRequest:
+class BeginQuorumEpochRequest(RequestMessage[BeginQuorumEpochResponse]):
     """BeginQuorumEpochRequest version 1 (API key 53)."""
 
     __kind__: ClassVar[str] = "request"
@@ -79,6 +152,7 @@ class BeginQuorumEpochRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[BeginQuorumEpochResponse]] = BeginQuorumEpochResponse
 
     cluster_id: str | None = field(
         default=None, metadata={"kafka_type": "string", "nullable": True}
@@ -91,77 +165,6 @@ class BeginQuorumEpochRequest:
     )
     leader_endpoints: tuple[LeaderEndpoint, ...] = field(
         default=(), metadata={"kafka_type": "[]LeaderEndpoint", "ignorable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BeginQuorumEpochResponsePartitionData:
-    """Part of BeginQuorumEpochResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    leader_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BeginQuorumEpochResponseTopicData:
-    """Part of BeginQuorumEpochResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
-    )
-    partitions: tuple[BeginQuorumEpochResponsePartitionData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NodeEndpoint:
-    """Part of BeginQuorumEpochResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    node_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    host: str = field(default="", metadata={"kafka_type": "string"})
-    port: int = field(default=0, metadata={"kafka_type": "uint16"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BeginQuorumEpochResponse:
-    """BeginQuorumEpochResponse version 1 (API key 53)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 53
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    topics: tuple[BeginQuorumEpochResponseTopicData, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicData"}
-    )
-    node_endpoints: tuple[NodeEndpoint, ...] = field(
-        default=(), metadata={"kafka_type": "[]NodeEndpoint", "tag": 0}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -6,35 +6,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["BrokerHeartbeatRequest", "BrokerHeartbeatResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BrokerHeartbeatRequest:
-    """BrokerHeartbeatRequest version 1 (API key 63)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 63
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "internal"
-
-    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
-    current_metadata_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    want_fence: bool = field(default=False, metadata={"kafka_type": "bool"})
-    want_shut_down: bool = field(default=False, metadata={"kafka_type": "bool"})
-    offline_log_dirs: tuple[uuid.UUID, ...] = field(
-        default=(), metadata={"kafka_type": "[]uuid", "tag": 0}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BrokerHeartbeatResponse:
+class BrokerHeartbeatResponse(ResponseMessage):
     """BrokerHeartbeatResponse version 1 (API key 63)."""
 
     __kind__: ClassVar[str] = "response"
@@ -48,6 +26,31 @@ class BrokerHeartbeatResponse:
     is_caught_up: bool = field(default=False, metadata={"kafka_type": "bool"})
     is_fenced: bool = field(default=True, metadata={"kafka_type": "bool"})
     should_shut_down: bool = field(default=False, metadata={"kafka_type": "bool"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerHeartbeatRequest(RequestMessage[BrokerHeartbeatResponse]):
+    """BrokerHeartbeatRequest version 1 (API key 63)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 63
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[BrokerHeartbeatResponse]] = BrokerHeartbeatResponse
+
+    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
+    current_metadata_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    want_fence: bool = field(default=False, metadata={"kafka_type": "bool"})
+    want_shut_down: bool = field(default=False, metadata={"kafka_type": "bool"})
+    offline_log_dirs: tuple[uuid.UUID, ...] = field(
+        default=(), metadata={"kafka_type": "[]uuid", "tag": 0}
+    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

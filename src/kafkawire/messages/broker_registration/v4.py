@@ -6,7 +6,27 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["BrokerRegistrationRequest", "BrokerRegistrationResponse", "Feature", "Listener"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BrokerRegistrationResponse(ResponseMessage):
+    """BrokerRegistrationResponse version 4 (API key 62)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 62
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,7 +61,7 @@ class Feature:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class BrokerRegistrationRequest:
+class BrokerRegistrationRequest(RequestMessage[BrokerRegistrationResponse]):
     """BrokerRegistrationRequest version 4 (API key 62)."""
 
     __kind__: ClassVar[str] = "request"
@@ -50,6 +70,7 @@ class BrokerRegistrationRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[BrokerRegistrationResponse]] = BrokerRegistrationResponse
 
     broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
     cluster_id: str = field(default="", metadata={"kafka_type": "string"})
@@ -64,24 +85,6 @@ class BrokerRegistrationRequest:
     previous_broker_epoch: int = field(
         default=-1, metadata={"kafka_type": "int64", "ignorable": True}
     )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class BrokerRegistrationResponse:
-    """BrokerRegistrationResponse version 4 (API key 62)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 62
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "Assignment",
     "ConsumerGroupHeartbeatRequest",
@@ -13,57 +15,6 @@ __all__ = [
     "ConsumerGroupHeartbeatResponse",
     "ConsumerGroupHeartbeatResponseTopicPartitions",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ConsumerGroupHeartbeatRequestTopicPartitions:
-    """Part of ConsumerGroupHeartbeatRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ConsumerGroupHeartbeatRequest:
-    """ConsumerGroupHeartbeatRequest version 1 (API key 68)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 68
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "group"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    member_id: str = field(default="", metadata={"kafka_type": "string"})
-    member_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    instance_id: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-    rack_id: str | None = field(default=None, metadata={"kafka_type": "string", "nullable": True})
-    rebalance_timeout_ms: int = field(default=-1, metadata={"kafka_type": "int32"})
-    subscribed_topic_names: tuple[str, ...] | None = field(
-        default=None,
-        metadata={"kafka_type": "[]string", "nullable": True, "entity_type": "topicName"},
-    )
-    subscribed_topic_regex: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-    server_assignor: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-    topic_partitions: tuple[ConsumerGroupHeartbeatRequestTopicPartitions, ...] | None = field(
-        default=None, metadata={"kafka_type": "[]TopicPartitions", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,7 +47,7 @@ class Assignment:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ConsumerGroupHeartbeatResponse:
+class ConsumerGroupHeartbeatResponse(ResponseMessage):
     """ConsumerGroupHeartbeatResponse version 1 (API key 68)."""
 
     __kind__: ClassVar[str] = "response"
@@ -115,6 +66,58 @@ class ConsumerGroupHeartbeatResponse:
     heartbeat_interval_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     assignment: Assignment | None = field(
         default=None, metadata={"kafka_type": "Assignment", "nullable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumerGroupHeartbeatRequestTopicPartitions:
+    """Part of ConsumerGroupHeartbeatRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
+    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumerGroupHeartbeatRequest(RequestMessage[ConsumerGroupHeartbeatResponse]):
+    """ConsumerGroupHeartbeatRequest version 1 (API key 68)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 68
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[ConsumerGroupHeartbeatResponse]] = ConsumerGroupHeartbeatResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    member_id: str = field(default="", metadata={"kafka_type": "string"})
+    member_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    instance_id: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )
+    rack_id: str | None = field(default=None, metadata={"kafka_type": "string", "nullable": True})
+    rebalance_timeout_ms: int = field(default=-1, metadata={"kafka_type": "int32"})
+    subscribed_topic_names: tuple[str, ...] | None = field(
+        default=None,
+        metadata={"kafka_type": "[]string", "nullable": True, "entity_type": "topicName"},
+    )
+    subscribed_topic_regex: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )
+    server_assignor: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )
+    topic_partitions: tuple[ConsumerGroupHeartbeatRequestTopicPartitions, ...] | None = field(
+        default=None, metadata={"kafka_type": "[]TopicPartitions", "nullable": True}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

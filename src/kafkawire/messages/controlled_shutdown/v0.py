@@ -5,21 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["ControlledShutdownRequest", "ControlledShutdownResponse", "RemainingPartition"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ControlledShutdownRequest:
-    """ControlledShutdownRequest version 0 (API key 7)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 7
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-    __route__: ClassVar[str] = "internal"
-
-    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,7 +24,7 @@ class RemainingPartition:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ControlledShutdownResponse:
+class ControlledShutdownResponse(ResponseMessage):
     """ControlledShutdownResponse version 0 (API key 7)."""
 
     __kind__: ClassVar[str] = "response"
@@ -49,3 +37,18 @@ class ControlledShutdownResponse:
     remaining_partitions: tuple[RemainingPartition, ...] = field(
         default=(), metadata={"kafka_type": "[]RemainingPartition"}
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ControlledShutdownRequest(RequestMessage[ControlledShutdownResponse]):
+    """ControlledShutdownRequest version 0 (API key 7)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 7
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[ControlledShutdownResponse]] = ControlledShutdownResponse
+
+    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})

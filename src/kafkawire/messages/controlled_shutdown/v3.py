@@ -5,25 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["ControlledShutdownRequest", "ControlledShutdownResponse", "RemainingPartition"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ControlledShutdownRequest:
-    """ControlledShutdownRequest version 3 (API key 7)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 7
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "internal"
-
-    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64", "ignorable": True})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,7 +27,7 @@ class RemainingPartition:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ControlledShutdownResponse:
+class ControlledShutdownResponse(ResponseMessage):
     """ControlledShutdownResponse version 3 (API key 7)."""
 
     __kind__: ClassVar[str] = "response"
@@ -56,6 +40,25 @@ class ControlledShutdownResponse:
     remaining_partitions: tuple[RemainingPartition, ...] = field(
         default=(), metadata={"kafka_type": "[]RemainingPartition"}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ControlledShutdownRequest(RequestMessage[ControlledShutdownResponse]):
+    """ControlledShutdownRequest version 3 (API key 7)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 7
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[ControlledShutdownResponse]] = ControlledShutdownResponse
+
+    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64", "ignorable": True})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -6,7 +6,29 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["ControllerRegistrationRequest", "ControllerRegistrationResponse", "Feature", "Listener"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ControllerRegistrationResponse(ResponseMessage):
+    """ControllerRegistrationResponse version 0 (API key 70)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 70
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,7 +63,7 @@ class Feature:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ControllerRegistrationRequest:
+class ControllerRegistrationRequest(RequestMessage[ControllerRegistrationResponse]):
     """ControllerRegistrationRequest version 0 (API key 70)."""
 
     __kind__: ClassVar[str] = "request"
@@ -50,32 +72,13 @@ class ControllerRegistrationRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[ControllerRegistrationResponse]] = ControllerRegistrationResponse
 
     controller_id: int = field(default=0, metadata={"kafka_type": "int32"})
     incarnation_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
     zk_migration_ready: bool = field(default=False, metadata={"kafka_type": "bool"})
     listeners: tuple[Listener, ...] = field(default=(), metadata={"kafka_type": "[]Listener"})
     features: tuple[Feature, ...] = field(default=(), metadata={"kafka_type": "[]Feature"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ControllerRegistrationResponse:
-    """ControllerRegistrationResponse version 0 (API key 70)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 70
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

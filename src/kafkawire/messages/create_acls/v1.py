@@ -5,7 +5,38 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["AclCreation", "AclCreationResult", "CreateAclsRequest", "CreateAclsResponse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AclCreationResult:
+    """Part of CreateAclsResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateAclsResponse(ResponseMessage):
+    """CreateAclsResponse version 1 (API key 30)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 30
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    results: tuple[AclCreationResult, ...] = field(
+        default=(), metadata={"kafka_type": "[]AclCreationResult"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,7 +56,7 @@ class AclCreation:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CreateAclsRequest:
+class CreateAclsRequest(RequestMessage[CreateAclsResponse]):
     """CreateAclsRequest version 1 (API key 30)."""
 
     __kind__: ClassVar[str] = "request"
@@ -34,34 +65,6 @@ class CreateAclsRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[CreateAclsResponse]] = CreateAclsResponse
 
     creations: tuple[AclCreation, ...] = field(default=(), metadata={"kafka_type": "[]AclCreation"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AclCreationResult:
-    """Part of CreateAclsResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreateAclsResponse:
-    """CreateAclsResponse version 1 (API key 30)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 30
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    results: tuple[AclCreationResult, ...] = field(
-        default=(), metadata={"kafka_type": "[]AclCreationResult"}
-    )

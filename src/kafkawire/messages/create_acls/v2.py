@@ -5,7 +5,44 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["AclCreation", "AclCreationResult", "CreateAclsRequest", "CreateAclsResponse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AclCreationResult:
+    """Part of CreateAclsResponse version 2."""
+
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateAclsResponse(ResponseMessage):
+    """CreateAclsResponse version 2 (API key 30)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 30
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    results: tuple[AclCreationResult, ...] = field(
+        default=(), metadata={"kafka_type": "[]AclCreationResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -28,7 +65,7 @@ class AclCreation:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CreateAclsRequest:
+class CreateAclsRequest(RequestMessage[CreateAclsResponse]):
     """CreateAclsRequest version 2 (API key 30)."""
 
     __kind__: ClassVar[str] = "request"
@@ -37,43 +74,9 @@ class CreateAclsRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[CreateAclsResponse]] = CreateAclsResponse
 
     creations: tuple[AclCreation, ...] = field(default=(), metadata={"kafka_type": "[]AclCreation"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AclCreationResult:
-    """Part of CreateAclsResponse version 2."""
-
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreateAclsResponse:
-    """CreateAclsResponse version 2 (API key 30)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 30
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    results: tuple[AclCreationResult, ...] = field(
-        default=(), metadata={"kafka_type": "[]AclCreationResult"}
-    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

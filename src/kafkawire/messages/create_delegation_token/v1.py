@@ -5,39 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["CreatableRenewers", "CreateDelegationTokenRequest", "CreateDelegationTokenResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CreatableRenewers:
-    """Part of CreateDelegationTokenRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-
-    principal_type: str = field(default="", metadata={"kafka_type": "string"})
-    principal_name: str = field(default="", metadata={"kafka_type": "string"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreateDelegationTokenRequest:
-    """CreateDelegationTokenRequest version 1 (API key 38)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 38
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
-
-    renewers: tuple[CreatableRenewers, ...] = field(
-        default=(), metadata={"kafka_type": "[]CreatableRenewers"}
-    )
-    max_lifetime_ms: int = field(default=0, metadata={"kafka_type": "int64"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreateDelegationTokenResponse:
+class CreateDelegationTokenResponse(ResponseMessage):
     """CreateDelegationTokenResponse version 1 (API key 38)."""
 
     __kind__: ClassVar[str] = "response"
@@ -55,3 +29,32 @@ class CreateDelegationTokenResponse:
     token_id: str = field(default="", metadata={"kafka_type": "string"})
     hmac: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreatableRenewers:
+    """Part of CreateDelegationTokenRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+
+    principal_type: str = field(default="", metadata={"kafka_type": "string"})
+    principal_name: str = field(default="", metadata={"kafka_type": "string"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateDelegationTokenRequest(RequestMessage[CreateDelegationTokenResponse]):
+    """CreateDelegationTokenRequest version 1 (API key 38)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 38
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[CreateDelegationTokenResponse]] = CreateDelegationTokenResponse
+
+    renewers: tuple[CreatableRenewers, ...] = field(
+        default=(), metadata={"kafka_type": "[]CreatableRenewers"}
+    )
+    max_lifetime_ms: int = field(default=0, metadata={"kafka_type": "int64"})

@@ -5,51 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["CreatableRenewers", "CreateDelegationTokenRequest", "CreateDelegationTokenResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CreatableRenewers:
-    """Part of CreateDelegationTokenRequest version 3."""
-
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-
-    principal_type: str = field(default="", metadata={"kafka_type": "string"})
-    principal_name: str = field(default="", metadata={"kafka_type": "string"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreateDelegationTokenRequest:
-    """CreateDelegationTokenRequest version 3 (API key 38)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 38
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    owner_principal_type: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    owner_principal_name: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    renewers: tuple[CreatableRenewers, ...] = field(
-        default=(), metadata={"kafka_type": "[]CreatableRenewers"}
-    )
-    max_lifetime_ms: int = field(default=0, metadata={"kafka_type": "int64"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreateDelegationTokenResponse:
+class CreateDelegationTokenResponse(ResponseMessage):
     """CreateDelegationTokenResponse version 3 (API key 38)."""
 
     __kind__: ClassVar[str] = "response"
@@ -69,6 +31,47 @@ class CreateDelegationTokenResponse:
     token_id: str = field(default="", metadata={"kafka_type": "string"})
     hmac: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreatableRenewers:
+    """Part of CreateDelegationTokenRequest version 3."""
+
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+
+    principal_type: str = field(default="", metadata={"kafka_type": "string"})
+    principal_name: str = field(default="", metadata={"kafka_type": "string"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateDelegationTokenRequest(RequestMessage[CreateDelegationTokenResponse]):
+    """CreateDelegationTokenRequest version 3 (API key 38)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 38
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[CreateDelegationTokenResponse]] = CreateDelegationTokenResponse
+
+    owner_principal_type: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    owner_principal_name: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    renewers: tuple[CreatableRenewers, ...] = field(
+        default=(), metadata={"kafka_type": "[]CreatableRenewers"}
+    )
+    max_lifetime_ms: int = field(default=0, metadata={"kafka_type": "int64"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

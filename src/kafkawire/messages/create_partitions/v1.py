@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "CreatePartitionsAssignment",
     "CreatePartitionsRequest",
@@ -12,6 +14,36 @@ __all__ = [
     "CreatePartitionsTopic",
     "CreatePartitionsTopicResult",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreatePartitionsTopicResult:
+    """Part of CreatePartitionsResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreatePartitionsResponse(ResponseMessage):
+    """CreatePartitionsResponse version 1 (API key 37)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 37
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    results: tuple[CreatePartitionsTopicResult, ...] = field(
+        default=(), metadata={"kafka_type": "[]CreatePartitionsTopicResult"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,7 +73,7 @@ class CreatePartitionsTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CreatePartitionsRequest:
+class CreatePartitionsRequest(RequestMessage[CreatePartitionsResponse]):
     """CreatePartitionsRequest version 1 (API key 37)."""
 
     __kind__: ClassVar[str] = "request"
@@ -50,39 +82,10 @@ class CreatePartitionsRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[CreatePartitionsResponse]] = CreatePartitionsResponse
 
     topics: tuple[CreatePartitionsTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]CreatePartitionsTopic"}
     )
     timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     validate_only: bool = field(default=False, metadata={"kafka_type": "bool"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreatePartitionsTopicResult:
-    """Part of CreatePartitionsResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreatePartitionsResponse:
-    """CreatePartitionsResponse version 1 (API key 37)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 37
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    results: tuple[CreatePartitionsTopicResult, ...] = field(
-        default=(), metadata={"kafka_type": "[]CreatePartitionsTopicResult"}
-    )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "CreatePartitionsAssignment",
     "CreatePartitionsRequest",
@@ -12,6 +14,42 @@ __all__ = [
     "CreatePartitionsTopic",
     "CreatePartitionsTopicResult",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreatePartitionsTopicResult:
+    """Part of CreatePartitionsResponse version 3."""
+
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreatePartitionsResponse(ResponseMessage):
+    """CreatePartitionsResponse version 3 (API key 37)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 37
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    results: tuple[CreatePartitionsTopicResult, ...] = field(
+        default=(), metadata={"kafka_type": "[]CreatePartitionsTopicResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,7 +85,7 @@ class CreatePartitionsTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CreatePartitionsRequest:
+class CreatePartitionsRequest(RequestMessage[CreatePartitionsResponse]):
     """CreatePartitionsRequest version 3 (API key 37)."""
 
     __kind__: ClassVar[str] = "request"
@@ -56,48 +94,13 @@ class CreatePartitionsRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[CreatePartitionsResponse]] = CreatePartitionsResponse
 
     topics: tuple[CreatePartitionsTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]CreatePartitionsTopic"}
     )
     timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     validate_only: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreatePartitionsTopicResult:
-    """Part of CreatePartitionsResponse version 3."""
-
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreatePartitionsResponse:
-    """CreatePartitionsResponse version 3 (API key 37)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 37
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    results: tuple[CreatePartitionsTopicResult, ...] = field(
-        default=(), metadata={"kafka_type": "[]CreatePartitionsTopicResult"}
-    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "CreatableReplicaAssignment",
     "CreatableTopic",
@@ -13,6 +15,32 @@ __all__ = [
     "CreateTopicsRequest",
     "CreateTopicsResponse",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreatableTopicResult:
+    """Part of CreateTopicsResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateTopicsResponse(ResponseMessage):
+    """CreateTopicsResponse version 0 (API key 19)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 19
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    topics: tuple[CreatableTopicResult, ...] = field(
+        default=(), metadata={"kafka_type": "[]CreatableTopicResult"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,7 +86,7 @@ class CreatableTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CreateTopicsRequest:
+class CreateTopicsRequest(RequestMessage[CreateTopicsResponse]):
     """CreateTopicsRequest version 0 (API key 19)."""
 
     __kind__: ClassVar[str] = "request"
@@ -67,34 +95,9 @@ class CreateTopicsRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[CreateTopicsResponse]] = CreateTopicsResponse
 
     topics: tuple[CreatableTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]CreatableTopic"}
     )
     timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreatableTopicResult:
-    """Part of CreateTopicsResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreateTopicsResponse:
-    """CreateTopicsResponse version 0 (API key 19)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 19
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    topics: tuple[CreatableTopicResult, ...] = field(
-        default=(), metadata={"kafka_type": "[]CreatableTopicResult"}
-    )

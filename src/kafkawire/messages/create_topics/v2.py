@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "CreatableReplicaAssignment",
     "CreatableTopic",
@@ -13,6 +15,36 @@ __all__ = [
     "CreateTopicsRequest",
     "CreateTopicsResponse",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreatableTopicResult:
+    """Part of CreateTopicsResponse version 2."""
+
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True, "ignorable": True}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateTopicsResponse(ResponseMessage):
+    """CreateTopicsResponse version 2 (API key 19)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 19
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
+    topics: tuple[CreatableTopicResult, ...] = field(
+        default=(), metadata={"kafka_type": "[]CreatableTopicResult"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,7 +90,7 @@ class CreatableTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CreateTopicsRequest:
+class CreateTopicsRequest(RequestMessage[CreateTopicsResponse]):
     """CreateTopicsRequest version 2 (API key 19)."""
 
     __kind__: ClassVar[str] = "request"
@@ -67,39 +99,10 @@ class CreateTopicsRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[CreateTopicsResponse]] = CreateTopicsResponse
 
     topics: tuple[CreatableTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]CreatableTopic"}
     )
     timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
     validate_only: bool = field(default=False, metadata={"kafka_type": "bool"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreatableTopicResult:
-    """Part of CreateTopicsResponse version 2."""
-
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True, "ignorable": True}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreateTopicsResponse:
-    """CreateTopicsResponse version 2 (API key 19)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 19
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
-    topics: tuple[CreatableTopicResult, ...] = field(
-        default=(), metadata={"kafka_type": "[]CreatableTopicResult"}
-    )

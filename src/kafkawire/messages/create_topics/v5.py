@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "CreatableReplicaAssignment",
     "CreatableTopic",
@@ -14,6 +16,68 @@ __all__ = [
     "CreateTopicsRequest",
     "CreateTopicsResponse",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreatableTopicConfigs:
+    """Part of CreateTopicsResponse version 5."""
+
+    __version__: ClassVar[int] = 5
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string"})
+    value: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
+    read_only: bool = field(default=False, metadata={"kafka_type": "bool"})
+    config_source: int = field(default=-1, metadata={"kafka_type": "int8", "ignorable": True})
+    is_sensitive: bool = field(default=False, metadata={"kafka_type": "bool"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreatableTopicResult:
+    """Part of CreateTopicsResponse version 5."""
+
+    __version__: ClassVar[int] = 5
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True, "ignorable": True}
+    )
+    topic_config_error_code: int = field(
+        default=0, metadata={"kafka_type": "int16", "tag": 0, "ignorable": True}
+    )
+    num_partitions: int = field(default=-1, metadata={"kafka_type": "int32", "ignorable": True})
+    replication_factor: int = field(default=-1, metadata={"kafka_type": "int16", "ignorable": True})
+    configs: tuple[CreatableTopicConfigs, ...] | None = field(
+        default=(),
+        metadata={"kafka_type": "[]CreatableTopicConfigs", "nullable": True, "ignorable": True},
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CreateTopicsResponse(ResponseMessage):
+    """CreateTopicsResponse version 5 (API key 19)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 19
+    __version__: ClassVar[int] = 5
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
+    topics: tuple[CreatableTopicResult, ...] = field(
+        default=(), metadata={"kafka_type": "[]CreatableTopicResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -68,7 +132,7 @@ class CreatableTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CreateTopicsRequest:
+class CreateTopicsRequest(RequestMessage[CreateTopicsResponse]):
     """CreateTopicsRequest version 5 (API key 19)."""
 
     __kind__: ClassVar[str] = "request"
@@ -77,74 +141,13 @@ class CreateTopicsRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[CreateTopicsResponse]] = CreateTopicsResponse
 
     topics: tuple[CreatableTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]CreatableTopic"}
     )
     timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
     validate_only: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreatableTopicConfigs:
-    """Part of CreateTopicsResponse version 5."""
-
-    __version__: ClassVar[int] = 5
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string"})
-    value: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
-    read_only: bool = field(default=False, metadata={"kafka_type": "bool"})
-    config_source: int = field(default=-1, metadata={"kafka_type": "int8", "ignorable": True})
-    is_sensitive: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreatableTopicResult:
-    """Part of CreateTopicsResponse version 5."""
-
-    __version__: ClassVar[int] = 5
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True, "ignorable": True}
-    )
-    topic_config_error_code: int = field(
-        default=0, metadata={"kafka_type": "int16", "tag": 0, "ignorable": True}
-    )
-    num_partitions: int = field(default=-1, metadata={"kafka_type": "int32", "ignorable": True})
-    replication_factor: int = field(default=-1, metadata={"kafka_type": "int16", "ignorable": True})
-    configs: tuple[CreatableTopicConfigs, ...] | None = field(
-        default=(),
-        metadata={"kafka_type": "[]CreatableTopicConfigs", "nullable": True, "ignorable": True},
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CreateTopicsResponse:
-    """CreateTopicsResponse version 5 (API key 19)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 19
-    __version__: ClassVar[int] = 5
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
-    topics: tuple[CreatableTopicResult, ...] = field(
-        default=(), metadata={"kafka_type": "[]CreatableTopicResult"}
-    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DeleteAclsFilter",
     "DeleteAclsFilterResult",
@@ -12,48 +14,6 @@ __all__ = [
     "DeleteAclsRequest",
     "DeleteAclsResponse",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteAclsFilter:
-    """Part of DeleteAclsRequest version 3."""
-
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-
-    resource_type_filter: int = field(default=0, metadata={"kafka_type": "int8"})
-    resource_name_filter: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    pattern_type_filter: int = field(default=3, metadata={"kafka_type": "int8"})
-    principal_filter: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    host_filter: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
-    operation: int = field(default=0, metadata={"kafka_type": "int8"})
-    permission_type: int = field(default=0, metadata={"kafka_type": "int8"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteAclsRequest:
-    """DeleteAclsRequest version 3 (API key 31)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 31
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    filters: tuple[DeleteAclsFilter, ...] = field(
-        default=(), metadata={"kafka_type": "[]DeleteAclsFilter"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +59,7 @@ class DeleteAclsFilterResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteAclsResponse:
+class DeleteAclsResponse(ResponseMessage):
     """DeleteAclsResponse version 3 (API key 31)."""
 
     __kind__: ClassVar[str] = "response"
@@ -111,6 +71,49 @@ class DeleteAclsResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     filter_results: tuple[DeleteAclsFilterResult, ...] = field(
         default=(), metadata={"kafka_type": "[]DeleteAclsFilterResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteAclsFilter:
+    """Part of DeleteAclsRequest version 3."""
+
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+
+    resource_type_filter: int = field(default=0, metadata={"kafka_type": "int8"})
+    resource_name_filter: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    pattern_type_filter: int = field(default=3, metadata={"kafka_type": "int8"})
+    principal_filter: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    host_filter: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
+    operation: int = field(default=0, metadata={"kafka_type": "int8"})
+    permission_type: int = field(default=0, metadata={"kafka_type": "int8"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteAclsRequest(RequestMessage[DeleteAclsResponse]):
+    """DeleteAclsRequest version 3 (API key 31)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 31
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DeleteAclsResponse]] = DeleteAclsResponse
+
+    filters: tuple[DeleteAclsFilter, ...] = field(
+        default=(), metadata={"kafka_type": "[]DeleteAclsFilter"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -5,23 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["DeletableGroupResult", "DeleteGroupsRequest", "DeleteGroupsResponse"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteGroupsRequest:
-    """DeleteGroupsRequest version 1 (API key 42)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 42
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "group"
-
-    groups_names: tuple[str, ...] = field(
-        default=(), metadata={"kafka_type": "[]string", "entity_type": "groupId"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -36,7 +22,7 @@ class DeletableGroupResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteGroupsResponse:
+class DeleteGroupsResponse(ResponseMessage):
     """DeleteGroupsResponse version 1 (API key 42)."""
 
     __kind__: ClassVar[str] = "response"
@@ -48,4 +34,21 @@ class DeleteGroupsResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     results: tuple[DeletableGroupResult, ...] = field(
         default=(), metadata={"kafka_type": "[]DeletableGroupResult"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteGroupsRequest(RequestMessage[DeleteGroupsResponse]):
+    """DeleteGroupsRequest version 1 (API key 42)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 42
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[DeleteGroupsResponse]] = DeleteGroupsResponse
+
+    groups_names: tuple[str, ...] = field(
+        default=(), metadata={"kafka_type": "[]string", "entity_type": "groupId"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DeleteRecordsPartition",
     "DeleteRecordsPartitionResult",
@@ -13,56 +15,6 @@ __all__ = [
     "DeleteRecordsTopic",
     "DeleteRecordsTopicResult",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteRecordsPartition:
-    """Part of DeleteRecordsRequest version 2."""
-
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteRecordsTopic:
-    """Part of DeleteRecordsRequest version 2."""
-
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[DeleteRecordsPartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]DeleteRecordsPartition"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteRecordsRequest:
-    """DeleteRecordsRequest version 2 (API key 21)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 21
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "leader"
-
-    topics: tuple[DeleteRecordsTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]DeleteRecordsTopic"}
-    )
-    timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,7 +49,7 @@ class DeleteRecordsTopicResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteRecordsResponse:
+class DeleteRecordsResponse(ResponseMessage):
     """DeleteRecordsResponse version 2 (API key 21)."""
 
     __kind__: ClassVar[str] = "response"
@@ -110,6 +62,57 @@ class DeleteRecordsResponse:
     topics: tuple[DeleteRecordsTopicResult, ...] = field(
         default=(), metadata={"kafka_type": "[]DeleteRecordsTopicResult"}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteRecordsPartition:
+    """Part of DeleteRecordsRequest version 2."""
+
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteRecordsTopic:
+    """Part of DeleteRecordsRequest version 2."""
+
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[DeleteRecordsPartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]DeleteRecordsPartition"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteRecordsRequest(RequestMessage[DeleteRecordsResponse]):
+    """DeleteRecordsRequest version 2 (API key 21)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 21
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "leader"
+    __response__: ClassVar[type[DeleteRecordsResponse]] = DeleteRecordsResponse
+
+    topics: tuple[DeleteRecordsTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]DeleteRecordsTopic"}
+    )
+    timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DeleteShareGroupStateRequest",
     "DeleteShareGroupStateResponse",
@@ -14,55 +16,6 @@ __all__ = [
     "PartitionData",
     "PartitionResult",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PartitionData:
-    """Part of DeleteShareGroupStateRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    partition: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteStateData:
-    """Part of DeleteShareGroupStateRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    partitions: tuple[PartitionData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteShareGroupStateRequest:
-    """DeleteShareGroupStateRequest version 0 (API key 86)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 86
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string"})
-    topics: tuple[DeleteStateData, ...] = field(
-        default=(), metadata={"kafka_type": "[]DeleteStateData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +52,7 @@ class DeleteStateResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteShareGroupStateResponse:
+class DeleteShareGroupStateResponse(ResponseMessage):
     """DeleteShareGroupStateResponse version 0 (API key 86)."""
 
     __kind__: ClassVar[str] = "response"
@@ -110,6 +63,56 @@ class DeleteShareGroupStateResponse:
 
     results: tuple[DeleteStateResult, ...] = field(
         default=(), metadata={"kafka_type": "[]DeleteStateResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionData:
+    """Part of DeleteShareGroupStateRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    partition: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteStateData:
+    """Part of DeleteShareGroupStateRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
+    partitions: tuple[PartitionData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteShareGroupStateRequest(RequestMessage[DeleteShareGroupStateResponse]):
+    """DeleteShareGroupStateRequest version 0 (API key 86)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 86
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[DeleteShareGroupStateResponse]] = DeleteShareGroupStateResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string"})
+    topics: tuple[DeleteStateData, ...] = field(
+        default=(), metadata={"kafka_type": "[]DeleteStateData"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -5,25 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["DeletableTopicResult", "DeleteTopicsRequest", "DeleteTopicsResponse"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteTopicsRequest:
-    """DeleteTopicsRequest version 1 (API key 20)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 20
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
-
-    topic_names: tuple[str, ...] = field(
-        default=(),
-        metadata={"kafka_type": "[]string", "entity_type": "topicName", "ignorable": True},
-    )
-    timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,7 +22,7 @@ class DeletableTopicResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteTopicsResponse:
+class DeleteTopicsResponse(ResponseMessage):
     """DeleteTopicsResponse version 1 (API key 20)."""
 
     __kind__: ClassVar[str] = "response"
@@ -51,3 +35,22 @@ class DeleteTopicsResponse:
     responses: tuple[DeletableTopicResult, ...] = field(
         default=(), metadata={"kafka_type": "[]DeletableTopicResult"}
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteTopicsRequest(RequestMessage[DeleteTopicsResponse]):
+    """DeleteTopicsRequest version 1 (API key 20)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 20
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DeleteTopicsResponse]] = DeleteTopicsResponse
+
+    topic_names: tuple[str, ...] = field(
+        default=(),
+        metadata={"kafka_type": "[]string", "entity_type": "topicName", "ignorable": True},
+    )
+    timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})

@@ -5,28 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["DeletableTopicResult", "DeleteTopicsRequest", "DeleteTopicsResponse"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteTopicsRequest:
-    """DeleteTopicsRequest version 4 (API key 20)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 20
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    topic_names: tuple[str, ...] = field(
-        default=(),
-        metadata={"kafka_type": "[]string", "entity_type": "topicName", "ignorable": True},
-    )
-    timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,7 +25,7 @@ class DeletableTopicResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteTopicsResponse:
+class DeleteTopicsResponse(ResponseMessage):
     """DeleteTopicsResponse version 4 (API key 20)."""
 
     __kind__: ClassVar[str] = "response"
@@ -57,6 +38,28 @@ class DeleteTopicsResponse:
     responses: tuple[DeletableTopicResult, ...] = field(
         default=(), metadata={"kafka_type": "[]DeletableTopicResult"}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteTopicsRequest(RequestMessage[DeleteTopicsResponse]):
+    """DeleteTopicsRequest version 4 (API key 20)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 20
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DeleteTopicsResponse]] = DeleteTopicsResponse
+
+    topic_names: tuple[str, ...] = field(
+        default=(),
+        metadata={"kafka_type": "[]string", "entity_type": "topicName", "ignorable": True},
+    )
+    timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

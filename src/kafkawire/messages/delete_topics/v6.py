@@ -6,49 +6,14 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DeletableTopicResult",
     "DeleteTopicState",
     "DeleteTopicsRequest",
     "DeleteTopicsResponse",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteTopicState:
-    """Part of DeleteTopicsRequest version 6."""
-
-    __version__: ClassVar[int] = 6
-    __flexible__: ClassVar[bool] = True
-
-    name: str | None = field(
-        default=None,
-        metadata={"kafka_type": "string", "nullable": True, "entity_type": "topicName"},
-    )
-    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteTopicsRequest:
-    """DeleteTopicsRequest version 6 (API key 20)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 20
-    __version__: ClassVar[int] = 6
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    topics: tuple[DeleteTopicState, ...] = field(
-        default=(), metadata={"kafka_type": "[]DeleteTopicState"}
-    )
-    timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,7 +39,7 @@ class DeletableTopicResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DeleteTopicsResponse:
+class DeleteTopicsResponse(ResponseMessage):
     """DeleteTopicsResponse version 6 (API key 20)."""
 
     __kind__: ClassVar[str] = "response"
@@ -87,6 +52,44 @@ class DeleteTopicsResponse:
     responses: tuple[DeletableTopicResult, ...] = field(
         default=(), metadata={"kafka_type": "[]DeletableTopicResult"}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteTopicState:
+    """Part of DeleteTopicsRequest version 6."""
+
+    __version__: ClassVar[int] = 6
+    __flexible__: ClassVar[bool] = True
+
+    name: str | None = field(
+        default=None,
+        metadata={"kafka_type": "string", "nullable": True, "entity_type": "topicName"},
+    )
+    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteTopicsRequest(RequestMessage[DeleteTopicsResponse]):
+    """DeleteTopicsRequest version 6 (API key 20)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 20
+    __version__: ClassVar[int] = 6
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DeleteTopicsResponse]] = DeleteTopicsResponse
+
+    topics: tuple[DeleteTopicState, ...] = field(
+        default=(), metadata={"kafka_type": "[]DeleteTopicState"}
+    )
+    timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,31 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["AclDescription", "DescribeAclsRequest", "DescribeAclsResource", "DescribeAclsResponse"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeAclsRequest:
-    """DescribeAclsRequest version 1 (API key 29)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 29
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
-
-    resource_type_filter: int = field(default=0, metadata={"kafka_type": "int8"})
-    resource_name_filter: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    pattern_type_filter: int = field(default=3, metadata={"kafka_type": "int8"})
-    principal_filter: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    host_filter: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
-    operation: int = field(default=0, metadata={"kafka_type": "int8"})
-    permission_type: int = field(default=0, metadata={"kafka_type": "int8"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,7 +39,7 @@ class DescribeAclsResource:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeAclsResponse:
+class DescribeAclsResponse(ResponseMessage):
     """DescribeAclsResponse version 1 (API key 29)."""
 
     __kind__: ClassVar[str] = "response"
@@ -78,3 +56,28 @@ class DescribeAclsResponse:
     resources: tuple[DescribeAclsResource, ...] = field(
         default=(), metadata={"kafka_type": "[]DescribeAclsResource"}
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeAclsRequest(RequestMessage[DescribeAclsResponse]):
+    """DescribeAclsRequest version 1 (API key 29)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 29
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DescribeAclsResponse]] = DescribeAclsResponse
+
+    resource_type_filter: int = field(default=0, metadata={"kafka_type": "int8"})
+    resource_name_filter: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    pattern_type_filter: int = field(default=3, metadata={"kafka_type": "int8"})
+    principal_filter: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    host_filter: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
+    operation: int = field(default=0, metadata={"kafka_type": "int8"})
+    permission_type: int = field(default=0, metadata={"kafka_type": "int8"})

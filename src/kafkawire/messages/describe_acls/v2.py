@@ -5,34 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["AclDescription", "DescribeAclsRequest", "DescribeAclsResource", "DescribeAclsResponse"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeAclsRequest:
-    """DescribeAclsRequest version 2 (API key 29)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 29
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    resource_type_filter: int = field(default=0, metadata={"kafka_type": "int8"})
-    resource_name_filter: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    pattern_type_filter: int = field(default=3, metadata={"kafka_type": "int8"})
-    principal_filter: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    host_filter: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
-    operation: int = field(default=0, metadata={"kafka_type": "int8"})
-    permission_type: int = field(default=0, metadata={"kafka_type": "int8"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,7 +45,7 @@ class DescribeAclsResource:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeAclsResponse:
+class DescribeAclsResponse(ResponseMessage):
     """DescribeAclsResponse version 2 (API key 29)."""
 
     __kind__: ClassVar[str] = "response"
@@ -87,6 +62,34 @@ class DescribeAclsResponse:
     resources: tuple[DescribeAclsResource, ...] = field(
         default=(), metadata={"kafka_type": "[]DescribeAclsResource"}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeAclsRequest(RequestMessage[DescribeAclsResponse]):
+    """DescribeAclsRequest version 2 (API key 29)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 29
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DescribeAclsResponse]] = DescribeAclsResponse
+
+    resource_type_filter: int = field(default=0, metadata={"kafka_type": "int8"})
+    resource_name_filter: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    pattern_type_filter: int = field(default=3, metadata={"kafka_type": "int8"})
+    principal_filter: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    host_filter: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
+    operation: int = field(default=0, metadata={"kafka_type": "int8"})
+    permission_type: int = field(default=0, metadata={"kafka_type": "int8"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

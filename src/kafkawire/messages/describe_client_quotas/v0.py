@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "ComponentData",
     "DescribeClientQuotasRequest",
@@ -13,35 +15,6 @@ __all__ = [
     "EntryData",
     "ValueData",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ComponentData:
-    """Part of DescribeClientQuotasRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    entity_type: str = field(default="", metadata={"kafka_type": "string"})
-    match_type: int = field(default=0, metadata={"kafka_type": "int8"})
-    match: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeClientQuotasRequest:
-    """DescribeClientQuotasRequest version 0 (API key 48)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 48
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
-
-    components: tuple[ComponentData, ...] = field(
-        default=(), metadata={"kafka_type": "[]ComponentData"}
-    )
-    strict: bool = field(default=False, metadata={"kafka_type": "bool"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,7 +51,7 @@ class EntryData:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeClientQuotasResponse:
+class DescribeClientQuotasResponse(ResponseMessage):
     """DescribeClientQuotasResponse version 0 (API key 48)."""
 
     __kind__: ClassVar[str] = "response"
@@ -95,3 +68,33 @@ class DescribeClientQuotasResponse:
     entries: tuple[EntryData, ...] | None = field(
         default=(), metadata={"kafka_type": "[]EntryData", "nullable": True}
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ComponentData:
+    """Part of DescribeClientQuotasRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    entity_type: str = field(default="", metadata={"kafka_type": "string"})
+    match_type: int = field(default=0, metadata={"kafka_type": "int8"})
+    match: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeClientQuotasRequest(RequestMessage[DescribeClientQuotasResponse]):
+    """DescribeClientQuotasRequest version 0 (API key 48)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 48
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DescribeClientQuotasResponse]] = DescribeClientQuotasResponse
+
+    components: tuple[ComponentData, ...] = field(
+        default=(), metadata={"kafka_type": "[]ComponentData"}
+    )
+    strict: bool = field(default=False, metadata={"kafka_type": "bool"})

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "ComponentData",
     "DescribeClientQuotasRequest",
@@ -13,41 +15,6 @@ __all__ = [
     "EntryData",
     "ValueData",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ComponentData:
-    """Part of DescribeClientQuotasRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    entity_type: str = field(default="", metadata={"kafka_type": "string"})
-    match_type: int = field(default=0, metadata={"kafka_type": "int8"})
-    match: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeClientQuotasRequest:
-    """DescribeClientQuotasRequest version 1 (API key 48)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 48
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    components: tuple[ComponentData, ...] = field(
-        default=(), metadata={"kafka_type": "[]ComponentData"}
-    )
-    strict: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,7 +60,7 @@ class EntryData:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeClientQuotasResponse:
+class DescribeClientQuotasResponse(ResponseMessage):
     """DescribeClientQuotasResponse version 1 (API key 48)."""
 
     __kind__: ClassVar[str] = "response"
@@ -110,6 +77,42 @@ class DescribeClientQuotasResponse:
     entries: tuple[EntryData, ...] | None = field(
         default=(), metadata={"kafka_type": "[]EntryData", "nullable": True}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ComponentData:
+    """Part of DescribeClientQuotasRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    entity_type: str = field(default="", metadata={"kafka_type": "string"})
+    match_type: int = field(default=0, metadata={"kafka_type": "int8"})
+    match: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeClientQuotasRequest(RequestMessage[DescribeClientQuotasResponse]):
+    """DescribeClientQuotasRequest version 1 (API key 48)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 48
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DescribeClientQuotasResponse]] = DescribeClientQuotasResponse
+
+    components: tuple[ComponentData, ...] = field(
+        default=(), metadata={"kafka_type": "[]ComponentData"}
+    )
+    strict: bool = field(default=False, metadata={"kafka_type": "bool"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

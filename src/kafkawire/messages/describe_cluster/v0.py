@@ -5,26 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["DescribeClusterBroker", "DescribeClusterRequest", "DescribeClusterResponse"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeClusterRequest:
-    """DescribeClusterRequest version 0 (API key 60)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 60
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    include_cluster_authorized_operations: bool = field(
-        default=False, metadata={"kafka_type": "bool"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -44,7 +27,7 @@ class DescribeClusterBroker:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeClusterResponse:
+class DescribeClusterResponse(ResponseMessage):
     """DescribeClusterResponse version 0 (API key 60)."""
 
     __kind__: ClassVar[str] = "response"
@@ -67,6 +50,26 @@ class DescribeClusterResponse:
     )
     cluster_authorized_operations: int = field(
         default=-2147483648, metadata={"kafka_type": "int32"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeClusterRequest(RequestMessage[DescribeClusterResponse]):
+    """DescribeClusterRequest version 0 (API key 60)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 60
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DescribeClusterResponse]] = DescribeClusterResponse
+
+    include_cluster_authorized_operations: bool = field(
+        default=False, metadata={"kafka_type": "bool"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -5,28 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["DescribeClusterBroker", "DescribeClusterRequest", "DescribeClusterResponse"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeClusterRequest:
-    """DescribeClusterRequest version 2 (API key 60)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 60
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    include_cluster_authorized_operations: bool = field(
-        default=False, metadata={"kafka_type": "bool"}
-    )
-    endpoint_type: int = field(default=1, metadata={"kafka_type": "int8"})
-    include_fenced_brokers: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,7 +28,7 @@ class DescribeClusterBroker:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeClusterResponse:
+class DescribeClusterResponse(ResponseMessage):
     """DescribeClusterResponse version 2 (API key 60)."""
 
     __kind__: ClassVar[str] = "response"
@@ -72,6 +53,28 @@ class DescribeClusterResponse:
     cluster_authorized_operations: int = field(
         default=-2147483648, metadata={"kafka_type": "int32"}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeClusterRequest(RequestMessage[DescribeClusterResponse]):
+    """DescribeClusterRequest version 2 (API key 60)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 60
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DescribeClusterResponse]] = DescribeClusterResponse
+
+    include_cluster_authorized_operations: bool = field(
+        default=False, metadata={"kafka_type": "bool"}
+    )
+    endpoint_type: int = field(default=1, metadata={"kafka_type": "int8"})
+    include_fenced_brokers: bool = field(default=False, metadata={"kafka_type": "bool"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DescribeConfigsRequest",
     "DescribeConfigsResource",
@@ -12,36 +14,6 @@ __all__ = [
     "DescribeConfigsResponse",
     "DescribeConfigsResult",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeConfigsResource:
-    """Part of DescribeConfigsRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    resource_type: int = field(default=0, metadata={"kafka_type": "int8"})
-    resource_name: str = field(default="", metadata={"kafka_type": "string"})
-    configuration_keys: tuple[str, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]string", "nullable": True}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeConfigsRequest:
-    """DescribeConfigsRequest version 0 (API key 32)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 32
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
-
-    resources: tuple[DescribeConfigsResource, ...] = field(
-        default=(), metadata={"kafka_type": "[]DescribeConfigsResource"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,7 +49,7 @@ class DescribeConfigsResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeConfigsResponse:
+class DescribeConfigsResponse(ResponseMessage):
     """DescribeConfigsResponse version 0 (API key 32)."""
 
     __kind__: ClassVar[str] = "response"
@@ -89,4 +61,35 @@ class DescribeConfigsResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     results: tuple[DescribeConfigsResult, ...] = field(
         default=(), metadata={"kafka_type": "[]DescribeConfigsResult"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeConfigsResource:
+    """Part of DescribeConfigsRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    resource_type: int = field(default=0, metadata={"kafka_type": "int8"})
+    resource_name: str = field(default="", metadata={"kafka_type": "string"})
+    configuration_keys: tuple[str, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]string", "nullable": True}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeConfigsRequest(RequestMessage[DescribeConfigsResponse]):
+    """DescribeConfigsRequest version 0 (API key 32)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 32
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DescribeConfigsResponse]] = DescribeConfigsResponse
+
+    resources: tuple[DescribeConfigsResource, ...] = field(
+        default=(), metadata={"kafka_type": "[]DescribeConfigsResource"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DescribeConfigsRequest",
     "DescribeConfigsResource",
@@ -13,44 +15,6 @@ __all__ = [
     "DescribeConfigsResult",
     "DescribeConfigsSynonym",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeConfigsResource:
-    """Part of DescribeConfigsRequest version 4."""
-
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-
-    resource_type: int = field(default=0, metadata={"kafka_type": "int8"})
-    resource_name: str = field(default="", metadata={"kafka_type": "string"})
-    configuration_keys: tuple[str, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]string", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeConfigsRequest:
-    """DescribeConfigsRequest version 4 (API key 32)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 32
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    resources: tuple[DescribeConfigsResource, ...] = field(
-        default=(), metadata={"kafka_type": "[]DescribeConfigsResource"}
-    )
-    include_synonyms: bool = field(default=False, metadata={"kafka_type": "bool"})
-    include_documentation: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -114,7 +78,7 @@ class DescribeConfigsResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeConfigsResponse:
+class DescribeConfigsResponse(ResponseMessage):
     """DescribeConfigsResponse version 4 (API key 32)."""
 
     __kind__: ClassVar[str] = "response"
@@ -127,6 +91,45 @@ class DescribeConfigsResponse:
     results: tuple[DescribeConfigsResult, ...] = field(
         default=(), metadata={"kafka_type": "[]DescribeConfigsResult"}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeConfigsResource:
+    """Part of DescribeConfigsRequest version 4."""
+
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+
+    resource_type: int = field(default=0, metadata={"kafka_type": "int8"})
+    resource_name: str = field(default="", metadata={"kafka_type": "string"})
+    configuration_keys: tuple[str, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]string", "nullable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeConfigsRequest(RequestMessage[DescribeConfigsResponse]):
+    """DescribeConfigsRequest version 4 (API key 32)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 32
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DescribeConfigsResponse]] = DescribeConfigsResponse
+
+    resources: tuple[DescribeConfigsResource, ...] = field(
+        default=(), metadata={"kafka_type": "[]DescribeConfigsResource"}
+    )
+    include_synonyms: bool = field(default=False, metadata={"kafka_type": "bool"})
+    include_documentation: bool = field(default=False, metadata={"kafka_type": "bool"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DescribeDelegationTokenOwner",
     "DescribeDelegationTokenRequest",
@@ -12,33 +14,6 @@ __all__ = [
     "DescribedDelegationToken",
     "DescribedDelegationTokenRenewer",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeDelegationTokenOwner:
-    """Part of DescribeDelegationTokenRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    principal_type: str = field(default="", metadata={"kafka_type": "string"})
-    principal_name: str = field(default="", metadata={"kafka_type": "string"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeDelegationTokenRequest:
-    """DescribeDelegationTokenRequest version 0 (API key 41)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 41
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
-
-    owners: tuple[DescribeDelegationTokenOwner, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]DescribeDelegationTokenOwner", "nullable": True}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,7 +47,7 @@ class DescribedDelegationToken:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeDelegationTokenResponse:
+class DescribeDelegationTokenResponse(ResponseMessage):
     """DescribeDelegationTokenResponse version 0 (API key 41)."""
 
     __kind__: ClassVar[str] = "response"
@@ -86,3 +61,31 @@ class DescribeDelegationTokenResponse:
         default=(), metadata={"kafka_type": "[]DescribedDelegationToken"}
     )
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeDelegationTokenOwner:
+    """Part of DescribeDelegationTokenRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    principal_type: str = field(default="", metadata={"kafka_type": "string"})
+    principal_name: str = field(default="", metadata={"kafka_type": "string"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeDelegationTokenRequest(RequestMessage[DescribeDelegationTokenResponse]):
+    """DescribeDelegationTokenRequest version 0 (API key 41)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 41
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DescribeDelegationTokenResponse]] = DescribeDelegationTokenResponse
+
+    owners: tuple[DescribeDelegationTokenOwner, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]DescribeDelegationTokenOwner", "nullable": True}
+    )

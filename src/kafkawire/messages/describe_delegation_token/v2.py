@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DescribeDelegationTokenOwner",
     "DescribeDelegationTokenRequest",
@@ -12,39 +14,6 @@ __all__ = [
     "DescribedDelegationToken",
     "DescribedDelegationTokenRenewer",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeDelegationTokenOwner:
-    """Part of DescribeDelegationTokenRequest version 2."""
-
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-
-    principal_type: str = field(default="", metadata={"kafka_type": "string"})
-    principal_name: str = field(default="", metadata={"kafka_type": "string"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeDelegationTokenRequest:
-    """DescribeDelegationTokenRequest version 2 (API key 41)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 41
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    owners: tuple[DescribeDelegationTokenOwner, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]DescribeDelegationTokenOwner", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,7 +53,7 @@ class DescribedDelegationToken:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeDelegationTokenResponse:
+class DescribeDelegationTokenResponse(ResponseMessage):
     """DescribeDelegationTokenResponse version 2 (API key 41)."""
 
     __kind__: ClassVar[str] = "response"
@@ -98,6 +67,40 @@ class DescribeDelegationTokenResponse:
         default=(), metadata={"kafka_type": "[]DescribedDelegationToken"}
     )
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeDelegationTokenOwner:
+    """Part of DescribeDelegationTokenRequest version 2."""
+
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+
+    principal_type: str = field(default="", metadata={"kafka_type": "string"})
+    principal_name: str = field(default="", metadata={"kafka_type": "string"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeDelegationTokenRequest(RequestMessage[DescribeDelegationTokenResponse]):
+    """DescribeDelegationTokenRequest version 2 (API key 41)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 41
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DescribeDelegationTokenResponse]] = DescribeDelegationTokenResponse
+
+    owners: tuple[DescribeDelegationTokenOwner, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]DescribeDelegationTokenOwner", "nullable": True}
+    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DescribeDelegationTokenOwner",
     "DescribeDelegationTokenRequest",
@@ -12,39 +14,6 @@ __all__ = [
     "DescribedDelegationToken",
     "DescribedDelegationTokenRenewer",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeDelegationTokenOwner:
-    """Part of DescribeDelegationTokenRequest version 3."""
-
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-
-    principal_type: str = field(default="", metadata={"kafka_type": "string"})
-    principal_name: str = field(default="", metadata={"kafka_type": "string"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeDelegationTokenRequest:
-    """DescribeDelegationTokenRequest version 3 (API key 41)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 41
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    owners: tuple[DescribeDelegationTokenOwner, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]DescribeDelegationTokenOwner", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,7 +55,7 @@ class DescribedDelegationToken:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeDelegationTokenResponse:
+class DescribeDelegationTokenResponse(ResponseMessage):
     """DescribeDelegationTokenResponse version 3 (API key 41)."""
 
     __kind__: ClassVar[str] = "response"
@@ -100,6 +69,40 @@ class DescribeDelegationTokenResponse:
         default=(), metadata={"kafka_type": "[]DescribedDelegationToken"}
     )
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeDelegationTokenOwner:
+    """Part of DescribeDelegationTokenRequest version 3."""
+
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+
+    principal_type: str = field(default="", metadata={"kafka_type": "string"})
+    principal_name: str = field(default="", metadata={"kafka_type": "string"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeDelegationTokenRequest(RequestMessage[DescribeDelegationTokenResponse]):
+    """DescribeDelegationTokenRequest version 3 (API key 41)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 41
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DescribeDelegationTokenResponse]] = DescribeDelegationTokenResponse
+
+    owners: tuple[DescribeDelegationTokenOwner, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]DescribeDelegationTokenOwner", "nullable": True}
+    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

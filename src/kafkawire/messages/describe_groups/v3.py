@@ -5,29 +5,14 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DescribeGroupsRequest",
     "DescribeGroupsResponse",
     "DescribedGroup",
     "DescribedGroupMember",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeGroupsRequest:
-    """DescribeGroupsRequest version 3 (API key 15)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 15
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "group"
-
-    groups: tuple[str, ...] = field(
-        default=(), metadata={"kafka_type": "[]string", "entity_type": "groupId"}
-    )
-    include_authorized_operations: bool = field(default=False, metadata={"kafka_type": "bool"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,7 +48,7 @@ class DescribedGroup:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeGroupsResponse:
+class DescribeGroupsResponse(ResponseMessage):
     """DescribeGroupsResponse version 3 (API key 15)."""
 
     __kind__: ClassVar[str] = "response"
@@ -76,3 +61,21 @@ class DescribeGroupsResponse:
     groups: tuple[DescribedGroup, ...] = field(
         default=(), metadata={"kafka_type": "[]DescribedGroup"}
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeGroupsRequest(RequestMessage[DescribeGroupsResponse]):
+    """DescribeGroupsRequest version 3 (API key 15)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 15
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[DescribeGroupsResponse]] = DescribeGroupsResponse
+
+    groups: tuple[str, ...] = field(
+        default=(), metadata={"kafka_type": "[]string", "entity_type": "groupId"}
+    )
+    include_authorized_operations: bool = field(default=False, metadata={"kafka_type": "bool"})

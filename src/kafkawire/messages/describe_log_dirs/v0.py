@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DescribableLogDirTopic",
     "DescribeLogDirsPartition",
@@ -13,33 +15,6 @@ __all__ = [
     "DescribeLogDirsResult",
     "DescribeLogDirsTopic",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribableLogDirTopic:
-    """Part of DescribeLogDirsRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    topic: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeLogDirsRequest:
-    """DescribeLogDirsRequest version 0 (API key 35)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 35
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "every"
-
-    topics: tuple[DescribableLogDirTopic, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]DescribableLogDirTopic", "nullable": True}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,7 +58,7 @@ class DescribeLogDirsResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeLogDirsResponse:
+class DescribeLogDirsResponse(ResponseMessage):
     """DescribeLogDirsResponse version 0 (API key 35)."""
 
     __kind__: ClassVar[str] = "response"
@@ -95,4 +70,32 @@ class DescribeLogDirsResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     results: tuple[DescribeLogDirsResult, ...] = field(
         default=(), metadata={"kafka_type": "[]DescribeLogDirsResult"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribableLogDirTopic:
+    """Part of DescribeLogDirsRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    topic: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeLogDirsRequest(RequestMessage[DescribeLogDirsResponse]):
+    """DescribeLogDirsRequest version 0 (API key 35)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 35
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "every"
+    __response__: ClassVar[type[DescribeLogDirsResponse]] = DescribeLogDirsResponse
+
+    topics: tuple[DescribableLogDirTopic, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]DescribableLogDirTopic", "nullable": True}
     )

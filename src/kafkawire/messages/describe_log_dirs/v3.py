@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DescribableLogDirTopic",
     "DescribeLogDirsPartition",
@@ -13,39 +15,6 @@ __all__ = [
     "DescribeLogDirsResult",
     "DescribeLogDirsTopic",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribableLogDirTopic:
-    """Part of DescribeLogDirsRequest version 3."""
-
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-
-    topic: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeLogDirsRequest:
-    """DescribeLogDirsRequest version 3 (API key 35)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 35
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "every"
-
-    topics: tuple[DescribableLogDirTopic, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]DescribableLogDirTopic", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,7 +67,7 @@ class DescribeLogDirsResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeLogDirsResponse:
+class DescribeLogDirsResponse(ResponseMessage):
     """DescribeLogDirsResponse version 3 (API key 35)."""
 
     __kind__: ClassVar[str] = "response"
@@ -111,6 +80,40 @@ class DescribeLogDirsResponse:
     error_code: int = field(default=0, metadata={"kafka_type": "int16", "ignorable": True})
     results: tuple[DescribeLogDirsResult, ...] = field(
         default=(), metadata={"kafka_type": "[]DescribeLogDirsResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribableLogDirTopic:
+    """Part of DescribeLogDirsRequest version 3."""
+
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+
+    topic: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeLogDirsRequest(RequestMessage[DescribeLogDirsResponse]):
+    """DescribeLogDirsRequest version 3 (API key 35)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 35
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "every"
+    __response__: ClassVar[type[DescribeLogDirsResponse]] = DescribeLogDirsResponse
+
+    topics: tuple[DescribableLogDirTopic, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]DescribableLogDirTopic", "nullable": True}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

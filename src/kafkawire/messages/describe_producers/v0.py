@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DescribeProducersRequest",
     "DescribeProducersResponse",
@@ -13,37 +15,6 @@ __all__ = [
     "TopicRequest",
     "TopicResponse",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TopicRequest:
-    """Part of DescribeProducersRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeProducersRequest:
-    """DescribeProducersRequest version 0 (API key 61)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 61
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "leader"
-
-    topics: tuple[TopicRequest, ...] = field(default=(), metadata={"kafka_type": "[]TopicRequest"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,7 +74,7 @@ class TopicResponse:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeProducersResponse:
+class DescribeProducersResponse(ResponseMessage):
     """DescribeProducersResponse version 0 (API key 61)."""
 
     __kind__: ClassVar[str] = "response"
@@ -116,6 +87,38 @@ class DescribeProducersResponse:
     topics: tuple[TopicResponse, ...] = field(
         default=(), metadata={"kafka_type": "[]TopicResponse"}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicRequest:
+    """Part of DescribeProducersRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeProducersRequest(RequestMessage[DescribeProducersResponse]):
+    """DescribeProducersRequest version 0 (API key 61)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 61
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "leader"
+    __response__: ClassVar[type[DescribeProducersResponse]] = DescribeProducersResponse
+
+    topics: tuple[TopicRequest, ...] = field(default=(), metadata={"kafka_type": "[]TopicRequest"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

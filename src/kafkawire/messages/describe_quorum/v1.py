@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DescribeQuorumRequest",
     "DescribeQuorumRequestPartitionData",
@@ -14,56 +16,6 @@ __all__ = [
     "DescribeQuorumResponseTopicData",
     "ReplicaState",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeQuorumRequestPartitionData:
-    """Part of DescribeQuorumRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeQuorumRequestTopicData:
-    """Part of DescribeQuorumRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
-    )
-    partitions: tuple[DescribeQuorumRequestPartitionData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeQuorumRequest:
-    """DescribeQuorumRequest version 1 (API key 55)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 55
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    topics: tuple[DescribeQuorumRequestTopicData, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,7 +80,7 @@ class DescribeQuorumResponseTopicData:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeQuorumResponse:
+class DescribeQuorumResponse(ResponseMessage):
     """DescribeQuorumResponse version 1 (API key 55)."""
 
     __kind__: ClassVar[str] = "response"
@@ -139,6 +91,57 @@ class DescribeQuorumResponse:
 
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     topics: tuple[DescribeQuorumResponseTopicData, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeQuorumRequestPartitionData:
+    """Part of DescribeQuorumRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeQuorumRequestTopicData:
+    """Part of DescribeQuorumRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
+    )
+    partitions: tuple[DescribeQuorumRequestPartitionData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeQuorumRequest(RequestMessage[DescribeQuorumResponse]):
+    """DescribeQuorumRequest version 1 (API key 55)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 55
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DescribeQuorumResponse]] = DescribeQuorumResponse
+
+    topics: tuple[DescribeQuorumRequestTopicData, ...] = field(
         default=(), metadata={"kafka_type": "[]TopicData"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(

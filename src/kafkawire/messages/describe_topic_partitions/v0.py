@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DescribeTopicPartitionsRequest",
     "DescribeTopicPartitionsRequestCursor",
@@ -15,56 +17,6 @@ __all__ = [
     "DescribeTopicPartitionsResponseTopic",
     "TopicRequest",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TopicRequest:
-    """Part of DescribeTopicPartitionsRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeTopicPartitionsRequestCursor:
-    """Part of DescribeTopicPartitionsRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
-    )
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeTopicPartitionsRequest:
-    """DescribeTopicPartitionsRequest version 0 (API key 75)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 75
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    topics: tuple[TopicRequest, ...] = field(default=(), metadata={"kafka_type": "[]TopicRequest"})
-    response_partition_limit: int = field(default=2000, metadata={"kafka_type": "int32"})
-    cursor: DescribeTopicPartitionsRequestCursor | None = field(
-        default=None, metadata={"kafka_type": "Cursor", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -141,7 +93,7 @@ class DescribeTopicPartitionsResponseCursor:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeTopicPartitionsResponse:
+class DescribeTopicPartitionsResponse(ResponseMessage):
     """DescribeTopicPartitionsResponse version 0 (API key 75)."""
 
     __kind__: ClassVar[str] = "response"
@@ -155,6 +107,57 @@ class DescribeTopicPartitionsResponse:
         default=(), metadata={"kafka_type": "[]DescribeTopicPartitionsResponseTopic"}
     )
     next_cursor: DescribeTopicPartitionsResponseCursor | None = field(
+        default=None, metadata={"kafka_type": "Cursor", "nullable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicRequest:
+    """Part of DescribeTopicPartitionsRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeTopicPartitionsRequestCursor:
+    """Part of DescribeTopicPartitionsRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
+    )
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeTopicPartitionsRequest(RequestMessage[DescribeTopicPartitionsResponse]):
+    """DescribeTopicPartitionsRequest version 0 (API key 75)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 75
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DescribeTopicPartitionsResponse]] = DescribeTopicPartitionsResponse
+
+    topics: tuple[TopicRequest, ...] = field(default=(), metadata={"kafka_type": "[]TopicRequest"})
+    response_partition_limit: int = field(default=2000, metadata={"kafka_type": "int32"})
+    cursor: DescribeTopicPartitionsRequestCursor | None = field(
         default=None, metadata={"kafka_type": "Cursor", "nullable": True}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(

@@ -5,31 +5,14 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "DescribeTransactionsRequest",
     "DescribeTransactionsResponse",
     "TopicData",
     "TransactionState",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeTransactionsRequest:
-    """DescribeTransactionsRequest version 0 (API key 65)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 65
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    transactional_ids: tuple[str, ...] = field(
-        default=(), metadata={"kafka_type": "[]string", "entity_type": "transactionalId"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,7 +54,7 @@ class TransactionState:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeTransactionsResponse:
+class DescribeTransactionsResponse(ResponseMessage):
     """DescribeTransactionsResponse version 0 (API key 65)."""
 
     __kind__: ClassVar[str] = "response"
@@ -83,6 +66,26 @@ class DescribeTransactionsResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     transaction_states: tuple[TransactionState, ...] = field(
         default=(), metadata={"kafka_type": "[]TransactionState"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeTransactionsRequest(RequestMessage[DescribeTransactionsResponse]):
+    """DescribeTransactionsRequest version 0 (API key 65)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 65
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DescribeTransactionsResponse]] = DescribeTransactionsResponse
+
+    transactional_ids: tuple[str, ...] = field(
+        default=(), metadata={"kafka_type": "[]string", "entity_type": "transactionalId"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

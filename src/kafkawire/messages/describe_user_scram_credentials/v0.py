@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "CredentialInfo",
     "DescribeUserScramCredentialsRequest",
@@ -12,38 +14,6 @@ __all__ = [
     "DescribeUserScramCredentialsResult",
     "UserName",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UserName:
-    """Part of DescribeUserScramCredentialsRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeUserScramCredentialsRequest:
-    """DescribeUserScramCredentialsRequest version 0 (API key 50)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 50
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    users: tuple[UserName, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]UserName", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,7 +51,7 @@ class DescribeUserScramCredentialsResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DescribeUserScramCredentialsResponse:
+class DescribeUserScramCredentialsResponse(ResponseMessage):
     """DescribeUserScramCredentialsResponse version 0 (API key 50)."""
 
     __kind__: ClassVar[str] = "response"
@@ -97,6 +67,41 @@ class DescribeUserScramCredentialsResponse:
     )
     results: tuple[DescribeUserScramCredentialsResult, ...] = field(
         default=(), metadata={"kafka_type": "[]DescribeUserScramCredentialsResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UserName:
+    """Part of DescribeUserScramCredentialsRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DescribeUserScramCredentialsRequest(RequestMessage[DescribeUserScramCredentialsResponse]):
+    """DescribeUserScramCredentialsRequest version 0 (API key 50)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 50
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[DescribeUserScramCredentialsResponse]] = (
+        DescribeUserScramCredentialsResponse
+    )
+
+    users: tuple[UserName, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]UserName", "nullable": True}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

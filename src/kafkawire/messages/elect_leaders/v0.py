@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "ElectLeadersRequest",
     "ElectLeadersResponse",
@@ -12,34 +14,6 @@ __all__ = [
     "ReplicaElectionResult",
     "TopicPartitions",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TopicPartitions:
-    """Part of ElectLeadersRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    topic: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ElectLeadersRequest:
-    """ElectLeadersRequest version 0 (API key 43)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 43
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
-
-    topic_partitions: tuple[TopicPartitions, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]TopicPartitions", "nullable": True}
-    )
-    timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,7 +44,7 @@ class ReplicaElectionResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ElectLeadersResponse:
+class ElectLeadersResponse(ResponseMessage):
     """ElectLeadersResponse version 0 (API key 43)."""
 
     __kind__: ClassVar[str] = "response"
@@ -83,3 +57,32 @@ class ElectLeadersResponse:
     replica_election_results: tuple[ReplicaElectionResult, ...] = field(
         default=(), metadata={"kafka_type": "[]ReplicaElectionResult"}
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicPartitions:
+    """Part of ElectLeadersRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    topic: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ElectLeadersRequest(RequestMessage[ElectLeadersResponse]):
+    """ElectLeadersRequest version 0 (API key 43)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 43
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[ElectLeadersResponse]] = ElectLeadersResponse
+
+    topic_partitions: tuple[TopicPartitions, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]TopicPartitions", "nullable": True}
+    )
+    timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "ElectLeadersRequest",
     "ElectLeadersResponse",
@@ -12,41 +14,6 @@ __all__ = [
     "ReplicaElectionResult",
     "TopicPartitions",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TopicPartitions:
-    """Part of ElectLeadersRequest version 2."""
-
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-
-    topic: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ElectLeadersRequest:
-    """ElectLeadersRequest version 2 (API key 43)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 43
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    election_type: int = field(default=0, metadata={"kafka_type": "int8"})
-    topic_partitions: tuple[TopicPartitions, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]TopicPartitions", "nullable": True}
-    )
-    timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,7 +50,7 @@ class ReplicaElectionResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ElectLeadersResponse:
+class ElectLeadersResponse(ResponseMessage):
     """ElectLeadersResponse version 2 (API key 43)."""
 
     __kind__: ClassVar[str] = "response"
@@ -97,6 +64,42 @@ class ElectLeadersResponse:
     replica_election_results: tuple[ReplicaElectionResult, ...] = field(
         default=(), metadata={"kafka_type": "[]ReplicaElectionResult"}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicPartitions:
+    """Part of ElectLeadersRequest version 2."""
+
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+
+    topic: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ElectLeadersRequest(RequestMessage[ElectLeadersResponse]):
+    """ElectLeadersRequest version 2 (API key 43)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 43
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[ElectLeadersResponse]] = ElectLeadersResponse
+
+    election_type: int = field(default=0, metadata={"kafka_type": "int8"})
+    topic_partitions: tuple[TopicPartitions, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]TopicPartitions", "nullable": True}
+    )
+    timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "EndQuorumEpochRequest",
     "EndQuorumEpochRequestPartitionData",
@@ -13,6 +15,50 @@ __all__ = [
     "EndQuorumEpochResponsePartitionData",
     "EndQuorumEpochResponseTopicData",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndQuorumEpochResponsePartitionData:
+    """Part of EndQuorumEpochResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    leader_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndQuorumEpochResponseTopicData:
+    """Part of EndQuorumEpochResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
+    )
+    partitions: tuple[EndQuorumEpochResponsePartitionData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionData"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndQuorumEpochResponse(ResponseMessage):
+    """EndQuorumEpochResponse version 0 (API key 54)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 54
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    topics: tuple[EndQuorumEpochResponseTopicData, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicData"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,7 +92,7 @@ class EndQuorumEpochRequestTopicData:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EndQuorumEpochRequest:
+class EndQuorumEpochRequest(RequestMessage[EndQuorumEpochResponse]):
     """EndQuorumEpochRequest version 0 (API key 54)."""
 
     __kind__: ClassVar[str] = "request"
@@ -55,54 +101,11 @@ class EndQuorumEpochRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[EndQuorumEpochResponse]] = EndQuorumEpochResponse
 
     cluster_id: str | None = field(
         default=None, metadata={"kafka_type": "string", "nullable": True}
     )
     topics: tuple[EndQuorumEpochRequestTopicData, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicData"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EndQuorumEpochResponsePartitionData:
-    """Part of EndQuorumEpochResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    leader_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EndQuorumEpochResponseTopicData:
-    """Part of EndQuorumEpochResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
-    )
-    partitions: tuple[EndQuorumEpochResponsePartitionData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionData"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EndQuorumEpochResponse:
-    """EndQuorumEpochResponse version 0 (API key 54)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 54
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    topics: tuple[EndQuorumEpochResponseTopicData, ...] = field(
         default=(), metadata={"kafka_type": "[]TopicData"}
     )

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "EndQuorumEpochRequest",
     "EndQuorumEpochRequestPartitionData",
@@ -17,6 +19,77 @@ __all__ = [
     "NodeEndpoint",
     "ReplicaInfo",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndQuorumEpochResponsePartitionData:
+    """Part of EndQuorumEpochResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    leader_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndQuorumEpochResponseTopicData:
+    """Part of EndQuorumEpochResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
+    )
+    partitions: tuple[EndQuorumEpochResponsePartitionData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeEndpoint:
+    """Part of EndQuorumEpochResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    node_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    host: str = field(default="", metadata={"kafka_type": "string"})
+    port: int = field(default=0, metadata={"kafka_type": "uint16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndQuorumEpochResponse(ResponseMessage):
+    """EndQuorumEpochResponse version 1 (API key 54)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 54
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    topics: tuple[EndQuorumEpochResponseTopicData, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicData"}
+    )
+    node_endpoints: tuple[NodeEndpoint, ...] = field(
+        default=(), metadata={"kafka_type": "[]NodeEndpoint", "tag": 0}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,7 +162,7 @@ class LeaderEndpoint:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EndQuorumEpochRequest:
+class EndQuorumEpochRequest(RequestMessage[EndQuorumEpochResponse]):
     """EndQuorumEpochRequest version 1 (API key 54)."""
 
     __kind__: ClassVar[str] = "request"
@@ -98,6 +171,7 @@ class EndQuorumEpochRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[EndQuorumEpochResponse]] = EndQuorumEpochResponse
 
     cluster_id: str | None = field(
         default=None, metadata={"kafka_type": "string", "nullable": True}
@@ -107,77 +181,6 @@ class EndQuorumEpochRequest:
     )
     leader_endpoints: tuple[LeaderEndpoint, ...] = field(
         default=(), metadata={"kafka_type": "[]LeaderEndpoint", "ignorable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EndQuorumEpochResponsePartitionData:
-    """Part of EndQuorumEpochResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    leader_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EndQuorumEpochResponseTopicData:
-    """Part of EndQuorumEpochResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
-    )
-    partitions: tuple[EndQuorumEpochResponsePartitionData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NodeEndpoint:
-    """Part of EndQuorumEpochResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    node_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    host: str = field(default="", metadata={"kafka_type": "string"})
-    port: int = field(default=0, metadata={"kafka_type": "uint16"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EndQuorumEpochResponse:
-    """EndQuorumEpochResponse version 1 (API key 54)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 54
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    topics: tuple[EndQuorumEpochResponseTopicData, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicData"}
-    )
-    node_endpoints: tuple[NodeEndpoint, ...] = field(
-        default=(), metadata={"kafka_type": "[]NodeEndpoint", "tag": 0}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -5,32 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["EndTxnRequest", "EndTxnResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EndTxnRequest:
-    """EndTxnRequest version 0 (API key 26)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 26
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "transaction"
-
-    transactional_id: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
-    )
-    producer_id: int = field(
-        default=0, metadata={"kafka_type": "int64", "entity_type": "producerId"}
-    )
-    producer_epoch: int = field(default=0, metadata={"kafka_type": "int16"})
-    committed: bool = field(default=False, metadata={"kafka_type": "bool"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EndTxnResponse:
+class EndTxnResponse(ResponseMessage):
     """EndTxnResponse version 0 (API key 26)."""
 
     __kind__: ClassVar[str] = "response"
@@ -41,3 +22,25 @@ class EndTxnResponse:
 
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndTxnRequest(RequestMessage[EndTxnResponse]):
+    """EndTxnRequest version 0 (API key 26)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 26
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "transaction"
+    __response__: ClassVar[type[EndTxnResponse]] = EndTxnResponse
+
+    transactional_id: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
+    )
+    producer_id: int = field(
+        default=0, metadata={"kafka_type": "int64", "entity_type": "producerId"}
+    )
+    producer_epoch: int = field(default=0, metadata={"kafka_type": "int16"})
+    committed: bool = field(default=False, metadata={"kafka_type": "bool"})

@@ -5,35 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["EndTxnRequest", "EndTxnResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EndTxnRequest:
-    """EndTxnRequest version 5 (API key 26)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 26
-    __version__: ClassVar[int] = 5
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "transaction"
-
-    transactional_id: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
-    )
-    producer_id: int = field(
-        default=0, metadata={"kafka_type": "int64", "entity_type": "producerId"}
-    )
-    producer_epoch: int = field(default=0, metadata={"kafka_type": "int16"})
-    committed: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EndTxnResponse:
+class EndTxnResponse(ResponseMessage):
     """EndTxnResponse version 5 (API key 26)."""
 
     __kind__: ClassVar[str] = "response"
@@ -48,6 +26,31 @@ class EndTxnResponse:
         default=-1, metadata={"kafka_type": "int64", "entity_type": "producerId", "ignorable": True}
     )
     producer_epoch: int = field(default=-1, metadata={"kafka_type": "int16", "ignorable": True})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndTxnRequest(RequestMessage[EndTxnResponse]):
+    """EndTxnRequest version 5 (API key 26)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 26
+    __version__: ClassVar[int] = 5
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "transaction"
+    __response__: ClassVar[type[EndTxnResponse]] = EndTxnResponse
+
+    transactional_id: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
+    )
+    producer_id: int = field(
+        default=0, metadata={"kafka_type": "int64", "entity_type": "producerId"}
+    )
+    producer_epoch: int = field(default=0, metadata={"kafka_type": "int16"})
+    committed: bool = field(default=False, metadata={"kafka_type": "bool"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

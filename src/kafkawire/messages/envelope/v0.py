@@ -5,32 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["EnvelopeRequest", "EnvelopeResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EnvelopeRequest:
-    """EnvelopeRequest version 0 (API key 58)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 58
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "internal"
-
-    request_data: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
-    request_principal: bytes | None = field(
-        default=b"", metadata={"kafka_type": "bytes", "nullable": True}
-    )
-    client_host_address: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EnvelopeResponse:
+class EnvelopeResponse(ResponseMessage):
     """EnvelopeResponse version 0 (API key 58)."""
 
     __kind__: ClassVar[str] = "response"
@@ -43,6 +24,28 @@ class EnvelopeResponse:
         default=None, metadata={"kafka_type": "bytes", "nullable": True}
     )
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EnvelopeRequest(RequestMessage[EnvelopeResponse]):
+    """EnvelopeRequest version 0 (API key 58)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 58
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[EnvelopeResponse]] = EnvelopeResponse
+
+    request_data: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
+    request_principal: bytes | None = field(
+        default=b"", metadata={"kafka_type": "bytes", "nullable": True}
+    )
+    client_host_address: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,29 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["ExpireDelegationTokenRequest", "ExpireDelegationTokenResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ExpireDelegationTokenRequest:
-    """ExpireDelegationTokenRequest version 2 (API key 40)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 40
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    hmac: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
-    expiry_time_period_ms: int = field(default=0, metadata={"kafka_type": "int64"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ExpireDelegationTokenResponse:
+class ExpireDelegationTokenResponse(ResponseMessage):
     """ExpireDelegationTokenResponse version 2 (API key 40)."""
 
     __kind__: ClassVar[str] = "response"
@@ -39,6 +23,25 @@ class ExpireDelegationTokenResponse:
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     expiry_timestamp_ms: int = field(default=0, metadata={"kafka_type": "int64"})
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExpireDelegationTokenRequest(RequestMessage[ExpireDelegationTokenResponse]):
+    """ExpireDelegationTokenRequest version 2 (API key 40)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 40
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[ExpireDelegationTokenResponse]] = ExpireDelegationTokenResponse
+
+    hmac: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
+    expiry_time_period_ms: int = field(default=0, metadata={"kafka_type": "int64"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AbortedTransaction",
     "EpochEndOffset",
@@ -21,108 +23,6 @@ __all__ = [
     "ReplicaState",
     "SnapshotId",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReplicaState:
-    """Part of FetchRequest version 16."""
-
-    __version__: ClassVar[int] = 16
-    __flexible__: ClassVar[bool] = True
-
-    replica_id: int = field(default=-1, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    replica_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchPartition:
-    """Part of FetchRequest version 16."""
-
-    __version__: ClassVar[int] = 16
-    __flexible__: ClassVar[bool] = True
-
-    partition: int = field(default=0, metadata={"kafka_type": "int32"})
-    current_leader_epoch: int = field(
-        default=-1, metadata={"kafka_type": "int32", "ignorable": True}
-    )
-    fetch_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    last_fetched_epoch: int = field(default=-1, metadata={"kafka_type": "int32"})
-    log_start_offset: int = field(default=-1, metadata={"kafka_type": "int64", "ignorable": True})
-    partition_max_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchTopic:
-    """Part of FetchRequest version 16."""
-
-    __version__: ClassVar[int] = 16
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(
-        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
-    )
-    partitions: tuple[FetchPartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]FetchPartition"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ForgottenTopic:
-    """Part of FetchRequest version 16."""
-
-    __version__: ClassVar[int] = 16
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(
-        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
-    )
-    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchRequest:
-    """FetchRequest version 16 (API key 1)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 1
-    __version__: ClassVar[int] = 16
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "leader"
-
-    cluster_id: str | None = field(
-        default=None,
-        metadata={"kafka_type": "string", "nullable": True, "tag": 0, "ignorable": True},
-    )
-    replica_state: ReplicaState = field(
-        default_factory=ReplicaState, metadata={"kafka_type": "ReplicaState", "tag": 1}
-    )
-    max_wait_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    min_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
-    max_bytes: int = field(default=2147483647, metadata={"kafka_type": "int32", "ignorable": True})
-    isolation_level: int = field(default=0, metadata={"kafka_type": "int8", "ignorable": True})
-    session_id: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
-    session_epoch: int = field(default=-1, metadata={"kafka_type": "int32", "ignorable": True})
-    topics: tuple[FetchTopic, ...] = field(default=(), metadata={"kafka_type": "[]FetchTopic"})
-    forgotten_topics_data: tuple[ForgottenTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]ForgottenTopic"}
-    )
-    rack_id: str = field(default="", metadata={"kafka_type": "string", "ignorable": True})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -254,7 +154,7 @@ class NodeEndpoint:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FetchResponse:
+class FetchResponse(ResponseMessage):
     """FetchResponse version 16 (API key 1)."""
 
     __kind__: ClassVar[str] = "response"
@@ -272,6 +172,109 @@ class FetchResponse:
     node_endpoints: tuple[NodeEndpoint, ...] = field(
         default=(), metadata={"kafka_type": "[]NodeEndpoint", "tag": 0}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplicaState:
+    """Part of FetchRequest version 16."""
+
+    __version__: ClassVar[int] = 16
+    __flexible__: ClassVar[bool] = True
+
+    replica_id: int = field(default=-1, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    replica_epoch: int = field(default=-1, metadata={"kafka_type": "int64"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchPartition:
+    """Part of FetchRequest version 16."""
+
+    __version__: ClassVar[int] = 16
+    __flexible__: ClassVar[bool] = True
+
+    partition: int = field(default=0, metadata={"kafka_type": "int32"})
+    current_leader_epoch: int = field(
+        default=-1, metadata={"kafka_type": "int32", "ignorable": True}
+    )
+    fetch_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    last_fetched_epoch: int = field(default=-1, metadata={"kafka_type": "int32"})
+    log_start_offset: int = field(default=-1, metadata={"kafka_type": "int64", "ignorable": True})
+    partition_max_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchTopic:
+    """Part of FetchRequest version 16."""
+
+    __version__: ClassVar[int] = 16
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(
+        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
+    )
+    partitions: tuple[FetchPartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]FetchPartition"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ForgottenTopic:
+    """Part of FetchRequest version 16."""
+
+    __version__: ClassVar[int] = 16
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(
+        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
+    )
+    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchRequest(RequestMessage[FetchResponse]):
+    """FetchRequest version 16 (API key 1)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 1
+    __version__: ClassVar[int] = 16
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "leader"
+    __response__: ClassVar[type[FetchResponse]] = FetchResponse
+
+    cluster_id: str | None = field(
+        default=None,
+        metadata={"kafka_type": "string", "nullable": True, "tag": 0, "ignorable": True},
+    )
+    replica_state: ReplicaState = field(
+        default_factory=ReplicaState, metadata={"kafka_type": "ReplicaState", "tag": 1}
+    )
+    max_wait_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    min_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
+    max_bytes: int = field(default=2147483647, metadata={"kafka_type": "int32", "ignorable": True})
+    isolation_level: int = field(default=0, metadata={"kafka_type": "int8", "ignorable": True})
+    session_id: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
+    session_epoch: int = field(default=-1, metadata={"kafka_type": "int32", "ignorable": True})
+    topics: tuple[FetchTopic, ...] = field(default=(), metadata={"kafka_type": "[]FetchTopic"})
+    forgotten_topics_data: tuple[ForgottenTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]ForgottenTopic"}
+    )
+    rack_id: str = field(default="", metadata={"kafka_type": "string", "ignorable": True})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "FetchPartition",
     "FetchRequest",
@@ -13,50 +15,6 @@ __all__ = [
     "FetchableTopicResponse",
     "PartitionData",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchPartition:
-    """Part of FetchRequest version 2."""
-
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = False
-
-    partition: int = field(default=0, metadata={"kafka_type": "int32"})
-    fetch_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    partition_max_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchTopic:
-    """Part of FetchRequest version 2."""
-
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = False
-
-    topic: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
-    )
-    partitions: tuple[FetchPartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]FetchPartition"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchRequest:
-    """FetchRequest version 2 (API key 1)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 1
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "leader"
-
-    replica_id: int = field(default=-1, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    max_wait_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    min_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
-    topics: tuple[FetchTopic, ...] = field(default=(), metadata={"kafka_type": "[]FetchTopic"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,7 +48,7 @@ class FetchableTopicResponse:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FetchResponse:
+class FetchResponse(ResponseMessage):
     """FetchResponse version 2 (API key 1)."""
 
     __kind__: ClassVar[str] = "response"
@@ -103,3 +61,48 @@ class FetchResponse:
     responses: tuple[FetchableTopicResponse, ...] = field(
         default=(), metadata={"kafka_type": "[]FetchableTopicResponse"}
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchPartition:
+    """Part of FetchRequest version 2."""
+
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = False
+
+    partition: int = field(default=0, metadata={"kafka_type": "int32"})
+    fetch_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    partition_max_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchTopic:
+    """Part of FetchRequest version 2."""
+
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = False
+
+    topic: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
+    )
+    partitions: tuple[FetchPartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]FetchPartition"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchRequest(RequestMessage[FetchResponse]):
+    """FetchRequest version 2 (API key 1)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 1
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "leader"
+    __response__: ClassVar[type[FetchResponse]] = FetchResponse
+
+    replica_id: int = field(default=-1, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    max_wait_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    min_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
+    topics: tuple[FetchTopic, ...] = field(default=(), metadata={"kafka_type": "[]FetchTopic"})

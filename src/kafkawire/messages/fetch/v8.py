@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AbortedTransaction",
     "FetchPartition",
@@ -15,71 +17,6 @@ __all__ = [
     "ForgottenTopic",
     "PartitionData",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchPartition:
-    """Part of FetchRequest version 8."""
-
-    __version__: ClassVar[int] = 8
-    __flexible__: ClassVar[bool] = False
-
-    partition: int = field(default=0, metadata={"kafka_type": "int32"})
-    fetch_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    log_start_offset: int = field(default=-1, metadata={"kafka_type": "int64", "ignorable": True})
-    partition_max_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchTopic:
-    """Part of FetchRequest version 8."""
-
-    __version__: ClassVar[int] = 8
-    __flexible__: ClassVar[bool] = False
-
-    topic: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
-    )
-    partitions: tuple[FetchPartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]FetchPartition"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ForgottenTopic:
-    """Part of FetchRequest version 8."""
-
-    __version__: ClassVar[int] = 8
-    __flexible__: ClassVar[bool] = False
-
-    topic: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
-    )
-    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchRequest:
-    """FetchRequest version 8 (API key 1)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 1
-    __version__: ClassVar[int] = 8
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "leader"
-
-    replica_id: int = field(default=-1, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    max_wait_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    min_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
-    max_bytes: int = field(default=2147483647, metadata={"kafka_type": "int32", "ignorable": True})
-    isolation_level: int = field(default=0, metadata={"kafka_type": "int8", "ignorable": True})
-    session_id: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
-    session_epoch: int = field(default=-1, metadata={"kafka_type": "int32", "ignorable": True})
-    topics: tuple[FetchTopic, ...] = field(default=(), metadata={"kafka_type": "[]FetchTopic"})
-    forgotten_topics_data: tuple[ForgottenTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]ForgottenTopic"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,7 +69,7 @@ class FetchableTopicResponse:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FetchResponse:
+class FetchResponse(ResponseMessage):
     """FetchResponse version 8 (API key 1)."""
 
     __kind__: ClassVar[str] = "response"
@@ -146,4 +83,70 @@ class FetchResponse:
     session_id: int = field(default=0, metadata={"kafka_type": "int32"})
     responses: tuple[FetchableTopicResponse, ...] = field(
         default=(), metadata={"kafka_type": "[]FetchableTopicResponse"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchPartition:
+    """Part of FetchRequest version 8."""
+
+    __version__: ClassVar[int] = 8
+    __flexible__: ClassVar[bool] = False
+
+    partition: int = field(default=0, metadata={"kafka_type": "int32"})
+    fetch_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    log_start_offset: int = field(default=-1, metadata={"kafka_type": "int64", "ignorable": True})
+    partition_max_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchTopic:
+    """Part of FetchRequest version 8."""
+
+    __version__: ClassVar[int] = 8
+    __flexible__: ClassVar[bool] = False
+
+    topic: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
+    )
+    partitions: tuple[FetchPartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]FetchPartition"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ForgottenTopic:
+    """Part of FetchRequest version 8."""
+
+    __version__: ClassVar[int] = 8
+    __flexible__: ClassVar[bool] = False
+
+    topic: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
+    )
+    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchRequest(RequestMessage[FetchResponse]):
+    """FetchRequest version 8 (API key 1)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 1
+    __version__: ClassVar[int] = 8
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "leader"
+    __response__: ClassVar[type[FetchResponse]] = FetchResponse
+
+    replica_id: int = field(default=-1, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    max_wait_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    min_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
+    max_bytes: int = field(default=2147483647, metadata={"kafka_type": "int32", "ignorable": True})
+    isolation_level: int = field(default=0, metadata={"kafka_type": "int8", "ignorable": True})
+    session_id: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
+    session_epoch: int = field(default=-1, metadata={"kafka_type": "int32", "ignorable": True})
+    topics: tuple[FetchTopic, ...] = field(default=(), metadata={"kafka_type": "[]FetchTopic"})
+    forgotten_topics_data: tuple[ForgottenTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]ForgottenTopic"}
     )

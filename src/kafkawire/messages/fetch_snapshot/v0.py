@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "FetchSnapshotRequest",
     "FetchSnapshotRequestPartitionSnapshot",
@@ -16,78 +18,6 @@ __all__ = [
     "FetchSnapshotResponseTopicSnapshot",
     "LeaderIdAndEpoch",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchSnapshotRequestSnapshotId:
-    """Part of FetchSnapshotRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    end_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchSnapshotRequestPartitionSnapshot:
-    """Part of FetchSnapshotRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    partition: int = field(default=0, metadata={"kafka_type": "int32"})
-    current_leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    snapshot_id: FetchSnapshotRequestSnapshotId = field(
-        default_factory=FetchSnapshotRequestSnapshotId, metadata={"kafka_type": "SnapshotId"}
-    )
-    position: int = field(default=0, metadata={"kafka_type": "int64"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchSnapshotRequestTopicSnapshot:
-    """Part of FetchSnapshotRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[FetchSnapshotRequestPartitionSnapshot, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionSnapshot"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchSnapshotRequest:
-    """FetchSnapshotRequest version 0 (API key 59)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 59
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "internal"
-
-    cluster_id: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True, "tag": 0}
-    )
-    replica_id: int = field(default=-1, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    max_bytes: int = field(default=2147483647, metadata={"kafka_type": "int32"})
-    topics: tuple[FetchSnapshotRequestTopicSnapshot, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicSnapshot"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -158,7 +88,7 @@ class FetchSnapshotResponseTopicSnapshot:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FetchSnapshotResponse:
+class FetchSnapshotResponse(ResponseMessage):
     """FetchSnapshotResponse version 0 (API key 59)."""
 
     __kind__: ClassVar[str] = "response"
@@ -170,6 +100,79 @@ class FetchSnapshotResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     topics: tuple[FetchSnapshotResponseTopicSnapshot, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicSnapshot"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchSnapshotRequestSnapshotId:
+    """Part of FetchSnapshotRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    end_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchSnapshotRequestPartitionSnapshot:
+    """Part of FetchSnapshotRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    partition: int = field(default=0, metadata={"kafka_type": "int32"})
+    current_leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    snapshot_id: FetchSnapshotRequestSnapshotId = field(
+        default_factory=FetchSnapshotRequestSnapshotId, metadata={"kafka_type": "SnapshotId"}
+    )
+    position: int = field(default=0, metadata={"kafka_type": "int64"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchSnapshotRequestTopicSnapshot:
+    """Part of FetchSnapshotRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[FetchSnapshotRequestPartitionSnapshot, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionSnapshot"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchSnapshotRequest(RequestMessage[FetchSnapshotResponse]):
+    """FetchSnapshotRequest version 0 (API key 59)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 59
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[FetchSnapshotResponse]] = FetchSnapshotResponse
+
+    cluster_id: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True, "tag": 0}
+    )
+    replica_id: int = field(default=-1, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    max_bytes: int = field(default=2147483647, metadata={"kafka_type": "int32"})
+    topics: tuple[FetchSnapshotRequestTopicSnapshot, ...] = field(
         default=(), metadata={"kafka_type": "[]TopicSnapshot"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(

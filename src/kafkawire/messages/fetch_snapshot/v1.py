@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "FetchSnapshotRequest",
     "FetchSnapshotRequestPartitionSnapshot",
@@ -18,81 +20,6 @@ __all__ = [
     "LeaderIdAndEpoch",
     "NodeEndpoint",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchSnapshotRequestSnapshotId:
-    """Part of FetchSnapshotRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    end_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchSnapshotRequestPartitionSnapshot:
-    """Part of FetchSnapshotRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    partition: int = field(default=0, metadata={"kafka_type": "int32"})
-    current_leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    snapshot_id: FetchSnapshotRequestSnapshotId = field(
-        default_factory=FetchSnapshotRequestSnapshotId, metadata={"kafka_type": "SnapshotId"}
-    )
-    position: int = field(default=0, metadata={"kafka_type": "int64"})
-    replica_directory_id: uuid.UUID = field(
-        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "tag": 0, "ignorable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchSnapshotRequestTopicSnapshot:
-    """Part of FetchSnapshotRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[FetchSnapshotRequestPartitionSnapshot, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionSnapshot"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchSnapshotRequest:
-    """FetchSnapshotRequest version 1 (API key 59)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 59
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "internal"
-
-    cluster_id: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True, "tag": 0}
-    )
-    replica_id: int = field(default=-1, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    max_bytes: int = field(default=2147483647, metadata={"kafka_type": "int32"})
-    topics: tuple[FetchSnapshotRequestTopicSnapshot, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicSnapshot"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,7 +105,7 @@ class NodeEndpoint:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FetchSnapshotResponse:
+class FetchSnapshotResponse(ResponseMessage):
     """FetchSnapshotResponse version 1 (API key 59)."""
 
     __kind__: ClassVar[str] = "response"
@@ -194,6 +121,82 @@ class FetchSnapshotResponse:
     )
     node_endpoints: tuple[NodeEndpoint, ...] = field(
         default=(), metadata={"kafka_type": "[]NodeEndpoint", "tag": 0}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchSnapshotRequestSnapshotId:
+    """Part of FetchSnapshotRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    end_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchSnapshotRequestPartitionSnapshot:
+    """Part of FetchSnapshotRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    partition: int = field(default=0, metadata={"kafka_type": "int32"})
+    current_leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    snapshot_id: FetchSnapshotRequestSnapshotId = field(
+        default_factory=FetchSnapshotRequestSnapshotId, metadata={"kafka_type": "SnapshotId"}
+    )
+    position: int = field(default=0, metadata={"kafka_type": "int64"})
+    replica_directory_id: uuid.UUID = field(
+        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "tag": 0, "ignorable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchSnapshotRequestTopicSnapshot:
+    """Part of FetchSnapshotRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[FetchSnapshotRequestPartitionSnapshot, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionSnapshot"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchSnapshotRequest(RequestMessage[FetchSnapshotResponse]):
+    """FetchSnapshotRequest version 1 (API key 59)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 59
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[FetchSnapshotResponse]] = FetchSnapshotResponse
+
+    cluster_id: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True, "tag": 0}
+    )
+    replica_id: int = field(default=-1, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    max_bytes: int = field(default=2147483647, metadata={"kafka_type": "int32"})
+    topics: tuple[FetchSnapshotRequestTopicSnapshot, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicSnapshot"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -5,26 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["FindCoordinatorRequest", "FindCoordinatorResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FindCoordinatorRequest:
-    """FindCoordinatorRequest version 2 (API key 10)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 10
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
-
-    key: str = field(default="", metadata={"kafka_type": "string"})
-    key_type: int = field(default=0, metadata={"kafka_type": "int8"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FindCoordinatorResponse:
+class FindCoordinatorResponse(ResponseMessage):
     """FindCoordinatorResponse version 2 (API key 10)."""
 
     __kind__: ClassVar[str] = "response"
@@ -41,3 +28,19 @@ class FindCoordinatorResponse:
     node_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
     host: str = field(default="", metadata={"kafka_type": "string"})
     port: int = field(default=0, metadata={"kafka_type": "int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FindCoordinatorRequest(RequestMessage[FindCoordinatorResponse]):
+    """FindCoordinatorRequest version 2 (API key 10)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 10
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[FindCoordinatorResponse]] = FindCoordinatorResponse
+
+    key: str = field(default="", metadata={"kafka_type": "string"})
+    key_type: int = field(default=0, metadata={"kafka_type": "int8"})

@@ -5,29 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["FindCoordinatorRequest", "FindCoordinatorResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FindCoordinatorRequest:
-    """FindCoordinatorRequest version 3 (API key 10)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 10
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    key: str = field(default="", metadata={"kafka_type": "string"})
-    key_type: int = field(default=0, metadata={"kafka_type": "int8"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FindCoordinatorResponse:
+class FindCoordinatorResponse(ResponseMessage):
     """FindCoordinatorResponse version 3 (API key 10)."""
 
     __kind__: ClassVar[str] = "response"
@@ -44,6 +28,25 @@ class FindCoordinatorResponse:
     node_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
     host: str = field(default="", metadata={"kafka_type": "string"})
     port: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FindCoordinatorRequest(RequestMessage[FindCoordinatorResponse]):
+    """FindCoordinatorRequest version 3 (API key 10)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 10
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[FindCoordinatorResponse]] = FindCoordinatorResponse
+
+    key: str = field(default="", metadata={"kafka_type": "string"})
+    key_type: int = field(default=0, metadata={"kafka_type": "int8"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,25 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["Coordinator", "FindCoordinatorRequest", "FindCoordinatorResponse"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FindCoordinatorRequest:
-    """FindCoordinatorRequest version 4 (API key 10)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 10
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    key_type: int = field(default=0, metadata={"kafka_type": "int8"})
-    coordinator_keys: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,7 +31,7 @@ class Coordinator:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class FindCoordinatorResponse:
+class FindCoordinatorResponse(ResponseMessage):
     """FindCoordinatorResponse version 4 (API key 10)."""
 
     __kind__: ClassVar[str] = "response"
@@ -60,6 +44,25 @@ class FindCoordinatorResponse:
     coordinators: tuple[Coordinator, ...] = field(
         default=(), metadata={"kafka_type": "[]Coordinator"}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FindCoordinatorRequest(RequestMessage[FindCoordinatorResponse]):
+    """FindCoordinatorRequest version 4 (API key 10)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 10
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[FindCoordinatorResponse]] = FindCoordinatorResponse
+
+    key_type: int = field(default=0, metadata={"kafka_type": "int8"})
+    coordinator_keys: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -6,28 +6,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["GetTelemetrySubscriptionsRequest", "GetTelemetrySubscriptionsResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class GetTelemetrySubscriptionsRequest:
-    """GetTelemetrySubscriptionsRequest version 0 (API key 71)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 71
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    client_instance_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GetTelemetrySubscriptionsResponse:
+class GetTelemetrySubscriptionsResponse(ResponseMessage):
     """GetTelemetrySubscriptionsResponse version 0 (API key 71)."""
 
     __kind__: ClassVar[str] = "response"
@@ -47,6 +32,26 @@ class GetTelemetrySubscriptionsResponse:
     telemetry_max_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
     delta_temporality: bool = field(default=False, metadata={"kafka_type": "bool"})
     requested_metrics: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GetTelemetrySubscriptionsRequest(RequestMessage[GetTelemetrySubscriptionsResponse]):
+    """GetTelemetrySubscriptionsRequest version 0 (API key 71)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 71
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[GetTelemetrySubscriptionsResponse]] = (
+        GetTelemetrySubscriptionsResponse
+    )
+
+    client_instance_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

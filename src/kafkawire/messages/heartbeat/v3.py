@@ -5,30 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["HeartbeatRequest", "HeartbeatResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HeartbeatRequest:
-    """HeartbeatRequest version 3 (API key 12)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 12
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "group"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    generation_id: int = field(default=0, metadata={"kafka_type": "int32"})
-    member_id: str = field(default="", metadata={"kafka_type": "string"})
-    group_instance_id: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HeartbeatResponse:
+class HeartbeatResponse(ResponseMessage):
     """HeartbeatResponse version 3 (API key 12)."""
 
     __kind__: ClassVar[str] = "response"
@@ -39,3 +22,23 @@ class HeartbeatResponse:
 
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HeartbeatRequest(RequestMessage[HeartbeatResponse]):
+    """HeartbeatRequest version 3 (API key 12)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 12
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[HeartbeatResponse]] = HeartbeatResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    generation_id: int = field(default=0, metadata={"kafka_type": "int32"})
+    member_id: str = field(default="", metadata={"kafka_type": "string"})
+    group_instance_id: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )

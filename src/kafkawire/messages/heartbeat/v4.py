@@ -5,33 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["HeartbeatRequest", "HeartbeatResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class HeartbeatRequest:
-    """HeartbeatRequest version 4 (API key 12)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 12
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "group"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    generation_id: int = field(default=0, metadata={"kafka_type": "int32"})
-    member_id: str = field(default="", metadata={"kafka_type": "string"})
-    group_instance_id: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class HeartbeatResponse:
+class HeartbeatResponse(ResponseMessage):
     """HeartbeatResponse version 4 (API key 12)."""
 
     __kind__: ClassVar[str] = "response"
@@ -42,6 +22,29 @@ class HeartbeatResponse:
 
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HeartbeatRequest(RequestMessage[HeartbeatResponse]):
+    """HeartbeatRequest version 4 (API key 12)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 12
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[HeartbeatResponse]] = HeartbeatResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    generation_id: int = field(default=0, metadata={"kafka_type": "int32"})
+    member_id: str = field(default="", metadata={"kafka_type": "string"})
+    group_instance_id: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

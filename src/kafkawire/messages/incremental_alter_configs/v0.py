@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AlterConfigsResource",
     "AlterConfigsResourceResponse",
@@ -12,6 +14,37 @@ __all__ = [
     "IncrementalAlterConfigsRequest",
     "IncrementalAlterConfigsResponse",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterConfigsResourceResponse:
+    """Part of IncrementalAlterConfigsResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    resource_type: int = field(default=0, metadata={"kafka_type": "int8"})
+    resource_name: str = field(default="", metadata={"kafka_type": "string"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncrementalAlterConfigsResponse(ResponseMessage):
+    """IncrementalAlterConfigsResponse version 0 (API key 44)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 44
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    responses: tuple[AlterConfigsResourceResponse, ...] = field(
+        default=(), metadata={"kafka_type": "[]AlterConfigsResourceResponse"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,7 +74,7 @@ class AlterConfigsResource:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class IncrementalAlterConfigsRequest:
+class IncrementalAlterConfigsRequest(RequestMessage[IncrementalAlterConfigsResponse]):
     """IncrementalAlterConfigsRequest version 0 (API key 44)."""
 
     __kind__: ClassVar[str] = "request"
@@ -50,39 +83,9 @@ class IncrementalAlterConfigsRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[IncrementalAlterConfigsResponse]] = IncrementalAlterConfigsResponse
 
     resources: tuple[AlterConfigsResource, ...] = field(
         default=(), metadata={"kafka_type": "[]AlterConfigsResource"}
     )
     validate_only: bool = field(default=False, metadata={"kafka_type": "bool"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterConfigsResourceResponse:
-    """Part of IncrementalAlterConfigsResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    resource_type: int = field(default=0, metadata={"kafka_type": "int8"})
-    resource_name: str = field(default="", metadata={"kafka_type": "string"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class IncrementalAlterConfigsResponse:
-    """IncrementalAlterConfigsResponse version 0 (API key 44)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 44
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    responses: tuple[AlterConfigsResourceResponse, ...] = field(
-        default=(), metadata={"kafka_type": "[]AlterConfigsResourceResponse"}
-    )

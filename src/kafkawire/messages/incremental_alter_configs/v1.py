@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AlterConfigsResource",
     "AlterConfigsResourceResponse",
@@ -12,6 +14,43 @@ __all__ = [
     "IncrementalAlterConfigsRequest",
     "IncrementalAlterConfigsResponse",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterConfigsResourceResponse:
+    """Part of IncrementalAlterConfigsResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    resource_type: int = field(default=0, metadata={"kafka_type": "int8"})
+    resource_name: str = field(default="", metadata={"kafka_type": "string"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IncrementalAlterConfigsResponse(ResponseMessage):
+    """IncrementalAlterConfigsResponse version 1 (API key 44)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 44
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    responses: tuple[AlterConfigsResourceResponse, ...] = field(
+        default=(), metadata={"kafka_type": "[]AlterConfigsResourceResponse"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,7 +86,7 @@ class AlterConfigsResource:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class IncrementalAlterConfigsRequest:
+class IncrementalAlterConfigsRequest(RequestMessage[IncrementalAlterConfigsResponse]):
     """IncrementalAlterConfigsRequest version 1 (API key 44)."""
 
     __kind__: ClassVar[str] = "request"
@@ -56,48 +95,12 @@ class IncrementalAlterConfigsRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[IncrementalAlterConfigsResponse]] = IncrementalAlterConfigsResponse
 
     resources: tuple[AlterConfigsResource, ...] = field(
         default=(), metadata={"kafka_type": "[]AlterConfigsResource"}
     )
     validate_only: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AlterConfigsResourceResponse:
-    """Part of IncrementalAlterConfigsResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    resource_type: int = field(default=0, metadata={"kafka_type": "int8"})
-    resource_name: str = field(default="", metadata={"kafka_type": "string"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class IncrementalAlterConfigsResponse:
-    """IncrementalAlterConfigsResponse version 1 (API key 44)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 44
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    responses: tuple[AlterConfigsResourceResponse, ...] = field(
-        default=(), metadata={"kafka_type": "[]AlterConfigsResourceResponse"}
-    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,32 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["InitProducerIdRequest", "InitProducerIdResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class InitProducerIdRequest:
-    """InitProducerIdRequest version 2 (API key 22)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 22
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "transaction"
-
-    transactional_id: str | None = field(
-        default="",
-        metadata={"kafka_type": "string", "nullable": True, "entity_type": "transactionalId"},
-    )
-    transaction_timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InitProducerIdResponse:
+class InitProducerIdResponse(ResponseMessage):
     """InitProducerIdResponse version 2 (API key 22)."""
 
     __kind__: ClassVar[str] = "response"
@@ -45,6 +26,28 @@ class InitProducerIdResponse:
         default=-1, metadata={"kafka_type": "int64", "entity_type": "producerId"}
     )
     producer_epoch: int = field(default=0, metadata={"kafka_type": "int16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InitProducerIdRequest(RequestMessage[InitProducerIdResponse]):
+    """InitProducerIdRequest version 2 (API key 22)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 22
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "transaction"
+    __response__: ClassVar[type[InitProducerIdResponse]] = InitProducerIdResponse
+
+    transactional_id: str | None = field(
+        default="",
+        metadata={"kafka_type": "string", "nullable": True, "entity_type": "transactionalId"},
+    )
+    transaction_timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

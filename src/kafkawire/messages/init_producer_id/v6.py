@@ -5,38 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["InitProducerIdRequest", "InitProducerIdResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class InitProducerIdRequest:
-    """InitProducerIdRequest version 6 (API key 22)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 22
-    __version__: ClassVar[int] = 6
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "transaction"
-
-    transactional_id: str | None = field(
-        default="",
-        metadata={"kafka_type": "string", "nullable": True, "entity_type": "transactionalId"},
-    )
-    transaction_timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    producer_id: int = field(
-        default=-1, metadata={"kafka_type": "int64", "entity_type": "producerId"}
-    )
-    producer_epoch: int = field(default=-1, metadata={"kafka_type": "int16"})
-    enable2_pc: bool = field(default=False, metadata={"kafka_type": "bool"})
-    keep_prepared_txn: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InitProducerIdResponse:
+class InitProducerIdResponse(ResponseMessage):
     """InitProducerIdResponse version 6 (API key 22)."""
 
     __kind__: ClassVar[str] = "response"
@@ -55,6 +30,34 @@ class InitProducerIdResponse:
         default=-1, metadata={"kafka_type": "int64", "entity_type": "producerId"}
     )
     ongoing_txn_producer_epoch: int = field(default=-1, metadata={"kafka_type": "int16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InitProducerIdRequest(RequestMessage[InitProducerIdResponse]):
+    """InitProducerIdRequest version 6 (API key 22)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 22
+    __version__: ClassVar[int] = 6
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "transaction"
+    __response__: ClassVar[type[InitProducerIdResponse]] = InitProducerIdResponse
+
+    transactional_id: str | None = field(
+        default="",
+        metadata={"kafka_type": "string", "nullable": True, "entity_type": "transactionalId"},
+    )
+    transaction_timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    producer_id: int = field(
+        default=-1, metadata={"kafka_type": "int64", "entity_type": "producerId"}
+    )
+    producer_epoch: int = field(default=-1, metadata={"kafka_type": "int16"})
+    enable2_pc: bool = field(default=False, metadata={"kafka_type": "bool"})
+    keep_prepared_txn: bool = field(default=False, metadata={"kafka_type": "bool"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

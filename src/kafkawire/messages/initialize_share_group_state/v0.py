@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "InitializeShareGroupStateRequest",
     "InitializeShareGroupStateResponse",
@@ -14,57 +16,6 @@ __all__ = [
     "PartitionData",
     "PartitionResult",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PartitionData:
-    """Part of InitializeShareGroupStateRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    partition: int = field(default=0, metadata={"kafka_type": "int32"})
-    state_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    start_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InitializeStateData:
-    """Part of InitializeShareGroupStateRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    partitions: tuple[PartitionData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class InitializeShareGroupStateRequest:
-    """InitializeShareGroupStateRequest version 0 (API key 83)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 83
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string"})
-    topics: tuple[InitializeStateData, ...] = field(
-        default=(), metadata={"kafka_type": "[]InitializeStateData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,7 +52,7 @@ class InitializeStateResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class InitializeShareGroupStateResponse:
+class InitializeShareGroupStateResponse(ResponseMessage):
     """InitializeShareGroupStateResponse version 0 (API key 83)."""
 
     __kind__: ClassVar[str] = "response"
@@ -112,6 +63,60 @@ class InitializeShareGroupStateResponse:
 
     results: tuple[InitializeStateResult, ...] = field(
         default=(), metadata={"kafka_type": "[]InitializeStateResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionData:
+    """Part of InitializeShareGroupStateRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    partition: int = field(default=0, metadata={"kafka_type": "int32"})
+    state_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    start_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InitializeStateData:
+    """Part of InitializeShareGroupStateRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
+    partitions: tuple[PartitionData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InitializeShareGroupStateRequest(RequestMessage[InitializeShareGroupStateResponse]):
+    """InitializeShareGroupStateRequest version 0 (API key 83)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 83
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[InitializeShareGroupStateResponse]] = (
+        InitializeShareGroupStateResponse
+    )
+
+    group_id: str = field(default="", metadata={"kafka_type": "string"})
+    topics: tuple[InitializeStateData, ...] = field(
+        default=(), metadata={"kafka_type": "[]InitializeStateData"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

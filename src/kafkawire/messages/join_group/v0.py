@@ -5,43 +5,14 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "JoinGroupRequest",
     "JoinGroupRequestProtocol",
     "JoinGroupResponse",
     "JoinGroupResponseMember",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class JoinGroupRequestProtocol:
-    """Part of JoinGroupRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(default="", metadata={"kafka_type": "string"})
-    metadata: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class JoinGroupRequest:
-    """JoinGroupRequest version 0 (API key 11)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 11
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "group"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    session_timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    member_id: str = field(default="", metadata={"kafka_type": "string"})
-    protocol_type: str = field(default="", metadata={"kafka_type": "string"})
-    protocols: tuple[JoinGroupRequestProtocol, ...] = field(
-        default=(), metadata={"kafka_type": "[]JoinGroupRequestProtocol"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,7 +27,7 @@ class JoinGroupResponseMember:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class JoinGroupResponse:
+class JoinGroupResponse(ResponseMessage):
     """JoinGroupResponse version 0 (API key 11)."""
 
     __kind__: ClassVar[str] = "response"
@@ -72,4 +43,36 @@ class JoinGroupResponse:
     member_id: str = field(default="", metadata={"kafka_type": "string"})
     members: tuple[JoinGroupResponseMember, ...] = field(
         default=(), metadata={"kafka_type": "[]JoinGroupResponseMember"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JoinGroupRequestProtocol:
+    """Part of JoinGroupRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(default="", metadata={"kafka_type": "string"})
+    metadata: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JoinGroupRequest(RequestMessage[JoinGroupResponse]):
+    """JoinGroupRequest version 0 (API key 11)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 11
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[JoinGroupResponse]] = JoinGroupResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    session_timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    member_id: str = field(default="", metadata={"kafka_type": "string"})
+    protocol_type: str = field(default="", metadata={"kafka_type": "string"})
+    protocols: tuple[JoinGroupRequestProtocol, ...] = field(
+        default=(), metadata={"kafka_type": "[]JoinGroupRequestProtocol"}
     )

@@ -5,55 +5,14 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "JoinGroupRequest",
     "JoinGroupRequestProtocol",
     "JoinGroupResponse",
     "JoinGroupResponseMember",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class JoinGroupRequestProtocol:
-    """Part of JoinGroupRequest version 7."""
-
-    __version__: ClassVar[int] = 7
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string"})
-    metadata: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class JoinGroupRequest:
-    """JoinGroupRequest version 7 (API key 11)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 11
-    __version__: ClassVar[int] = 7
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "group"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    session_timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    rebalance_timeout_ms: int = field(
-        default=-1, metadata={"kafka_type": "int32", "ignorable": True}
-    )
-    member_id: str = field(default="", metadata={"kafka_type": "string"})
-    group_instance_id: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-    protocol_type: str = field(default="", metadata={"kafka_type": "string"})
-    protocols: tuple[JoinGroupRequestProtocol, ...] = field(
-        default=(), metadata={"kafka_type": "[]JoinGroupRequestProtocol"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,7 +33,7 @@ class JoinGroupResponseMember:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class JoinGroupResponse:
+class JoinGroupResponse(ResponseMessage):
     """JoinGroupResponse version 7 (API key 11)."""
 
     __kind__: ClassVar[str] = "response"
@@ -96,6 +55,50 @@ class JoinGroupResponse:
     member_id: str = field(default="", metadata={"kafka_type": "string"})
     members: tuple[JoinGroupResponseMember, ...] = field(
         default=(), metadata={"kafka_type": "[]JoinGroupResponseMember"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JoinGroupRequestProtocol:
+    """Part of JoinGroupRequest version 7."""
+
+    __version__: ClassVar[int] = 7
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string"})
+    metadata: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JoinGroupRequest(RequestMessage[JoinGroupResponse]):
+    """JoinGroupRequest version 7 (API key 11)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 11
+    __version__: ClassVar[int] = 7
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[JoinGroupResponse]] = JoinGroupResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    session_timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    rebalance_timeout_ms: int = field(
+        default=-1, metadata={"kafka_type": "int32", "ignorable": True}
+    )
+    member_id: str = field(default="", metadata={"kafka_type": "string"})
+    group_instance_id: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )
+    protocol_type: str = field(default="", metadata={"kafka_type": "string"})
+    protocols: tuple[JoinGroupRequestProtocol, ...] = field(
+        default=(), metadata={"kafka_type": "[]JoinGroupRequestProtocol"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

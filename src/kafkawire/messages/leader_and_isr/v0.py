@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "LeaderAndIsrLiveLeader",
     "LeaderAndIsrPartitionError",
@@ -12,6 +14,36 @@ __all__ = [
     "LeaderAndIsrRequest",
     "LeaderAndIsrResponse",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaderAndIsrPartitionError:
+    """Part of LeaderAndIsrResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
+    )
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaderAndIsrResponse(ResponseMessage):
+    """LeaderAndIsrResponse version 0 (API key 4)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 4
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    partition_errors: tuple[LeaderAndIsrPartitionError, ...] = field(
+        default=(), metadata={"kafka_type": "[]LeaderAndIsrPartitionError"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,7 +82,7 @@ class LeaderAndIsrLiveLeader:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LeaderAndIsrRequest:
+class LeaderAndIsrRequest(RequestMessage[LeaderAndIsrResponse]):
     """LeaderAndIsrRequest version 0 (API key 4)."""
 
     __kind__: ClassVar[str] = "request"
@@ -59,6 +91,7 @@ class LeaderAndIsrRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[LeaderAndIsrResponse]] = LeaderAndIsrResponse
 
     controller_id: int = field(
         default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
@@ -69,34 +102,4 @@ class LeaderAndIsrRequest:
     )
     live_leaders: tuple[LeaderAndIsrLiveLeader, ...] = field(
         default=(), metadata={"kafka_type": "[]LeaderAndIsrLiveLeader"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LeaderAndIsrPartitionError:
-    """Part of LeaderAndIsrResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
-    )
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LeaderAndIsrResponse:
-    """LeaderAndIsrResponse version 0 (API key 4)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 4
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    partition_errors: tuple[LeaderAndIsrPartitionError, ...] = field(
-        default=(), metadata={"kafka_type": "[]LeaderAndIsrPartitionError"}
     )

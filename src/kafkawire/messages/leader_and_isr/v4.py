@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "LeaderAndIsrLiveLeader",
     "LeaderAndIsrPartitionError",
@@ -13,6 +15,42 @@ __all__ = [
     "LeaderAndIsrResponse",
     "LeaderAndIsrTopicState",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaderAndIsrPartitionError:
+    """Part of LeaderAndIsrResponse version 4."""
+
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
+    )
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaderAndIsrResponse(ResponseMessage):
+    """LeaderAndIsrResponse version 4 (API key 4)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 4
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    partition_errors: tuple[LeaderAndIsrPartitionError, ...] = field(
+        default=(), metadata={"kafka_type": "[]LeaderAndIsrPartitionError"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,7 +117,7 @@ class LeaderAndIsrLiveLeader:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LeaderAndIsrRequest:
+class LeaderAndIsrRequest(RequestMessage[LeaderAndIsrResponse]):
     """LeaderAndIsrRequest version 4 (API key 4)."""
 
     __kind__: ClassVar[str] = "request"
@@ -88,6 +126,7 @@ class LeaderAndIsrRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[LeaderAndIsrResponse]] = LeaderAndIsrResponse
 
     controller_id: int = field(
         default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
@@ -99,42 +138,6 @@ class LeaderAndIsrRequest:
     )
     live_leaders: tuple[LeaderAndIsrLiveLeader, ...] = field(
         default=(), metadata={"kafka_type": "[]LeaderAndIsrLiveLeader"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LeaderAndIsrPartitionError:
-    """Part of LeaderAndIsrResponse version 4."""
-
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
-    )
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LeaderAndIsrResponse:
-    """LeaderAndIsrResponse version 4 (API key 4)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 4
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    partition_errors: tuple[LeaderAndIsrPartitionError, ...] = field(
-        default=(), metadata={"kafka_type": "[]LeaderAndIsrPartitionError"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "LeaderAndIsrLiveLeader",
     "LeaderAndIsrPartitionError",
@@ -15,6 +17,55 @@ __all__ = [
     "LeaderAndIsrTopicError",
     "LeaderAndIsrTopicState",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaderAndIsrPartitionError:
+    """Part of LeaderAndIsrResponse version 7."""
+
+    __version__: ClassVar[int] = 7
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaderAndIsrTopicError:
+    """Part of LeaderAndIsrResponse version 7."""
+
+    __version__: ClassVar[int] = 7
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
+    partition_errors: tuple[LeaderAndIsrPartitionError, ...] = field(
+        default=(), metadata={"kafka_type": "[]LeaderAndIsrPartitionError"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaderAndIsrResponse(ResponseMessage):
+    """LeaderAndIsrResponse version 7 (API key 4)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 4
+    __version__: ClassVar[int] = 7
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    topics: tuple[LeaderAndIsrTopicError, ...] = field(
+        default=(), metadata={"kafka_type": "[]LeaderAndIsrTopicError"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -85,7 +136,7 @@ class LeaderAndIsrLiveLeader:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LeaderAndIsrRequest:
+class LeaderAndIsrRequest(RequestMessage[LeaderAndIsrResponse]):
     """LeaderAndIsrRequest version 7 (API key 4)."""
 
     __kind__: ClassVar[str] = "request"
@@ -94,6 +145,7 @@ class LeaderAndIsrRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[LeaderAndIsrResponse]] = LeaderAndIsrResponse
 
     controller_id: int = field(
         default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
@@ -107,55 +159,6 @@ class LeaderAndIsrRequest:
     )
     live_leaders: tuple[LeaderAndIsrLiveLeader, ...] = field(
         default=(), metadata={"kafka_type": "[]LeaderAndIsrLiveLeader"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LeaderAndIsrPartitionError:
-    """Part of LeaderAndIsrResponse version 7."""
-
-    __version__: ClassVar[int] = 7
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LeaderAndIsrTopicError:
-    """Part of LeaderAndIsrResponse version 7."""
-
-    __version__: ClassVar[int] = 7
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    partition_errors: tuple[LeaderAndIsrPartitionError, ...] = field(
-        default=(), metadata={"kafka_type": "[]LeaderAndIsrPartitionError"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LeaderAndIsrResponse:
-    """LeaderAndIsrResponse version 7 (API key 4)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 4
-    __version__: ClassVar[int] = 7
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    topics: tuple[LeaderAndIsrTopicError, ...] = field(
-        default=(), metadata={"kafka_type": "[]LeaderAndIsrTopicError"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

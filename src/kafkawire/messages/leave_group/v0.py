@@ -5,26 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["LeaveGroupRequest", "LeaveGroupResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LeaveGroupRequest:
-    """LeaveGroupRequest version 0 (API key 13)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 13
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "group"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    member_id: str = field(default="", metadata={"kafka_type": "string"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LeaveGroupResponse:
+class LeaveGroupResponse(ResponseMessage):
     """LeaveGroupResponse version 0 (API key 13)."""
 
     __kind__: ClassVar[str] = "response"
@@ -34,3 +21,19 @@ class LeaveGroupResponse:
     __header_version__: ClassVar[int] = 0
 
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaveGroupRequest(RequestMessage[LeaveGroupResponse]):
+    """LeaveGroupRequest version 0 (API key 13)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 13
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[LeaveGroupResponse]] = LeaveGroupResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    member_id: str = field(default="", metadata={"kafka_type": "string"})

@@ -5,37 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["LeaveGroupRequest", "LeaveGroupResponse", "MemberIdentity", "MemberResponse"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MemberIdentity:
-    """Part of LeaveGroupRequest version 3."""
-
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = False
-
-    member_id: str = field(default="", metadata={"kafka_type": "string"})
-    group_instance_id: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LeaveGroupRequest:
-    """LeaveGroupRequest version 3 (API key 13)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 13
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "group"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    members: tuple[MemberIdentity, ...] = field(
-        default=(), metadata={"kafka_type": "[]MemberIdentity"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,7 +25,7 @@ class MemberResponse:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LeaveGroupResponse:
+class LeaveGroupResponse(ResponseMessage):
     """LeaveGroupResponse version 3 (API key 13)."""
 
     __kind__: ClassVar[str] = "response"
@@ -66,4 +38,35 @@ class LeaveGroupResponse:
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     members: tuple[MemberResponse, ...] = field(
         default=(), metadata={"kafka_type": "[]MemberResponse"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemberIdentity:
+    """Part of LeaveGroupRequest version 3."""
+
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = False
+
+    member_id: str = field(default="", metadata={"kafka_type": "string"})
+    group_instance_id: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaveGroupRequest(RequestMessage[LeaveGroupResponse]):
+    """LeaveGroupRequest version 3 (API key 13)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 13
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[LeaveGroupResponse]] = LeaveGroupResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    members: tuple[MemberIdentity, ...] = field(
+        default=(), metadata={"kafka_type": "[]MemberIdentity"}
     )

@@ -5,7 +5,46 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["LeaveGroupRequest", "LeaveGroupResponse", "MemberIdentity", "MemberResponse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemberResponse:
+    """Part of LeaveGroupResponse version 5."""
+
+    __version__: ClassVar[int] = 5
+    __flexible__: ClassVar[bool] = True
+
+    member_id: str = field(default="", metadata={"kafka_type": "string"})
+    group_instance_id: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaveGroupResponse(ResponseMessage):
+    """LeaveGroupResponse version 5 (API key 13)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 13
+    __version__: ClassVar[int] = 5
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    members: tuple[MemberResponse, ...] = field(
+        default=(), metadata={"kafka_type": "[]MemberResponse"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -28,7 +67,7 @@ class MemberIdentity:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LeaveGroupRequest:
+class LeaveGroupRequest(RequestMessage[LeaveGroupResponse]):
     """LeaveGroupRequest version 5 (API key 13)."""
 
     __kind__: ClassVar[str] = "request"
@@ -37,47 +76,11 @@ class LeaveGroupRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[LeaveGroupResponse]] = LeaveGroupResponse
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     members: tuple[MemberIdentity, ...] = field(
         default=(), metadata={"kafka_type": "[]MemberIdentity"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MemberResponse:
-    """Part of LeaveGroupResponse version 5."""
-
-    __version__: ClassVar[int] = 5
-    __flexible__: ClassVar[bool] = True
-
-    member_id: str = field(default="", metadata={"kafka_type": "string"})
-    group_instance_id: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LeaveGroupResponse:
-    """LeaveGroupResponse version 5 (API key 13)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 13
-    __version__: ClassVar[int] = 5
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    members: tuple[MemberResponse, ...] = field(
-        default=(), metadata={"kafka_type": "[]MemberResponse"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

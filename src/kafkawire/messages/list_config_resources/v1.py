@@ -5,24 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["ConfigResource", "ListConfigResourcesRequest", "ListConfigResourcesResponse"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListConfigResourcesRequest:
-    """ListConfigResourcesRequest version 1 (API key 74)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 74
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    resource_types: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int8"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -40,7 +25,7 @@ class ConfigResource:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ListConfigResourcesResponse:
+class ListConfigResourcesResponse(ResponseMessage):
     """ListConfigResourcesResponse version 1 (API key 74)."""
 
     __kind__: ClassVar[str] = "response"
@@ -54,6 +39,24 @@ class ListConfigResourcesResponse:
     config_resources: tuple[ConfigResource, ...] = field(
         default=(), metadata={"kafka_type": "[]ConfigResource"}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListConfigResourcesRequest(RequestMessage[ListConfigResourcesResponse]):
+    """ListConfigResourcesRequest version 1 (API key 74)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 74
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[ListConfigResourcesResponse]] = ListConfigResourcesResponse
+
+    resource_types: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int8"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,19 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["ListGroupsRequest", "ListGroupsResponse", "ListedGroup"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListGroupsRequest:
-    """ListGroupsRequest version 2 (API key 16)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 16
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "every"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,7 +22,7 @@ class ListedGroup:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ListGroupsResponse:
+class ListGroupsResponse(ResponseMessage):
     """ListGroupsResponse version 2 (API key 16)."""
 
     __kind__: ClassVar[str] = "response"
@@ -44,3 +34,16 @@ class ListGroupsResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     groups: tuple[ListedGroup, ...] = field(default=(), metadata={"kafka_type": "[]ListedGroup"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListGroupsRequest(RequestMessage[ListGroupsResponse]):
+    """ListGroupsRequest version 2 (API key 16)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 16
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "every"
+    __response__: ClassVar[type[ListGroupsResponse]] = ListGroupsResponse

@@ -5,24 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["ListGroupsRequest", "ListGroupsResponse", "ListedGroup"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListGroupsRequest:
-    """ListGroupsRequest version 4 (API key 16)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 16
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "every"
-
-    states_filter: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -41,7 +26,7 @@ class ListedGroup:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ListGroupsResponse:
+class ListGroupsResponse(ResponseMessage):
     """ListGroupsResponse version 4 (API key 16)."""
 
     __kind__: ClassVar[str] = "response"
@@ -53,6 +38,24 @@ class ListGroupsResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     groups: tuple[ListedGroup, ...] = field(default=(), metadata={"kafka_type": "[]ListedGroup"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListGroupsRequest(RequestMessage[ListGroupsResponse]):
+    """ListGroupsRequest version 4 (API key 16)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 16
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "every"
+    __response__: ClassVar[type[ListGroupsResponse]] = ListGroupsResponse
+
+    states_filter: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,25 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["ListGroupsRequest", "ListGroupsResponse", "ListedGroup"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListGroupsRequest:
-    """ListGroupsRequest version 5 (API key 16)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 16
-    __version__: ClassVar[int] = 5
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "every"
-
-    states_filter: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
-    types_filter: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,7 +27,7 @@ class ListedGroup:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ListGroupsResponse:
+class ListGroupsResponse(ResponseMessage):
     """ListGroupsResponse version 5 (API key 16)."""
 
     __kind__: ClassVar[str] = "response"
@@ -55,6 +39,25 @@ class ListGroupsResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     groups: tuple[ListedGroup, ...] = field(default=(), metadata={"kafka_type": "[]ListedGroup"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListGroupsRequest(RequestMessage[ListGroupsResponse]):
+    """ListGroupsRequest version 5 (API key 16)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 16
+    __version__: ClassVar[int] = 5
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "every"
+    __response__: ClassVar[type[ListGroupsResponse]] = ListGroupsResponse
+
+    states_filter: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
+    types_filter: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "ListOffsetsPartition",
     "ListOffsetsPartitionResponse",
@@ -13,51 +15,6 @@ __all__ = [
     "ListOffsetsTopic",
     "ListOffsetsTopicResponse",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListOffsetsPartition:
-    """Part of ListOffsetsRequest version 4."""
-
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = False
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    current_leader_epoch: int = field(
-        default=-1, metadata={"kafka_type": "int32", "ignorable": True}
-    )
-    timestamp: int = field(default=0, metadata={"kafka_type": "int64"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListOffsetsTopic:
-    """Part of ListOffsetsRequest version 4."""
-
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[ListOffsetsPartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]ListOffsetsPartition"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListOffsetsRequest:
-    """ListOffsetsRequest version 4 (API key 2)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 2
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "leader"
-
-    replica_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    isolation_level: int = field(default=0, metadata={"kafka_type": "int8"})
-    topics: tuple[ListOffsetsTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]ListOffsetsTopic"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,7 +45,7 @@ class ListOffsetsTopicResponse:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ListOffsetsResponse:
+class ListOffsetsResponse(ResponseMessage):
     """ListOffsetsResponse version 4 (API key 2)."""
 
     __kind__: ClassVar[str] = "response"
@@ -100,4 +57,50 @@ class ListOffsetsResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
     topics: tuple[ListOffsetsTopicResponse, ...] = field(
         default=(), metadata={"kafka_type": "[]ListOffsetsTopicResponse"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListOffsetsPartition:
+    """Part of ListOffsetsRequest version 4."""
+
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = False
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    current_leader_epoch: int = field(
+        default=-1, metadata={"kafka_type": "int32", "ignorable": True}
+    )
+    timestamp: int = field(default=0, metadata={"kafka_type": "int64"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListOffsetsTopic:
+    """Part of ListOffsetsRequest version 4."""
+
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[ListOffsetsPartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]ListOffsetsPartition"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListOffsetsRequest(RequestMessage[ListOffsetsResponse]):
+    """ListOffsetsRequest version 4 (API key 2)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 2
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "leader"
+    __response__: ClassVar[type[ListOffsetsResponse]] = ListOffsetsResponse
+
+    replica_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    isolation_level: int = field(default=0, metadata={"kafka_type": "int8"})
+    topics: tuple[ListOffsetsTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]ListOffsetsTopic"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "ListOffsetsPartition",
     "ListOffsetsPartitionResponse",
@@ -13,60 +15,6 @@ __all__ = [
     "ListOffsetsTopic",
     "ListOffsetsTopicResponse",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListOffsetsPartition:
-    """Part of ListOffsetsRequest version 7."""
-
-    __version__: ClassVar[int] = 7
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    current_leader_epoch: int = field(
-        default=-1, metadata={"kafka_type": "int32", "ignorable": True}
-    )
-    timestamp: int = field(default=0, metadata={"kafka_type": "int64"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListOffsetsTopic:
-    """Part of ListOffsetsRequest version 7."""
-
-    __version__: ClassVar[int] = 7
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[ListOffsetsPartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]ListOffsetsPartition"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListOffsetsRequest:
-    """ListOffsetsRequest version 7 (API key 2)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 2
-    __version__: ClassVar[int] = 7
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "leader"
-
-    replica_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    isolation_level: int = field(default=0, metadata={"kafka_type": "int8"})
-    topics: tuple[ListOffsetsTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]ListOffsetsTopic"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,7 +51,7 @@ class ListOffsetsTopicResponse:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ListOffsetsResponse:
+class ListOffsetsResponse(ResponseMessage):
     """ListOffsetsResponse version 7 (API key 2)."""
 
     __kind__: ClassVar[str] = "response"
@@ -115,6 +63,61 @@ class ListOffsetsResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
     topics: tuple[ListOffsetsTopicResponse, ...] = field(
         default=(), metadata={"kafka_type": "[]ListOffsetsTopicResponse"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListOffsetsPartition:
+    """Part of ListOffsetsRequest version 7."""
+
+    __version__: ClassVar[int] = 7
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    current_leader_epoch: int = field(
+        default=-1, metadata={"kafka_type": "int32", "ignorable": True}
+    )
+    timestamp: int = field(default=0, metadata={"kafka_type": "int64"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListOffsetsTopic:
+    """Part of ListOffsetsRequest version 7."""
+
+    __version__: ClassVar[int] = 7
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[ListOffsetsPartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]ListOffsetsPartition"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListOffsetsRequest(RequestMessage[ListOffsetsResponse]):
+    """ListOffsetsRequest version 7 (API key 2)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 2
+    __version__: ClassVar[int] = 7
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "leader"
+    __response__: ClassVar[type[ListOffsetsResponse]] = ListOffsetsResponse
+
+    replica_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    isolation_level: int = field(default=0, metadata={"kafka_type": "int8"})
+    topics: tuple[ListOffsetsTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]ListOffsetsTopic"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

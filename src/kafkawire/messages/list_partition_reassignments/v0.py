@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "ListPartitionReassignmentsRequest",
     "ListPartitionReassignmentsResponse",
@@ -12,41 +14,6 @@ __all__ = [
     "OngoingPartitionReassignment",
     "OngoingTopicReassignment",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListPartitionReassignmentsTopics:
-    """Part of ListPartitionReassignmentsRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListPartitionReassignmentsRequest:
-    """ListPartitionReassignmentsRequest version 0 (API key 46)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 46
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
-    topics: tuple[ListPartitionReassignmentsTopics, ...] | None = field(
-        default=None,
-        metadata={"kafka_type": "[]ListPartitionReassignmentsTopics", "nullable": True},
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,7 +55,7 @@ class OngoingTopicReassignment:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ListPartitionReassignmentsResponse:
+class ListPartitionReassignmentsResponse(ResponseMessage):
     """ListPartitionReassignmentsResponse version 0 (API key 46)."""
 
     __kind__: ClassVar[str] = "response"
@@ -104,6 +71,44 @@ class ListPartitionReassignmentsResponse:
     )
     topics: tuple[OngoingTopicReassignment, ...] = field(
         default=(), metadata={"kafka_type": "[]OngoingTopicReassignment"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListPartitionReassignmentsTopics:
+    """Part of ListPartitionReassignmentsRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListPartitionReassignmentsRequest(RequestMessage[ListPartitionReassignmentsResponse]):
+    """ListPartitionReassignmentsRequest version 0 (API key 46)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 46
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[ListPartitionReassignmentsResponse]] = (
+        ListPartitionReassignmentsResponse
+    )
+
+    timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
+    topics: tuple[ListPartitionReassignmentsTopics, ...] | None = field(
+        default=None,
+        metadata={"kafka_type": "[]ListPartitionReassignmentsTopics", "nullable": True},
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -5,28 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["ListTransactionsRequest", "ListTransactionsResponse", "TransactionState"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListTransactionsRequest:
-    """ListTransactionsRequest version 1 (API key 66)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 66
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    state_filters: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
-    producer_id_filters: tuple[int, ...] = field(
-        default=(), metadata={"kafka_type": "[]int64", "entity_type": "producerId"}
-    )
-    duration_filter: int = field(default=-1, metadata={"kafka_type": "int64"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,7 +30,7 @@ class TransactionState:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ListTransactionsResponse:
+class ListTransactionsResponse(ResponseMessage):
     """ListTransactionsResponse version 1 (API key 66)."""
 
     __kind__: ClassVar[str] = "response"
@@ -64,6 +45,28 @@ class ListTransactionsResponse:
     transaction_states: tuple[TransactionState, ...] = field(
         default=(), metadata={"kafka_type": "[]TransactionState"}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListTransactionsRequest(RequestMessage[ListTransactionsResponse]):
+    """ListTransactionsRequest version 1 (API key 66)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 66
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[ListTransactionsResponse]] = ListTransactionsResponse
+
+    state_filters: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
+    producer_id_filters: tuple[int, ...] = field(
+        default=(), metadata={"kafka_type": "[]int64", "entity_type": "producerId"}
+    )
+    duration_filter: int = field(default=-1, metadata={"kafka_type": "int64"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,31 +5,9 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["ListTransactionsRequest", "ListTransactionsResponse", "TransactionState"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ListTransactionsRequest:
-    """ListTransactionsRequest version 2 (API key 66)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 66
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    state_filters: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
-    producer_id_filters: tuple[int, ...] = field(
-        default=(), metadata={"kafka_type": "[]int64", "entity_type": "producerId"}
-    )
-    duration_filter: int = field(default=-1, metadata={"kafka_type": "int64"})
-    transactional_id_pattern: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,7 +30,7 @@ class TransactionState:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ListTransactionsResponse:
+class ListTransactionsResponse(ResponseMessage):
     """ListTransactionsResponse version 2 (API key 66)."""
 
     __kind__: ClassVar[str] = "response"
@@ -66,6 +44,31 @@ class ListTransactionsResponse:
     unknown_state_filters: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
     transaction_states: tuple[TransactionState, ...] = field(
         default=(), metadata={"kafka_type": "[]TransactionState"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListTransactionsRequest(RequestMessage[ListTransactionsResponse]):
+    """ListTransactionsRequest version 2 (API key 66)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 66
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[ListTransactionsResponse]] = ListTransactionsResponse
+
+    state_filters: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
+    producer_id_filters: tuple[int, ...] = field(
+        default=(), metadata={"kafka_type": "[]int64", "entity_type": "producerId"}
+    )
+    duration_filter: int = field(default=-1, metadata={"kafka_type": "int64"})
+    transactional_id_pattern: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

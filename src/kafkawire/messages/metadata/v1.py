@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "MetadataRequest",
     "MetadataRequestTopic",
@@ -13,32 +15,6 @@ __all__ = [
     "MetadataResponsePartition",
     "MetadataResponseTopic",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataRequestTopic:
-    """Part of MetadataRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataRequest:
-    """MetadataRequest version 1 (API key 3)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 3
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
-
-    topics: tuple[MetadataRequestTopic, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]MetadataRequestTopic", "nullable": True}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,7 +66,7 @@ class MetadataResponseTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataResponse:
+class MetadataResponse(ResponseMessage):
     """MetadataResponse version 1 (API key 3)."""
 
     __kind__: ClassVar[str] = "response"
@@ -107,4 +83,31 @@ class MetadataResponse:
     )
     topics: tuple[MetadataResponseTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]MetadataResponseTopic"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetadataRequestTopic:
+    """Part of MetadataRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetadataRequest(RequestMessage[MetadataResponse]):
+    """MetadataRequest version 1 (API key 3)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 3
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[MetadataResponse]] = MetadataResponse
+
+    topics: tuple[MetadataRequestTopic, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]MetadataRequestTopic", "nullable": True}
     )

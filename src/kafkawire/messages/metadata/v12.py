@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "MetadataRequest",
     "MetadataRequestTopic",
@@ -14,47 +16,6 @@ __all__ = [
     "MetadataResponsePartition",
     "MetadataResponseTopic",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataRequestTopic:
-    """Part of MetadataRequest version 12."""
-
-    __version__: ClassVar[int] = 12
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(
-        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
-    )
-    name: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True, "entity_type": "topicName"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataRequest:
-    """MetadataRequest version 12 (API key 3)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 3
-    __version__: ClassVar[int] = 12
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    topics: tuple[MetadataRequestTopic, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]MetadataRequestTopic", "nullable": True}
-    )
-    allow_auto_topic_creation: bool = field(default=True, metadata={"kafka_type": "bool"})
-    include_topic_authorized_operations: bool = field(
-        default=False, metadata={"kafka_type": "bool"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -125,7 +86,7 @@ class MetadataResponseTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataResponse:
+class MetadataResponse(ResponseMessage):
     """MetadataResponse version 12 (API key 3)."""
 
     __kind__: ClassVar[str] = "response"
@@ -146,6 +107,48 @@ class MetadataResponse:
     )
     topics: tuple[MetadataResponseTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]MetadataResponseTopic"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetadataRequestTopic:
+    """Part of MetadataRequest version 12."""
+
+    __version__: ClassVar[int] = 12
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(
+        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
+    )
+    name: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True, "entity_type": "topicName"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetadataRequest(RequestMessage[MetadataResponse]):
+    """MetadataRequest version 12 (API key 3)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 3
+    __version__: ClassVar[int] = 12
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[MetadataResponse]] = MetadataResponse
+
+    topics: tuple[MetadataRequestTopic, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]MetadataRequestTopic", "nullable": True}
+    )
+    allow_auto_topic_creation: bool = field(default=True, metadata={"kafka_type": "bool"})
+    include_topic_authorized_operations: bool = field(
+        default=False, metadata={"kafka_type": "bool"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

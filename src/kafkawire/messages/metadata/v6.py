@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "MetadataRequest",
     "MetadataRequestTopic",
@@ -13,33 +15,6 @@ __all__ = [
     "MetadataResponsePartition",
     "MetadataResponseTopic",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataRequestTopic:
-    """Part of MetadataRequest version 6."""
-
-    __version__: ClassVar[int] = 6
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataRequest:
-    """MetadataRequest version 6 (API key 3)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 3
-    __version__: ClassVar[int] = 6
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
-
-    topics: tuple[MetadataRequestTopic, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]MetadataRequestTopic", "nullable": True}
-    )
-    allow_auto_topic_creation: bool = field(default=True, metadata={"kafka_type": "bool"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,7 +69,7 @@ class MetadataResponseTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataResponse:
+class MetadataResponse(ResponseMessage):
     """MetadataResponse version 6 (API key 3)."""
 
     __kind__: ClassVar[str] = "response"
@@ -116,3 +91,31 @@ class MetadataResponse:
     topics: tuple[MetadataResponseTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]MetadataResponseTopic"}
     )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetadataRequestTopic:
+    """Part of MetadataRequest version 6."""
+
+    __version__: ClassVar[int] = 6
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetadataRequest(RequestMessage[MetadataResponse]):
+    """MetadataRequest version 6 (API key 3)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 3
+    __version__: ClassVar[int] = 6
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[MetadataResponse]] = MetadataResponse
+
+    topics: tuple[MetadataRequestTopic, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]MetadataRequestTopic", "nullable": True}
+    )
+    allow_auto_topic_creation: bool = field(default=True, metadata={"kafka_type": "bool"})

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "MetadataRequest",
     "MetadataRequestTopic",
@@ -13,45 +15,6 @@ __all__ = [
     "MetadataResponsePartition",
     "MetadataResponseTopic",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataRequestTopic:
-    """Part of MetadataRequest version 9."""
-
-    __version__: ClassVar[int] = 9
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataRequest:
-    """MetadataRequest version 9 (API key 3)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 3
-    __version__: ClassVar[int] = 9
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    topics: tuple[MetadataRequestTopic, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]MetadataRequestTopic", "nullable": True}
-    )
-    allow_auto_topic_creation: bool = field(default=True, metadata={"kafka_type": "bool"})
-    include_cluster_authorized_operations: bool = field(
-        default=False, metadata={"kafka_type": "bool"}
-    )
-    include_topic_authorized_operations: bool = field(
-        default=False, metadata={"kafka_type": "bool"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -117,7 +80,7 @@ class MetadataResponseTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class MetadataResponse:
+class MetadataResponse(ResponseMessage):
     """MetadataResponse version 9 (API key 3)."""
 
     __kind__: ClassVar[str] = "response"
@@ -141,6 +104,46 @@ class MetadataResponse:
     )
     cluster_authorized_operations: int = field(
         default=-2147483648, metadata={"kafka_type": "int32"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetadataRequestTopic:
+    """Part of MetadataRequest version 9."""
+
+    __version__: ClassVar[int] = 9
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetadataRequest(RequestMessage[MetadataResponse]):
+    """MetadataRequest version 9 (API key 3)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 3
+    __version__: ClassVar[int] = 9
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[MetadataResponse]] = MetadataResponse
+
+    topics: tuple[MetadataRequestTopic, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]MetadataRequestTopic", "nullable": True}
+    )
+    allow_auto_topic_creation: bool = field(default=True, metadata={"kafka_type": "bool"})
+    include_cluster_authorized_operations: bool = field(
+        default=False, metadata={"kafka_type": "bool"}
+    )
+    include_topic_authorized_operations: bool = field(
+        default=False, metadata={"kafka_type": "bool"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "OffsetCommitRequest",
     "OffsetCommitRequestPartition",
@@ -13,6 +15,45 @@ __all__ = [
     "OffsetCommitResponsePartition",
     "OffsetCommitResponseTopic",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetCommitResponsePartition:
+    """Part of OffsetCommitResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetCommitResponseTopic:
+    """Part of OffsetCommitResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[OffsetCommitResponsePartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]OffsetCommitResponsePartition"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetCommitResponse(ResponseMessage):
+    """OffsetCommitResponse version 0 (API key 8)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 8
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    topics: tuple[OffsetCommitResponseTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]OffsetCommitResponseTopic"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,7 +84,7 @@ class OffsetCommitRequestTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitRequest:
+class OffsetCommitRequest(RequestMessage[OffsetCommitResponse]):
     """OffsetCommitRequest version 0 (API key 8)."""
 
     __kind__: ClassVar[str] = "request"
@@ -52,47 +93,9 @@ class OffsetCommitRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[OffsetCommitResponse]] = OffsetCommitResponse
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     topics: tuple[OffsetCommitRequestTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]OffsetCommitRequestTopic"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitResponsePartition:
-    """Part of OffsetCommitResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitResponseTopic:
-    """Part of OffsetCommitResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[OffsetCommitResponsePartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]OffsetCommitResponsePartition"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitResponse:
-    """OffsetCommitResponse version 0 (API key 8)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 8
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    topics: tuple[OffsetCommitResponseTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]OffsetCommitResponseTopic"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "OffsetCommitRequest",
     "OffsetCommitRequestPartition",
@@ -13,6 +15,48 @@ __all__ = [
     "OffsetCommitResponsePartition",
     "OffsetCommitResponseTopic",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetCommitResponsePartition:
+    """Part of OffsetCommitResponse version 3."""
+
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = False
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetCommitResponseTopic:
+    """Part of OffsetCommitResponse version 3."""
+
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
+    )
+    partitions: tuple[OffsetCommitResponsePartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]OffsetCommitResponsePartition"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetCommitResponse(ResponseMessage):
+    """OffsetCommitResponse version 3 (API key 8)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 8
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
+    topics: tuple[OffsetCommitResponseTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]OffsetCommitResponseTopic"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,7 +89,7 @@ class OffsetCommitRequestTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitRequest:
+class OffsetCommitRequest(RequestMessage[OffsetCommitResponse]):
     """OffsetCommitRequest version 3 (API key 8)."""
 
     __kind__: ClassVar[str] = "request"
@@ -54,6 +98,7 @@ class OffsetCommitRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[OffsetCommitResponse]] = OffsetCommitResponse
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     generation_id_or_member_epoch: int = field(
@@ -63,46 +108,4 @@ class OffsetCommitRequest:
     retention_time_ms: int = field(default=-1, metadata={"kafka_type": "int64", "ignorable": True})
     topics: tuple[OffsetCommitRequestTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]OffsetCommitRequestTopic"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitResponsePartition:
-    """Part of OffsetCommitResponse version 3."""
-
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = False
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitResponseTopic:
-    """Part of OffsetCommitResponse version 3."""
-
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
-    )
-    partitions: tuple[OffsetCommitResponsePartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]OffsetCommitResponsePartition"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitResponse:
-    """OffsetCommitResponse version 3 (API key 8)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 8
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
-    topics: tuple[OffsetCommitResponseTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]OffsetCommitResponseTopic"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "OffsetCommitRequest",
     "OffsetCommitRequestPartition",
@@ -13,6 +15,57 @@ __all__ = [
     "OffsetCommitResponsePartition",
     "OffsetCommitResponseTopic",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetCommitResponsePartition:
+    """Part of OffsetCommitResponse version 9."""
+
+    __version__: ClassVar[int] = 9
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetCommitResponseTopic:
+    """Part of OffsetCommitResponse version 9."""
+
+    __version__: ClassVar[int] = 9
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
+    )
+    partitions: tuple[OffsetCommitResponsePartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]OffsetCommitResponsePartition"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetCommitResponse(ResponseMessage):
+    """OffsetCommitResponse version 9 (API key 8)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 8
+    __version__: ClassVar[int] = 9
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
+    topics: tuple[OffsetCommitResponseTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]OffsetCommitResponseTopic"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,7 +107,7 @@ class OffsetCommitRequestTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitRequest:
+class OffsetCommitRequest(RequestMessage[OffsetCommitResponse]):
     """OffsetCommitRequest version 9 (API key 8)."""
 
     __kind__: ClassVar[str] = "request"
@@ -63,6 +116,7 @@ class OffsetCommitRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[OffsetCommitResponse]] = OffsetCommitResponse
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     generation_id_or_member_epoch: int = field(
@@ -74,57 +128,6 @@ class OffsetCommitRequest:
     )
     topics: tuple[OffsetCommitRequestTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]OffsetCommitRequestTopic"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitResponsePartition:
-    """Part of OffsetCommitResponse version 9."""
-
-    __version__: ClassVar[int] = 9
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitResponseTopic:
-    """Part of OffsetCommitResponse version 9."""
-
-    __version__: ClassVar[int] = 9
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
-    )
-    partitions: tuple[OffsetCommitResponsePartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]OffsetCommitResponsePartition"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetCommitResponse:
-    """OffsetCommitResponse version 9 (API key 8)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 8
-    __version__: ClassVar[int] = 9
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
-    topics: tuple[OffsetCommitResponseTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]OffsetCommitResponseTopic"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

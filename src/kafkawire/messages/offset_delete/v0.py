@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "OffsetDeleteRequest",
     "OffsetDeleteRequestPartition",
@@ -13,46 +15,6 @@ __all__ = [
     "OffsetDeleteResponsePartition",
     "OffsetDeleteResponseTopic",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetDeleteRequestPartition:
-    """Part of OffsetDeleteRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetDeleteRequestTopic:
-    """Part of OffsetDeleteRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[OffsetDeleteRequestPartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]OffsetDeleteRequestPartition"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetDeleteRequest:
-    """OffsetDeleteRequest version 0 (API key 47)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 47
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "group"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    topics: tuple[OffsetDeleteRequestTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]OffsetDeleteRequestTopic"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,7 +42,7 @@ class OffsetDeleteResponseTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetDeleteResponse:
+class OffsetDeleteResponse(ResponseMessage):
     """OffsetDeleteResponse version 0 (API key 47)."""
 
     __kind__: ClassVar[str] = "response"
@@ -93,4 +55,45 @@ class OffsetDeleteResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
     topics: tuple[OffsetDeleteResponseTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]OffsetDeleteResponseTopic"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetDeleteRequestPartition:
+    """Part of OffsetDeleteRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetDeleteRequestTopic:
+    """Part of OffsetDeleteRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[OffsetDeleteRequestPartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]OffsetDeleteRequestPartition"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetDeleteRequest(RequestMessage[OffsetDeleteResponse]):
+    """OffsetDeleteRequest version 0 (API key 47)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 47
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[OffsetDeleteResponse]] = OffsetDeleteResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    topics: tuple[OffsetDeleteRequestTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]OffsetDeleteRequestTopic"}
     )

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "OffsetFetchRequest",
     "OffsetFetchRequestGroup",
@@ -15,62 +17,6 @@ __all__ = [
     "OffsetFetchResponsePartitions",
     "OffsetFetchResponseTopics",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetFetchRequestTopics:
-    """Part of OffsetFetchRequest version 10."""
-
-    __version__: ClassVar[int] = 10
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(
-        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
-    )
-    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetFetchRequestGroup:
-    """Part of OffsetFetchRequest version 10."""
-
-    __version__: ClassVar[int] = 10
-    __flexible__: ClassVar[bool] = True
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    member_id: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True, "ignorable": True}
-    )
-    member_epoch: int = field(default=-1, metadata={"kafka_type": "int32", "ignorable": True})
-    topics: tuple[OffsetFetchRequestTopics, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]OffsetFetchRequestTopics", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetFetchRequest:
-    """OffsetFetchRequest version 10 (API key 9)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 9
-    __version__: ClassVar[int] = 10
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "group"
-
-    groups: tuple[OffsetFetchRequestGroup, ...] = field(
-        default=(), metadata={"kafka_type": "[]OffsetFetchRequestGroup"}
-    )
-    require_stable: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -128,7 +74,7 @@ class OffsetFetchResponseGroup:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetFetchResponse:
+class OffsetFetchResponse(ResponseMessage):
     """OffsetFetchResponse version 10 (API key 9)."""
 
     __kind__: ClassVar[str] = "response"
@@ -141,6 +87,63 @@ class OffsetFetchResponse:
     groups: tuple[OffsetFetchResponseGroup, ...] = field(
         default=(), metadata={"kafka_type": "[]OffsetFetchResponseGroup"}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetFetchRequestTopics:
+    """Part of OffsetFetchRequest version 10."""
+
+    __version__: ClassVar[int] = 10
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(
+        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
+    )
+    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetFetchRequestGroup:
+    """Part of OffsetFetchRequest version 10."""
+
+    __version__: ClassVar[int] = 10
+    __flexible__: ClassVar[bool] = True
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    member_id: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True, "ignorable": True}
+    )
+    member_epoch: int = field(default=-1, metadata={"kafka_type": "int32", "ignorable": True})
+    topics: tuple[OffsetFetchRequestTopics, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]OffsetFetchRequestTopics", "nullable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetFetchRequest(RequestMessage[OffsetFetchResponse]):
+    """OffsetFetchRequest version 10 (API key 9)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 9
+    __version__: ClassVar[int] = 10
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[OffsetFetchResponse]] = OffsetFetchResponse
+
+    groups: tuple[OffsetFetchRequestGroup, ...] = field(
+        default=(), metadata={"kafka_type": "[]OffsetFetchRequestGroup"}
+    )
+    require_stable: bool = field(default=False, metadata={"kafka_type": "bool"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "OffsetFetchRequest",
     "OffsetFetchRequestTopic",
@@ -12,34 +14,6 @@ __all__ = [
     "OffsetFetchResponsePartition",
     "OffsetFetchResponseTopic",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetFetchRequestTopic:
-    """Part of OffsetFetchRequest version 3."""
-
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetFetchRequest:
-    """OffsetFetchRequest version 3 (API key 9)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 9
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "group"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    topics: tuple[OffsetFetchRequestTopic, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]OffsetFetchRequestTopic", "nullable": True}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,7 +43,7 @@ class OffsetFetchResponseTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetFetchResponse:
+class OffsetFetchResponse(ResponseMessage):
     """OffsetFetchResponse version 3 (API key 9)."""
 
     __kind__: ClassVar[str] = "response"
@@ -83,3 +57,32 @@ class OffsetFetchResponse:
         default=(), metadata={"kafka_type": "[]OffsetFetchResponseTopic"}
     )
     error_code: int = field(default=0, metadata={"kafka_type": "int16", "ignorable": True})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetFetchRequestTopic:
+    """Part of OffsetFetchRequest version 3."""
+
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetFetchRequest(RequestMessage[OffsetFetchResponse]):
+    """OffsetFetchRequest version 3 (API key 9)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 9
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[OffsetFetchResponse]] = OffsetFetchResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    topics: tuple[OffsetFetchRequestTopic, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]OffsetFetchRequestTopic", "nullable": True}
+    )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "OffsetFetchRequest",
     "OffsetFetchRequestTopic",
@@ -12,40 +14,6 @@ __all__ = [
     "OffsetFetchResponsePartition",
     "OffsetFetchResponseTopic",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetFetchRequestTopic:
-    """Part of OffsetFetchRequest version 6."""
-
-    __version__: ClassVar[int] = 6
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetFetchRequest:
-    """OffsetFetchRequest version 6 (API key 9)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 9
-    __version__: ClassVar[int] = 6
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "group"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    topics: tuple[OffsetFetchRequestTopic, ...] | None = field(
-        default=(), metadata={"kafka_type": "[]OffsetFetchRequestTopic", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,7 +52,7 @@ class OffsetFetchResponseTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetFetchResponse:
+class OffsetFetchResponse(ResponseMessage):
     """OffsetFetchResponse version 6 (API key 9)."""
 
     __kind__: ClassVar[str] = "response"
@@ -98,6 +66,41 @@ class OffsetFetchResponse:
         default=(), metadata={"kafka_type": "[]OffsetFetchResponseTopic"}
     )
     error_code: int = field(default=0, metadata={"kafka_type": "int16", "ignorable": True})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetFetchRequestTopic:
+    """Part of OffsetFetchRequest version 6."""
+
+    __version__: ClassVar[int] = 6
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetFetchRequest(RequestMessage[OffsetFetchResponse]):
+    """OffsetFetchRequest version 6 (API key 9)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 9
+    __version__: ClassVar[int] = 6
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[OffsetFetchResponse]] = OffsetFetchResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    topics: tuple[OffsetFetchRequestTopic, ...] | None = field(
+        default=(), metadata={"kafka_type": "[]OffsetFetchRequestTopic", "nullable": True}
+    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "EpochEndOffset",
     "OffsetForLeaderEpochRequest",
@@ -13,46 +15,6 @@ __all__ = [
     "OffsetForLeaderTopic",
     "OffsetForLeaderTopicResult",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetForLeaderPartition:
-    """Part of OffsetForLeaderEpochRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-
-    partition: int = field(default=0, metadata={"kafka_type": "int32"})
-    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetForLeaderTopic:
-    """Part of OffsetForLeaderEpochRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-
-    topic: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[OffsetForLeaderPartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]OffsetForLeaderPartition"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetForLeaderEpochRequest:
-    """OffsetForLeaderEpochRequest version 1 (API key 23)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 23
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "leader"
-
-    topics: tuple[OffsetForLeaderTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]OffsetForLeaderTopic"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,7 +44,7 @@ class OffsetForLeaderTopicResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetForLeaderEpochResponse:
+class OffsetForLeaderEpochResponse(ResponseMessage):
     """OffsetForLeaderEpochResponse version 1 (API key 23)."""
 
     __kind__: ClassVar[str] = "response"
@@ -93,4 +55,45 @@ class OffsetForLeaderEpochResponse:
 
     topics: tuple[OffsetForLeaderTopicResult, ...] = field(
         default=(), metadata={"kafka_type": "[]OffsetForLeaderTopicResult"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetForLeaderPartition:
+    """Part of OffsetForLeaderEpochRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+
+    partition: int = field(default=0, metadata={"kafka_type": "int32"})
+    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetForLeaderTopic:
+    """Part of OffsetForLeaderEpochRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+
+    topic: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[OffsetForLeaderPartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]OffsetForLeaderPartition"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetForLeaderEpochRequest(RequestMessage[OffsetForLeaderEpochResponse]):
+    """OffsetForLeaderEpochRequest version 1 (API key 23)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 23
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "leader"
+    __response__: ClassVar[type[OffsetForLeaderEpochResponse]] = OffsetForLeaderEpochResponse
+
+    topics: tuple[OffsetForLeaderTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]OffsetForLeaderTopic"}
     )

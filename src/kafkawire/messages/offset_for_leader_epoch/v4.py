@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "EpochEndOffset",
     "OffsetForLeaderEpochRequest",
@@ -13,6 +15,57 @@ __all__ = [
     "OffsetForLeaderTopic",
     "OffsetForLeaderTopicResult",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EpochEndOffset:
+    """Part of OffsetForLeaderEpochResponse version 4."""
+
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    partition: int = field(default=0, metadata={"kafka_type": "int32"})
+    leader_epoch: int = field(default=-1, metadata={"kafka_type": "int32", "ignorable": True})
+    end_offset: int = field(default=-1, metadata={"kafka_type": "int64"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetForLeaderTopicResult:
+    """Part of OffsetForLeaderEpochResponse version 4."""
+
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+
+    topic: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[EpochEndOffset, ...] = field(
+        default=(), metadata={"kafka_type": "[]EpochEndOffset"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetForLeaderEpochResponse(ResponseMessage):
+    """OffsetForLeaderEpochResponse version 4 (API key 23)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 23
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
+    topics: tuple[OffsetForLeaderTopicResult, ...] = field(
+        default=(), metadata={"kafka_type": "[]OffsetForLeaderTopicResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,7 +102,7 @@ class OffsetForLeaderTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetForLeaderEpochRequest:
+class OffsetForLeaderEpochRequest(RequestMessage[OffsetForLeaderEpochResponse]):
     """OffsetForLeaderEpochRequest version 4 (API key 23)."""
 
     __kind__: ClassVar[str] = "request"
@@ -58,63 +111,13 @@ class OffsetForLeaderEpochRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "leader"
+    __response__: ClassVar[type[OffsetForLeaderEpochResponse]] = OffsetForLeaderEpochResponse
 
     replica_id: int = field(
         default=-2, metadata={"kafka_type": "int32", "entity_type": "brokerId", "ignorable": True}
     )
     topics: tuple[OffsetForLeaderTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]OffsetForLeaderTopic"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class EpochEndOffset:
-    """Part of OffsetForLeaderEpochResponse version 4."""
-
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    partition: int = field(default=0, metadata={"kafka_type": "int32"})
-    leader_epoch: int = field(default=-1, metadata={"kafka_type": "int32", "ignorable": True})
-    end_offset: int = field(default=-1, metadata={"kafka_type": "int64"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetForLeaderTopicResult:
-    """Part of OffsetForLeaderEpochResponse version 4."""
-
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-
-    topic: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[EpochEndOffset, ...] = field(
-        default=(), metadata={"kafka_type": "[]EpochEndOffset"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OffsetForLeaderEpochResponse:
-    """OffsetForLeaderEpochResponse version 4 (API key 23)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 23
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
-    topics: tuple[OffsetForLeaderTopicResult, ...] = field(
-        default=(), metadata={"kafka_type": "[]OffsetForLeaderTopicResult"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

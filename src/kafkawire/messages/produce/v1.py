@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "PartitionProduceData",
     "PartitionProduceResponse",
@@ -13,6 +15,47 @@ __all__ = [
     "TopicProduceData",
     "TopicProduceResponse",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionProduceResponse:
+    """Part of ProduceResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+
+    index: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    base_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicProduceResponse:
+    """Part of ProduceResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partition_responses: tuple[PartitionProduceResponse, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionProduceResponse"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProduceResponse(ResponseMessage):
+    """ProduceResponse version 1 (API key 0)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 0
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    responses: tuple[TopicProduceResponse, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicProduceResponse"}
+    )
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -42,7 +85,7 @@ class TopicProduceData:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ProduceRequest:
+class ProduceRequest(RequestMessage[ProduceResponse]):
     """ProduceRequest version 1 (API key 0)."""
 
     __kind__: ClassVar[str] = "request"
@@ -51,50 +94,10 @@ class ProduceRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "leader"
+    __response__: ClassVar[type[ProduceResponse]] = ProduceResponse
 
     acks: int = field(default=0, metadata={"kafka_type": "int16"})
     timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     topic_data: tuple[TopicProduceData, ...] = field(
         default=(), metadata={"kafka_type": "[]TopicProduceData"}
     )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PartitionProduceResponse:
-    """Part of ProduceResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-
-    index: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    base_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TopicProduceResponse:
-    """Part of ProduceResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partition_responses: tuple[PartitionProduceResponse, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionProduceResponse"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProduceResponse:
-    """ProduceResponse version 1 (API key 0)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 0
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    responses: tuple[TopicProduceResponse, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicProduceResponse"}
-    )
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})

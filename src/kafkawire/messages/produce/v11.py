@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "BatchIndexAndErrorMessage",
     "LeaderIdAndEpoch",
@@ -16,65 +18,6 @@ __all__ = [
     "TopicProduceData",
     "TopicProduceResponse",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PartitionProduceData:
-    """Part of ProduceRequest version 11."""
-
-    __version__: ClassVar[int] = 11
-    __flexible__: ClassVar[bool] = True
-
-    index: int = field(default=0, metadata={"kafka_type": "int32"})
-    records: bytes | memoryview | None = field(
-        default=None, metadata={"kafka_type": "records", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TopicProduceData:
-    """Part of ProduceRequest version 11."""
-
-    __version__: ClassVar[int] = 11
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
-    )
-    partition_data: tuple[PartitionProduceData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionProduceData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProduceRequest:
-    """ProduceRequest version 11 (API key 0)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 0
-    __version__: ClassVar[int] = 11
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "leader"
-
-    transactional_id: str | None = field(
-        default=None,
-        metadata={"kafka_type": "string", "nullable": True, "entity_type": "transactionalId"},
-    )
-    acks: int = field(default=0, metadata={"kafka_type": "int16"})
-    timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    topic_data: tuple[TopicProduceData, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicProduceData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,7 +111,7 @@ class NodeEndpoint:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ProduceResponse:
+class ProduceResponse(ResponseMessage):
     """ProduceResponse version 11 (API key 0)."""
 
     __kind__: ClassVar[str] = "response"
@@ -183,6 +126,66 @@ class ProduceResponse:
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
     node_endpoints: tuple[NodeEndpoint, ...] = field(
         default=(), metadata={"kafka_type": "[]NodeEndpoint", "tag": 0}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionProduceData:
+    """Part of ProduceRequest version 11."""
+
+    __version__: ClassVar[int] = 11
+    __flexible__: ClassVar[bool] = True
+
+    index: int = field(default=0, metadata={"kafka_type": "int32"})
+    records: bytes | memoryview | None = field(
+        default=None, metadata={"kafka_type": "records", "nullable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicProduceData:
+    """Part of ProduceRequest version 11."""
+
+    __version__: ClassVar[int] = 11
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
+    )
+    partition_data: tuple[PartitionProduceData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionProduceData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProduceRequest(RequestMessage[ProduceResponse]):
+    """ProduceRequest version 11 (API key 0)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 0
+    __version__: ClassVar[int] = 11
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "leader"
+    __response__: ClassVar[type[ProduceResponse]] = ProduceResponse
+
+    transactional_id: str | None = field(
+        default=None,
+        metadata={"kafka_type": "string", "nullable": True, "entity_type": "transactionalId"},
+    )
+    acks: int = field(default=0, metadata={"kafka_type": "int16"})
+    timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    topic_data: tuple[TopicProduceData, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicProduceData"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

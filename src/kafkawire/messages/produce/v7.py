@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "PartitionProduceData",
     "PartitionProduceResponse",
@@ -13,56 +15,6 @@ __all__ = [
     "TopicProduceData",
     "TopicProduceResponse",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PartitionProduceData:
-    """Part of ProduceRequest version 7."""
-
-    __version__: ClassVar[int] = 7
-    __flexible__: ClassVar[bool] = False
-
-    index: int = field(default=0, metadata={"kafka_type": "int32"})
-    records: bytes | memoryview | None = field(
-        default=None, metadata={"kafka_type": "records", "nullable": True}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TopicProduceData:
-    """Part of ProduceRequest version 7."""
-
-    __version__: ClassVar[int] = 7
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
-    )
-    partition_data: tuple[PartitionProduceData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionProduceData"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ProduceRequest:
-    """ProduceRequest version 7 (API key 0)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 0
-    __version__: ClassVar[int] = 7
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "leader"
-
-    transactional_id: str | None = field(
-        default=None,
-        metadata={"kafka_type": "string", "nullable": True, "entity_type": "transactionalId"},
-    )
-    acks: int = field(default=0, metadata={"kafka_type": "int16"})
-    timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    topic_data: tuple[TopicProduceData, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicProduceData"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,7 +47,7 @@ class TopicProduceResponse:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ProduceResponse:
+class ProduceResponse(ResponseMessage):
     """ProduceResponse version 7 (API key 0)."""
 
     __kind__: ClassVar[str] = "response"
@@ -108,3 +60,54 @@ class ProduceResponse:
         default=(), metadata={"kafka_type": "[]TopicProduceResponse"}
     )
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionProduceData:
+    """Part of ProduceRequest version 7."""
+
+    __version__: ClassVar[int] = 7
+    __flexible__: ClassVar[bool] = False
+
+    index: int = field(default=0, metadata={"kafka_type": "int32"})
+    records: bytes | memoryview | None = field(
+        default=None, metadata={"kafka_type": "records", "nullable": True}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopicProduceData:
+    """Part of ProduceRequest version 7."""
+
+    __version__: ClassVar[int] = 7
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName", "ignorable": True}
+    )
+    partition_data: tuple[PartitionProduceData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionProduceData"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProduceRequest(RequestMessage[ProduceResponse]):
+    """ProduceRequest version 7 (API key 0)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 0
+    __version__: ClassVar[int] = 7
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "leader"
+    __response__: ClassVar[type[ProduceResponse]] = ProduceResponse
+
+    transactional_id: str | None = field(
+        default=None,
+        metadata={"kafka_type": "string", "nullable": True, "entity_type": "transactionalId"},
+    )
+    acks: int = field(default=0, metadata={"kafka_type": "int16"})
+    timeout_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    topic_data: tuple[TopicProduceData, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicProduceData"}
+    )

@@ -6,32 +6,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["PushTelemetryRequest", "PushTelemetryResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PushTelemetryRequest:
-    """PushTelemetryRequest version 0 (API key 72)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 72
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    client_instance_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    subscription_id: int = field(default=0, metadata={"kafka_type": "int32"})
-    terminating: bool = field(default=False, metadata={"kafka_type": "bool"})
-    compression_type: int = field(default=0, metadata={"kafka_type": "int8"})
-    metrics: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PushTelemetryResponse:
+class PushTelemetryResponse(ResponseMessage):
     """PushTelemetryResponse version 0 (API key 72)."""
 
     __kind__: ClassVar[str] = "response"
@@ -42,6 +23,28 @@ class PushTelemetryResponse:
 
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PushTelemetryRequest(RequestMessage[PushTelemetryResponse]):
+    """PushTelemetryRequest version 0 (API key 72)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 72
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[PushTelemetryResponse]] = PushTelemetryResponse
+
+    client_instance_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
+    subscription_id: int = field(default=0, metadata={"kafka_type": "int32"})
+    terminating: bool = field(default=False, metadata={"kafka_type": "bool"})
+    compression_type: int = field(default=0, metadata={"kafka_type": "int8"})
+    metrics: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

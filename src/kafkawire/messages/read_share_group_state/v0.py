@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "PartitionData",
     "PartitionResult",
@@ -15,56 +17,6 @@ __all__ = [
     "ReadStateResult",
     "StateBatch",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PartitionData:
-    """Part of ReadShareGroupStateRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    partition: int = field(default=0, metadata={"kafka_type": "int32"})
-    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReadStateData:
-    """Part of ReadShareGroupStateRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    partitions: tuple[PartitionData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReadShareGroupStateRequest:
-    """ReadShareGroupStateRequest version 0 (API key 84)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 84
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string"})
-    topics: tuple[ReadStateData, ...] = field(
-        default=(), metadata={"kafka_type": "[]ReadStateData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,7 +74,7 @@ class ReadStateResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ReadShareGroupStateResponse:
+class ReadShareGroupStateResponse(ResponseMessage):
     """ReadShareGroupStateResponse version 0 (API key 84)."""
 
     __kind__: ClassVar[str] = "response"
@@ -133,6 +85,57 @@ class ReadShareGroupStateResponse:
 
     results: tuple[ReadStateResult, ...] = field(
         default=(), metadata={"kafka_type": "[]ReadStateResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionData:
+    """Part of ReadShareGroupStateRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    partition: int = field(default=0, metadata={"kafka_type": "int32"})
+    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadStateData:
+    """Part of ReadShareGroupStateRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
+    partitions: tuple[PartitionData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadShareGroupStateRequest(RequestMessage[ReadShareGroupStateResponse]):
+    """ReadShareGroupStateRequest version 0 (API key 84)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 84
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[ReadShareGroupStateResponse]] = ReadShareGroupStateResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string"})
+    topics: tuple[ReadStateData, ...] = field(
+        default=(), metadata={"kafka_type": "[]ReadStateData"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "PartitionData",
     "PartitionResult",
@@ -14,6 +16,60 @@ __all__ = [
     "ReadStateSummaryData",
     "ReadStateSummaryResult",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionResult:
+    """Part of ReadShareGroupStateSummaryResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    partition: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )
+    state_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    start_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadStateSummaryResult:
+    """Part of ReadShareGroupStateSummaryResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
+    partitions: tuple[PartitionResult, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReadShareGroupStateSummaryResponse(ResponseMessage):
+    """ReadShareGroupStateSummaryResponse version 0 (API key 87)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 87
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    results: tuple[ReadStateSummaryResult, ...] = field(
+        default=(), metadata={"kafka_type": "[]ReadStateSummaryResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,7 +103,7 @@ class ReadStateSummaryData:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ReadShareGroupStateSummaryRequest:
+class ReadShareGroupStateSummaryRequest(RequestMessage[ReadShareGroupStateSummaryResponse]):
     """ReadShareGroupStateSummaryRequest version 0 (API key 87)."""
 
     __kind__: ClassVar[str] = "request"
@@ -55,64 +111,14 @@ class ReadShareGroupStateSummaryRequest:
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[ReadShareGroupStateSummaryResponse]] = (
+        ReadShareGroupStateSummaryResponse
+    )
 
     group_id: str = field(default="", metadata={"kafka_type": "string"})
     topics: tuple[ReadStateSummaryData, ...] = field(
         default=(), metadata={"kafka_type": "[]ReadStateSummaryData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PartitionResult:
-    """Part of ReadShareGroupStateSummaryResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    partition: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-    state_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    start_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReadStateSummaryResult:
-    """Part of ReadShareGroupStateSummaryResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    partitions: tuple[PartitionResult, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionResult"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReadShareGroupStateSummaryResponse:
-    """ReadShareGroupStateSummaryResponse version 0 (API key 87)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 87
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    results: tuple[ReadStateSummaryResult, ...] = field(
-        default=(), metadata={"kafka_type": "[]ReadStateSummaryResult"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -6,30 +6,13 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["RemoveRaftVoterRequest", "RemoveRaftVoterResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RemoveRaftVoterRequest:
-    """RemoveRaftVoterRequest version 0 (API key 81)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 81
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    cluster_id: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
-    voter_id: int = field(default=0, metadata={"kafka_type": "int32"})
-    voter_directory_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RemoveRaftVoterResponse:
+class RemoveRaftVoterResponse(ResponseMessage):
     """RemoveRaftVoterResponse version 0 (API key 81)."""
 
     __kind__: ClassVar[str] = "response"
@@ -43,6 +26,26 @@ class RemoveRaftVoterResponse:
     error_message: str | None = field(
         default="", metadata={"kafka_type": "string", "nullable": True, "ignorable": True}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RemoveRaftVoterRequest(RequestMessage[RemoveRaftVoterResponse]):
+    """RemoveRaftVoterRequest version 0 (API key 81)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 81
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[RemoveRaftVoterResponse]] = RemoveRaftVoterResponse
+
+    cluster_id: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
+    voter_id: int = field(default=0, metadata={"kafka_type": "int32"})
+    voter_directory_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

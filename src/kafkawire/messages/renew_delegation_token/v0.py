@@ -5,26 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["RenewDelegationTokenRequest", "RenewDelegationTokenResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class RenewDelegationTokenRequest:
-    """RenewDelegationTokenRequest version 0 (API key 39)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 39
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
-
-    hmac: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
-    renew_period_ms: int = field(default=0, metadata={"kafka_type": "int64"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RenewDelegationTokenResponse:
+class RenewDelegationTokenResponse(ResponseMessage):
     """RenewDelegationTokenResponse version 0 (API key 39)."""
 
     __kind__: ClassVar[str] = "response"
@@ -36,3 +23,19 @@ class RenewDelegationTokenResponse:
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     expiry_timestamp_ms: int = field(default=0, metadata={"kafka_type": "int64"})
     throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RenewDelegationTokenRequest(RequestMessage[RenewDelegationTokenResponse]):
+    """RenewDelegationTokenRequest version 0 (API key 39)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 39
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[RenewDelegationTokenResponse]] = RenewDelegationTokenResponse
+
+    hmac: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
+    renew_period_ms: int = field(default=0, metadata={"kafka_type": "int64"})

@@ -5,25 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["SaslAuthenticateRequest", "SaslAuthenticateResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SaslAuthenticateRequest:
-    """SaslAuthenticateRequest version 0 (API key 36)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 36
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
-
-    auth_bytes: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SaslAuthenticateResponse:
+class SaslAuthenticateResponse(ResponseMessage):
     """SaslAuthenticateResponse version 0 (API key 36)."""
 
     __kind__: ClassVar[str] = "response"
@@ -36,4 +24,19 @@ class SaslAuthenticateResponse:
     error_message: str | None = field(
         default="", metadata={"kafka_type": "string", "nullable": True}
     )
+    auth_bytes: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SaslAuthenticateRequest(RequestMessage[SaslAuthenticateResponse]):
+    """SaslAuthenticateRequest version 0 (API key 36)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 36
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[SaslAuthenticateResponse]] = SaslAuthenticateResponse
+
     auth_bytes: bytes = field(default=b"", metadata={"kafka_type": "bytes"})

@@ -5,25 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["SaslAuthenticateRequest", "SaslAuthenticateResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SaslAuthenticateRequest:
-    """SaslAuthenticateRequest version 1 (API key 36)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 36
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
-
-    auth_bytes: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SaslAuthenticateResponse:
+class SaslAuthenticateResponse(ResponseMessage):
     """SaslAuthenticateResponse version 1 (API key 36)."""
 
     __kind__: ClassVar[str] = "response"
@@ -38,3 +26,18 @@ class SaslAuthenticateResponse:
     )
     auth_bytes: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
     session_lifetime_ms: int = field(default=0, metadata={"kafka_type": "int64", "ignorable": True})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SaslAuthenticateRequest(RequestMessage[SaslAuthenticateResponse]):
+    """SaslAuthenticateRequest version 1 (API key 36)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 36
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[SaslAuthenticateResponse]] = SaslAuthenticateResponse
+
+    auth_bytes: bytes = field(default=b"", metadata={"kafka_type": "bytes"})

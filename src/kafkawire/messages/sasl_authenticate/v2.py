@@ -5,28 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["SaslAuthenticateRequest", "SaslAuthenticateResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SaslAuthenticateRequest:
-    """SaslAuthenticateRequest version 2 (API key 36)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 36
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    auth_bytes: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SaslAuthenticateResponse:
+class SaslAuthenticateResponse(ResponseMessage):
     """SaslAuthenticateResponse version 2 (API key 36)."""
 
     __kind__: ClassVar[str] = "response"
@@ -41,6 +26,24 @@ class SaslAuthenticateResponse:
     )
     auth_bytes: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
     session_lifetime_ms: int = field(default=0, metadata={"kafka_type": "int64", "ignorable": True})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SaslAuthenticateRequest(RequestMessage[SaslAuthenticateResponse]):
+    """SaslAuthenticateRequest version 2 (API key 36)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 36
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[SaslAuthenticateResponse]] = SaslAuthenticateResponse
+
+    auth_bytes: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,25 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["SaslHandshakeRequest", "SaslHandshakeResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SaslHandshakeRequest:
-    """SaslHandshakeRequest version 0 (API key 17)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 17
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
-
-    mechanism: str = field(default="", metadata={"kafka_type": "string"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SaslHandshakeResponse:
+class SaslHandshakeResponse(ResponseMessage):
     """SaslHandshakeResponse version 0 (API key 17)."""
 
     __kind__: ClassVar[str] = "response"
@@ -34,3 +22,18 @@ class SaslHandshakeResponse:
 
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     mechanisms: tuple[str, ...] = field(default=(), metadata={"kafka_type": "[]string"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SaslHandshakeRequest(RequestMessage[SaslHandshakeResponse]):
+    """SaslHandshakeRequest version 0 (API key 17)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 17
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[SaslHandshakeResponse]] = SaslHandshakeResponse
+
+    mechanism: str = field(default="", metadata={"kafka_type": "string"})

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AcknowledgePartition",
     "AcknowledgeTopic",
@@ -17,77 +19,6 @@ __all__ = [
     "ShareAcknowledgeResponse",
     "ShareAcknowledgeTopicResponse",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AcknowledgementBatch:
-    """Part of ShareAcknowledgeRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    first_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    last_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    acknowledge_types: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int8"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AcknowledgePartition:
-    """Part of ShareAcknowledgeRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    acknowledgement_batches: tuple[AcknowledgementBatch, ...] = field(
-        default=(), metadata={"kafka_type": "[]AcknowledgementBatch"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AcknowledgeTopic:
-    """Part of ShareAcknowledgeRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    partitions: tuple[AcknowledgePartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]AcknowledgePartition"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ShareAcknowledgeRequest:
-    """ShareAcknowledgeRequest version 0 (API key 79)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 79
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "leader"
-
-    group_id: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True, "entity_type": "groupId"}
-    )
-    member_id: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
-    share_session_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    topics: tuple[AcknowledgeTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]AcknowledgeTopic"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,7 +90,7 @@ class NodeEndpoint:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ShareAcknowledgeResponse:
+class ShareAcknowledgeResponse(ResponseMessage):
     """ShareAcknowledgeResponse version 0 (API key 79)."""
 
     __kind__: ClassVar[str] = "response"
@@ -178,6 +109,78 @@ class ShareAcknowledgeResponse:
     )
     node_endpoints: tuple[NodeEndpoint, ...] = field(
         default=(), metadata={"kafka_type": "[]NodeEndpoint"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AcknowledgementBatch:
+    """Part of ShareAcknowledgeRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    first_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    last_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    acknowledge_types: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int8"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AcknowledgePartition:
+    """Part of ShareAcknowledgeRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    acknowledgement_batches: tuple[AcknowledgementBatch, ...] = field(
+        default=(), metadata={"kafka_type": "[]AcknowledgementBatch"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AcknowledgeTopic:
+    """Part of ShareAcknowledgeRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
+    partitions: tuple[AcknowledgePartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]AcknowledgePartition"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShareAcknowledgeRequest(RequestMessage[ShareAcknowledgeResponse]):
+    """ShareAcknowledgeRequest version 0 (API key 79)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 79
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "leader"
+    __response__: ClassVar[type[ShareAcknowledgeResponse]] = ShareAcknowledgeResponse
+
+    group_id: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True, "entity_type": "groupId"}
+    )
+    member_id: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
+    share_session_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    topics: tuple[AcknowledgeTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]AcknowledgeTopic"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

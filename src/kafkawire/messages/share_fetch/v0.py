@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "AcknowledgementBatch",
     "AcquiredRecords",
@@ -19,96 +21,6 @@ __all__ = [
     "ShareFetchResponse",
     "ShareFetchableTopicResponse",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AcknowledgementBatch:
-    """Part of ShareFetchRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    first_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    last_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    acknowledge_types: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int8"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchPartition:
-    """Part of ShareFetchRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    partition_max_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
-    acknowledgement_batches: tuple[AcknowledgementBatch, ...] = field(
-        default=(), metadata={"kafka_type": "[]AcknowledgementBatch"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FetchTopic:
-    """Part of ShareFetchRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    partitions: tuple[FetchPartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]FetchPartition"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ForgottenTopic:
-    """Part of ShareFetchRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ShareFetchRequest:
-    """ShareFetchRequest version 0 (API key 78)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 78
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "leader"
-
-    group_id: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True, "entity_type": "groupId"}
-    )
-    member_id: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
-    share_session_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    max_wait_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    min_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
-    max_bytes: int = field(default=2147483647, metadata={"kafka_type": "int32"})
-    topics: tuple[FetchTopic, ...] = field(default=(), metadata={"kafka_type": "[]FetchTopic"})
-    forgotten_topics_data: tuple[ForgottenTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]ForgottenTopic"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -203,7 +115,7 @@ class NodeEndpoint:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ShareFetchResponse:
+class ShareFetchResponse(ResponseMessage):
     """ShareFetchResponse version 0 (API key 78)."""
 
     __kind__: ClassVar[str] = "response"
@@ -222,6 +134,97 @@ class ShareFetchResponse:
     )
     node_endpoints: tuple[NodeEndpoint, ...] = field(
         default=(), metadata={"kafka_type": "[]NodeEndpoint"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AcknowledgementBatch:
+    """Part of ShareFetchRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    first_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    last_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    acknowledge_types: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int8"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchPartition:
+    """Part of ShareFetchRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    partition_max_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
+    acknowledgement_batches: tuple[AcknowledgementBatch, ...] = field(
+        default=(), metadata={"kafka_type": "[]AcknowledgementBatch"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchTopic:
+    """Part of ShareFetchRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
+    partitions: tuple[FetchPartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]FetchPartition"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ForgottenTopic:
+    """Part of ShareFetchRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
+    partitions: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShareFetchRequest(RequestMessage[ShareFetchResponse]):
+    """ShareFetchRequest version 0 (API key 78)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 78
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "leader"
+    __response__: ClassVar[type[ShareFetchResponse]] = ShareFetchResponse
+
+    group_id: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True, "entity_type": "groupId"}
+    )
+    member_id: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
+    share_session_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    max_wait_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    min_bytes: int = field(default=0, metadata={"kafka_type": "int32"})
+    max_bytes: int = field(default=2147483647, metadata={"kafka_type": "int32"})
+    topics: tuple[FetchTopic, ...] = field(default=(), metadata={"kafka_type": "[]FetchTopic"})
+    forgotten_topics_data: tuple[ForgottenTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]ForgottenTopic"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "Assignment",
     "DescribedGroup",
@@ -14,26 +16,6 @@ __all__ = [
     "ShareGroupDescribeResponse",
     "TopicPartitions",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ShareGroupDescribeRequest:
-    """ShareGroupDescribeRequest version 0 (API key 77)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 77
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "group"
-
-    group_ids: tuple[str, ...] = field(
-        default=(), metadata={"kafka_type": "[]string", "entity_type": "groupId"}
-    )
-    include_authorized_operations: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -115,7 +97,7 @@ class DescribedGroup:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ShareGroupDescribeResponse:
+class ShareGroupDescribeResponse(ResponseMessage):
     """ShareGroupDescribeResponse version 0 (API key 77)."""
 
     __kind__: ClassVar[str] = "response"
@@ -128,6 +110,27 @@ class ShareGroupDescribeResponse:
     groups: tuple[DescribedGroup, ...] = field(
         default=(), metadata={"kafka_type": "[]DescribedGroup"}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShareGroupDescribeRequest(RequestMessage[ShareGroupDescribeResponse]):
+    """ShareGroupDescribeRequest version 0 (API key 77)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 77
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[ShareGroupDescribeResponse]] = ShareGroupDescribeResponse
+
+    group_ids: tuple[str, ...] = field(
+        default=(), metadata={"kafka_type": "[]string", "entity_type": "groupId"}
+    )
+    include_authorized_operations: bool = field(default=False, metadata={"kafka_type": "bool"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

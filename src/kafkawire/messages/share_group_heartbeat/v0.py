@@ -6,35 +6,14 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "Assignment",
     "ShareGroupHeartbeatRequest",
     "ShareGroupHeartbeatResponse",
     "TopicPartitions",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ShareGroupHeartbeatRequest:
-    """ShareGroupHeartbeatRequest version 0 (API key 76)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 76
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "group"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    member_id: str = field(default="", metadata={"kafka_type": "string"})
-    member_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    rack_id: str | None = field(default=None, metadata={"kafka_type": "string", "nullable": True})
-    subscribed_topic_names: tuple[str, ...] | None = field(
-        default=None, metadata={"kafka_type": "[]string", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,7 +46,7 @@ class Assignment:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ShareGroupHeartbeatResponse:
+class ShareGroupHeartbeatResponse(ResponseMessage):
     """ShareGroupHeartbeatResponse version 0 (API key 76)."""
 
     __kind__: ClassVar[str] = "response"
@@ -86,6 +65,30 @@ class ShareGroupHeartbeatResponse:
     heartbeat_interval_ms: int = field(default=0, metadata={"kafka_type": "int32"})
     assignment: Assignment | None = field(
         default=None, metadata={"kafka_type": "Assignment", "nullable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShareGroupHeartbeatRequest(RequestMessage[ShareGroupHeartbeatResponse]):
+    """ShareGroupHeartbeatRequest version 0 (API key 76)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 76
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[ShareGroupHeartbeatResponse]] = ShareGroupHeartbeatResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    member_id: str = field(default="", metadata={"kafka_type": "string"})
+    member_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    rack_id: str | None = field(default=None, metadata={"kafka_type": "string", "nullable": True})
+    subscribed_topic_names: tuple[str, ...] | None = field(
+        default=None, metadata={"kafka_type": "[]string", "nullable": True}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -5,46 +5,14 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "StopReplicaPartitionError",
     "StopReplicaPartitionV0",
     "StopReplicaRequest",
     "StopReplicaResponse",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StopReplicaPartitionV0:
-    """Part of StopReplicaRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
-    )
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StopReplicaRequest:
-    """StopReplicaRequest version 0 (API key 5)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 5
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "internal"
-
-    controller_id: int = field(
-        default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
-    )
-    controller_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    delete_partitions: bool = field(default=False, metadata={"kafka_type": "bool"})
-    ungrouped_partitions: tuple[StopReplicaPartitionV0, ...] = field(
-        default=(), metadata={"kafka_type": "[]StopReplicaPartitionV0"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,7 +30,7 @@ class StopReplicaPartitionError:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class StopReplicaResponse:
+class StopReplicaResponse(ResponseMessage):
     """StopReplicaResponse version 0 (API key 5)."""
 
     __kind__: ClassVar[str] = "response"
@@ -74,4 +42,39 @@ class StopReplicaResponse:
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     partition_errors: tuple[StopReplicaPartitionError, ...] = field(
         default=(), metadata={"kafka_type": "[]StopReplicaPartitionError"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StopReplicaPartitionV0:
+    """Part of StopReplicaRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
+    )
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StopReplicaRequest(RequestMessage[StopReplicaResponse]):
+    """StopReplicaRequest version 0 (API key 5)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 5
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[StopReplicaResponse]] = StopReplicaResponse
+
+    controller_id: int = field(
+        default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
+    )
+    controller_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    delete_partitions: bool = field(default=False, metadata={"kafka_type": "bool"})
+    ungrouped_partitions: tuple[StopReplicaPartitionV0, ...] = field(
+        default=(), metadata={"kafka_type": "[]StopReplicaPartitionV0"}
     )

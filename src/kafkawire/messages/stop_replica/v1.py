@@ -5,45 +5,14 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "StopReplicaPartitionError",
     "StopReplicaRequest",
     "StopReplicaResponse",
     "StopReplicaTopicV1",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StopReplicaTopicV1:
-    """Part of StopReplicaRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StopReplicaRequest:
-    """StopReplicaRequest version 1 (API key 5)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 5
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "internal"
-
-    controller_id: int = field(
-        default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
-    )
-    controller_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64", "ignorable": True})
-    delete_partitions: bool = field(default=False, metadata={"kafka_type": "bool"})
-    topics: tuple[StopReplicaTopicV1, ...] = field(
-        default=(), metadata={"kafka_type": "[]StopReplicaTopicV1"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -61,7 +30,7 @@ class StopReplicaPartitionError:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class StopReplicaResponse:
+class StopReplicaResponse(ResponseMessage):
     """StopReplicaResponse version 1 (API key 5)."""
 
     __kind__: ClassVar[str] = "response"
@@ -73,4 +42,38 @@ class StopReplicaResponse:
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     partition_errors: tuple[StopReplicaPartitionError, ...] = field(
         default=(), metadata={"kafka_type": "[]StopReplicaPartitionError"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StopReplicaTopicV1:
+    """Part of StopReplicaRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StopReplicaRequest(RequestMessage[StopReplicaResponse]):
+    """StopReplicaRequest version 1 (API key 5)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 5
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[StopReplicaResponse]] = StopReplicaResponse
+
+    controller_id: int = field(
+        default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
+    )
+    controller_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64", "ignorable": True})
+    delete_partitions: bool = field(default=False, metadata={"kafka_type": "bool"})
+    topics: tuple[StopReplicaTopicV1, ...] = field(
+        default=(), metadata={"kafka_type": "[]StopReplicaTopicV1"}
     )

@@ -5,51 +5,14 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "StopReplicaPartitionError",
     "StopReplicaRequest",
     "StopReplicaResponse",
     "StopReplicaTopicV1",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StopReplicaTopicV1:
-    """Part of StopReplicaRequest version 2."""
-
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StopReplicaRequest:
-    """StopReplicaRequest version 2 (API key 5)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 5
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "internal"
-
-    controller_id: int = field(
-        default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
-    )
-    controller_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64", "ignorable": True})
-    delete_partitions: bool = field(default=False, metadata={"kafka_type": "bool"})
-    topics: tuple[StopReplicaTopicV1, ...] = field(
-        default=(), metadata={"kafka_type": "[]StopReplicaTopicV1"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -70,7 +33,7 @@ class StopReplicaPartitionError:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class StopReplicaResponse:
+class StopReplicaResponse(ResponseMessage):
     """StopReplicaResponse version 2 (API key 5)."""
 
     __kind__: ClassVar[str] = "response"
@@ -82,6 +45,46 @@ class StopReplicaResponse:
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     partition_errors: tuple[StopReplicaPartitionError, ...] = field(
         default=(), metadata={"kafka_type": "[]StopReplicaPartitionError"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StopReplicaTopicV1:
+    """Part of StopReplicaRequest version 2."""
+
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StopReplicaRequest(RequestMessage[StopReplicaResponse]):
+    """StopReplicaRequest version 2 (API key 5)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 5
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[StopReplicaResponse]] = StopReplicaResponse
+
+    controller_id: int = field(
+        default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
+    )
+    controller_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64", "ignorable": True})
+    delete_partitions: bool = field(default=False, metadata={"kafka_type": "bool"})
+    topics: tuple[StopReplicaTopicV1, ...] = field(
+        default=(), metadata={"kafka_type": "[]StopReplicaTopicV1"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "StopReplicaPartitionError",
     "StopReplicaPartitionState",
@@ -12,6 +14,42 @@ __all__ = [
     "StopReplicaResponse",
     "StopReplicaTopicState",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StopReplicaPartitionError:
+    """Part of StopReplicaResponse version 3."""
+
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
+    )
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StopReplicaResponse(ResponseMessage):
+    """StopReplicaResponse version 3 (API key 5)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 5
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    partition_errors: tuple[StopReplicaPartitionError, ...] = field(
+        default=(), metadata={"kafka_type": "[]StopReplicaPartitionError"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,7 +86,7 @@ class StopReplicaTopicState:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class StopReplicaRequest:
+class StopReplicaRequest(RequestMessage[StopReplicaResponse]):
     """StopReplicaRequest version 3 (API key 5)."""
 
     __kind__: ClassVar[str] = "request"
@@ -57,6 +95,7 @@ class StopReplicaRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[StopReplicaResponse]] = StopReplicaResponse
 
     controller_id: int = field(
         default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
@@ -65,42 +104,6 @@ class StopReplicaRequest:
     broker_epoch: int = field(default=-1, metadata={"kafka_type": "int64", "ignorable": True})
     topic_states: tuple[StopReplicaTopicState, ...] = field(
         default=(), metadata={"kafka_type": "[]StopReplicaTopicState"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StopReplicaPartitionError:
-    """Part of StopReplicaResponse version 3."""
-
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
-    )
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class StopReplicaResponse:
-    """StopReplicaResponse version 3 (API key 5)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 5
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    partition_errors: tuple[StopReplicaPartitionError, ...] = field(
-        default=(), metadata={"kafka_type": "[]StopReplicaPartitionError"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -5,7 +5,24 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["SyncGroupRequest", "SyncGroupRequestAssignment", "SyncGroupResponse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncGroupResponse(ResponseMessage):
+    """SyncGroupResponse version 3 (API key 14)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 14
+    __version__: ClassVar[int] = 3
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    assignment: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -20,7 +37,7 @@ class SyncGroupRequestAssignment:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SyncGroupRequest:
+class SyncGroupRequest(RequestMessage[SyncGroupResponse]):
     """SyncGroupRequest version 3 (API key 14)."""
 
     __kind__: ClassVar[str] = "request"
@@ -29,6 +46,7 @@ class SyncGroupRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[SyncGroupResponse]] = SyncGroupResponse
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     generation_id: int = field(default=0, metadata={"kafka_type": "int32"})
@@ -39,18 +57,3 @@ class SyncGroupRequest:
     assignments: tuple[SyncGroupRequestAssignment, ...] = field(
         default=(), metadata={"kafka_type": "[]SyncGroupRequestAssignment"}
     )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SyncGroupResponse:
-    """SyncGroupResponse version 3 (API key 14)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 14
-    __version__: ClassVar[int] = 3
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    assignment: bytes = field(default=b"", metadata={"kafka_type": "bytes"})

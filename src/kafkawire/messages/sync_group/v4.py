@@ -5,7 +5,27 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["SyncGroupRequest", "SyncGroupRequestAssignment", "SyncGroupResponse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncGroupResponse(ResponseMessage):
+    """SyncGroupResponse version 4 (API key 14)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 14
+    __version__: ClassVar[int] = 4
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    assignment: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -23,7 +43,7 @@ class SyncGroupRequestAssignment:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SyncGroupRequest:
+class SyncGroupRequest(RequestMessage[SyncGroupResponse]):
     """SyncGroupRequest version 4 (API key 14)."""
 
     __kind__: ClassVar[str] = "request"
@@ -32,6 +52,7 @@ class SyncGroupRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[SyncGroupResponse]] = SyncGroupResponse
 
     group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
     generation_id: int = field(default=0, metadata={"kafka_type": "int32"})
@@ -42,24 +63,6 @@ class SyncGroupRequest:
     assignments: tuple[SyncGroupRequestAssignment, ...] = field(
         default=(), metadata={"kafka_type": "[]SyncGroupRequestAssignment"}
     )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SyncGroupResponse:
-    """SyncGroupResponse version 4 (API key 14)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 14
-    __version__: ClassVar[int] = 4
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32", "ignorable": True})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    assignment: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

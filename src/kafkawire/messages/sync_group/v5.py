@@ -5,56 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["SyncGroupRequest", "SyncGroupRequestAssignment", "SyncGroupResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SyncGroupRequestAssignment:
-    """Part of SyncGroupRequest version 5."""
-
-    __version__: ClassVar[int] = 5
-    __flexible__: ClassVar[bool] = True
-
-    member_id: str = field(default="", metadata={"kafka_type": "string"})
-    assignment: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SyncGroupRequest:
-    """SyncGroupRequest version 5 (API key 14)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 14
-    __version__: ClassVar[int] = 5
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "group"
-
-    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
-    generation_id: int = field(default=0, metadata={"kafka_type": "int32"})
-    member_id: str = field(default="", metadata={"kafka_type": "string"})
-    group_instance_id: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-    protocol_type: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True, "ignorable": True}
-    )
-    protocol_name: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True, "ignorable": True}
-    )
-    assignments: tuple[SyncGroupRequestAssignment, ...] = field(
-        default=(), metadata={"kafka_type": "[]SyncGroupRequestAssignment"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SyncGroupResponse:
+class SyncGroupResponse(ResponseMessage):
     """SyncGroupResponse version 5 (API key 14)."""
 
     __kind__: ClassVar[str] = "response"
@@ -72,6 +29,52 @@ class SyncGroupResponse:
         default=None, metadata={"kafka_type": "string", "nullable": True, "ignorable": True}
     )
     assignment: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncGroupRequestAssignment:
+    """Part of SyncGroupRequest version 5."""
+
+    __version__: ClassVar[int] = 5
+    __flexible__: ClassVar[bool] = True
+
+    member_id: str = field(default="", metadata={"kafka_type": "string"})
+    assignment: bytes = field(default=b"", metadata={"kafka_type": "bytes"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyncGroupRequest(RequestMessage[SyncGroupResponse]):
+    """SyncGroupRequest version 5 (API key 14)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 14
+    __version__: ClassVar[int] = 5
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[SyncGroupResponse]] = SyncGroupResponse
+
+    group_id: str = field(default="", metadata={"kafka_type": "string", "entity_type": "groupId"})
+    generation_id: int = field(default=0, metadata={"kafka_type": "int32"})
+    member_id: str = field(default="", metadata={"kafka_type": "string"})
+    group_instance_id: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )
+    protocol_type: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True, "ignorable": True}
+    )
+    protocol_name: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True, "ignorable": True}
+    )
+    assignments: tuple[SyncGroupRequestAssignment, ...] = field(
+        default=(), metadata={"kafka_type": "[]SyncGroupRequestAssignment"}
+    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "TxnOffsetCommitRequest",
     "TxnOffsetCommitRequestPartition",
@@ -13,6 +15,46 @@ __all__ = [
     "TxnOffsetCommitResponsePartition",
     "TxnOffsetCommitResponseTopic",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TxnOffsetCommitResponsePartition:
+    """Part of TxnOffsetCommitResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TxnOffsetCommitResponseTopic:
+    """Part of TxnOffsetCommitResponse version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[TxnOffsetCommitResponsePartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]TxnOffsetCommitResponsePartition"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TxnOffsetCommitResponse(ResponseMessage):
+    """TxnOffsetCommitResponse version 1 (API key 28)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 28
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    topics: tuple[TxnOffsetCommitResponseTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]TxnOffsetCommitResponseTopic"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,7 +85,7 @@ class TxnOffsetCommitRequestTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TxnOffsetCommitRequest:
+class TxnOffsetCommitRequest(RequestMessage[TxnOffsetCommitResponse]):
     """TxnOffsetCommitRequest version 1 (API key 28)."""
 
     __kind__: ClassVar[str] = "request"
@@ -52,6 +94,7 @@ class TxnOffsetCommitRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[TxnOffsetCommitResponse]] = TxnOffsetCommitResponse
 
     transactional_id: str = field(
         default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
@@ -63,44 +106,4 @@ class TxnOffsetCommitRequest:
     producer_epoch: int = field(default=0, metadata={"kafka_type": "int16"})
     topics: tuple[TxnOffsetCommitRequestTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]TxnOffsetCommitRequestTopic"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TxnOffsetCommitResponsePartition:
-    """Part of TxnOffsetCommitResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TxnOffsetCommitResponseTopic:
-    """Part of TxnOffsetCommitResponse version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[TxnOffsetCommitResponsePartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]TxnOffsetCommitResponsePartition"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TxnOffsetCommitResponse:
-    """TxnOffsetCommitResponse version 1 (API key 28)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 28
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    topics: tuple[TxnOffsetCommitResponseTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]TxnOffsetCommitResponseTopic"}
     )

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "TxnOffsetCommitRequest",
     "TxnOffsetCommitRequestPartition",
@@ -13,6 +15,55 @@ __all__ = [
     "TxnOffsetCommitResponsePartition",
     "TxnOffsetCommitResponseTopic",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TxnOffsetCommitResponsePartition:
+    """Part of TxnOffsetCommitResponse version 5."""
+
+    __version__: ClassVar[int] = 5
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TxnOffsetCommitResponseTopic:
+    """Part of TxnOffsetCommitResponse version 5."""
+
+    __version__: ClassVar[int] = 5
+    __flexible__: ClassVar[bool] = True
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partitions: tuple[TxnOffsetCommitResponsePartition, ...] = field(
+        default=(), metadata={"kafka_type": "[]TxnOffsetCommitResponsePartition"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TxnOffsetCommitResponse(ResponseMessage):
+    """TxnOffsetCommitResponse version 5 (API key 28)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 28
+    __version__: ClassVar[int] = 5
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    topics: tuple[TxnOffsetCommitResponseTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]TxnOffsetCommitResponseTopic"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,7 +103,7 @@ class TxnOffsetCommitRequestTopic:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TxnOffsetCommitRequest:
+class TxnOffsetCommitRequest(RequestMessage[TxnOffsetCommitResponse]):
     """TxnOffsetCommitRequest version 5 (API key 28)."""
 
     __kind__: ClassVar[str] = "request"
@@ -61,6 +112,7 @@ class TxnOffsetCommitRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "group"
+    __response__: ClassVar[type[TxnOffsetCommitResponse]] = TxnOffsetCommitResponse
 
     transactional_id: str = field(
         default="", metadata={"kafka_type": "string", "entity_type": "transactionalId"}
@@ -77,55 +129,6 @@ class TxnOffsetCommitRequest:
     )
     topics: tuple[TxnOffsetCommitRequestTopic, ...] = field(
         default=(), metadata={"kafka_type": "[]TxnOffsetCommitRequestTopic"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TxnOffsetCommitResponsePartition:
-    """Part of TxnOffsetCommitResponse version 5."""
-
-    __version__: ClassVar[int] = 5
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TxnOffsetCommitResponseTopic:
-    """Part of TxnOffsetCommitResponse version 5."""
-
-    __version__: ClassVar[int] = 5
-    __flexible__: ClassVar[bool] = True
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partitions: tuple[TxnOffsetCommitResponsePartition, ...] = field(
-        default=(), metadata={"kafka_type": "[]TxnOffsetCommitResponsePartition"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TxnOffsetCommitResponse:
-    """TxnOffsetCommitResponse version 5 (API key 28)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 28
-    __version__: ClassVar[int] = 5
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    topics: tuple[TxnOffsetCommitResponseTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]TxnOffsetCommitResponseTopic"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -5,28 +5,13 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["UnregisterBrokerRequest", "UnregisterBrokerResponse"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class UnregisterBrokerRequest:
-    """UnregisterBrokerRequest version 0 (API key 64)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 64
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UnregisterBrokerResponse:
+class UnregisterBrokerResponse(ResponseMessage):
     """UnregisterBrokerResponse version 0 (API key 64)."""
 
     __kind__: ClassVar[str] = "response"
@@ -40,6 +25,24 @@ class UnregisterBrokerResponse:
     error_message: str | None = field(
         default="", metadata={"kafka_type": "string", "nullable": True}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UnregisterBrokerRequest(RequestMessage[UnregisterBrokerResponse]):
+    """UnregisterBrokerRequest version 0 (API key 64)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 64
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[UnregisterBrokerResponse]] = UnregisterBrokerResponse
+
+    broker_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

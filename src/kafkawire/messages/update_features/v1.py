@@ -5,48 +5,14 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "FeatureUpdateKey",
     "UpdatableFeatureResult",
     "UpdateFeaturesRequest",
     "UpdateFeaturesResponse",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FeatureUpdateKey:
-    """Part of UpdateFeaturesRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    feature: str = field(default="", metadata={"kafka_type": "string"})
-    max_version_level: int = field(default=0, metadata={"kafka_type": "int16"})
-    upgrade_type: int = field(default=1, metadata={"kafka_type": "int8"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UpdateFeaturesRequest:
-    """UpdateFeaturesRequest version 1 (API key 57)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 57
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
-
-    timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
-    feature_updates: tuple[FeatureUpdateKey, ...] = field(
-        default=(), metadata={"kafka_type": "[]FeatureUpdateKey"}
-    )
-    validate_only: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,7 +33,7 @@ class UpdatableFeatureResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class UpdateFeaturesResponse:
+class UpdateFeaturesResponse(ResponseMessage):
     """UpdateFeaturesResponse version 1 (API key 57)."""
 
     __kind__: ClassVar[str] = "response"
@@ -84,6 +50,43 @@ class UpdateFeaturesResponse:
     results: tuple[UpdatableFeatureResult, ...] = field(
         default=(), metadata={"kafka_type": "[]UpdatableFeatureResult", "ignorable": True}
     )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FeatureUpdateKey:
+    """Part of UpdateFeaturesRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    feature: str = field(default="", metadata={"kafka_type": "string"})
+    max_version_level: int = field(default=0, metadata={"kafka_type": "int16"})
+    upgrade_type: int = field(default=1, metadata={"kafka_type": "int8"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateFeaturesRequest(RequestMessage[UpdateFeaturesResponse]):
+    """UpdateFeaturesRequest version 1 (API key 57)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 57
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[UpdateFeaturesResponse]] = UpdateFeaturesResponse
+
+    timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
+    feature_updates: tuple[FeatureUpdateKey, ...] = field(
+        default=(), metadata={"kafka_type": "[]FeatureUpdateKey"}
+    )
+    validate_only: bool = field(default=False, metadata={"kafka_type": "bool"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

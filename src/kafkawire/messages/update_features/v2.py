@@ -5,7 +5,29 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = ["FeatureUpdateKey", "UpdateFeaturesRequest", "UpdateFeaturesResponse"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateFeaturesResponse(ResponseMessage):
+    """UpdateFeaturesResponse version 2 (API key 57)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 57
+    __version__: ClassVar[int] = 2
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default="", metadata={"kafka_type": "string", "nullable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -24,7 +46,7 @@ class FeatureUpdateKey:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class UpdateFeaturesRequest:
+class UpdateFeaturesRequest(RequestMessage[UpdateFeaturesResponse]):
     """UpdateFeaturesRequest version 2 (API key 57)."""
 
     __kind__: ClassVar[str] = "request"
@@ -33,32 +55,13 @@ class UpdateFeaturesRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[UpdateFeaturesResponse]] = UpdateFeaturesResponse
 
     timeout_ms: int = field(default=60000, metadata={"kafka_type": "int32"})
     feature_updates: tuple[FeatureUpdateKey, ...] = field(
         default=(), metadata={"kafka_type": "[]FeatureUpdateKey"}
     )
     validate_only: bool = field(default=False, metadata={"kafka_type": "bool"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UpdateFeaturesResponse:
-    """UpdateFeaturesResponse version 2 (API key 57)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 57
-    __version__: ClassVar[int] = 2
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default="", metadata={"kafka_type": "string", "nullable": True}
-    )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

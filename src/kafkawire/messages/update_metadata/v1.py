@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "UpdateMetadataBroker",
     "UpdateMetadataEndpoint",
@@ -12,6 +14,19 @@ __all__ = [
     "UpdateMetadataRequest",
     "UpdateMetadataResponse",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateMetadataResponse(ResponseMessage):
+    """UpdateMetadataResponse version 1 (API key 6)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 6
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,7 +78,7 @@ class UpdateMetadataBroker:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class UpdateMetadataRequest:
+class UpdateMetadataRequest(RequestMessage[UpdateMetadataResponse]):
     """UpdateMetadataRequest version 1 (API key 6)."""
 
     __kind__: ClassVar[str] = "request"
@@ -72,6 +87,7 @@ class UpdateMetadataRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[UpdateMetadataResponse]] = UpdateMetadataResponse
 
     controller_id: int = field(
         default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
@@ -83,16 +99,3 @@ class UpdateMetadataRequest:
     live_brokers: tuple[UpdateMetadataBroker, ...] = field(
         default=(), metadata={"kafka_type": "[]UpdateMetadataBroker"}
     )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UpdateMetadataResponse:
-    """UpdateMetadataResponse version 1 (API key 6)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 6
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "UpdateMetadataBroker",
     "UpdateMetadataEndpoint",
@@ -13,6 +15,19 @@ __all__ = [
     "UpdateMetadataResponse",
     "UpdateMetadataTopicState",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateMetadataResponse(ResponseMessage):
+    """UpdateMetadataResponse version 5 (API key 6)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 6
+    __version__: ClassVar[int] = 5
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 0
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,7 +98,7 @@ class UpdateMetadataBroker:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class UpdateMetadataRequest:
+class UpdateMetadataRequest(RequestMessage[UpdateMetadataResponse]):
     """UpdateMetadataRequest version 5 (API key 6)."""
 
     __kind__: ClassVar[str] = "request"
@@ -92,6 +107,7 @@ class UpdateMetadataRequest:
     __flexible__: ClassVar[bool] = False
     __header_version__: ClassVar[int] = 1
     __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[UpdateMetadataResponse]] = UpdateMetadataResponse
 
     controller_id: int = field(
         default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
@@ -104,16 +120,3 @@ class UpdateMetadataRequest:
     live_brokers: tuple[UpdateMetadataBroker, ...] = field(
         default=(), metadata={"kafka_type": "[]UpdateMetadataBroker"}
     )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UpdateMetadataResponse:
-    """UpdateMetadataResponse version 5 (API key 6)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 6
-    __version__: ClassVar[int] = 5
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 0
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "UpdateMetadataBroker",
     "UpdateMetadataEndpoint",
@@ -14,6 +16,22 @@ __all__ = [
     "UpdateMetadataResponse",
     "UpdateMetadataTopicState",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateMetadataResponse(ResponseMessage):
+    """UpdateMetadataResponse version 7 (API key 6)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 6
+    __version__: ClassVar[int] = 7
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +117,7 @@ class UpdateMetadataBroker:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class UpdateMetadataRequest:
+class UpdateMetadataRequest(RequestMessage[UpdateMetadataResponse]):
     """UpdateMetadataRequest version 7 (API key 6)."""
 
     __kind__: ClassVar[str] = "request"
@@ -108,6 +126,7 @@ class UpdateMetadataRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[UpdateMetadataResponse]] = UpdateMetadataResponse
 
     controller_id: int = field(
         default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
@@ -120,22 +139,6 @@ class UpdateMetadataRequest:
     live_brokers: tuple[UpdateMetadataBroker, ...] = field(
         default=(), metadata={"kafka_type": "[]UpdateMetadataBroker"}
     )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UpdateMetadataResponse:
-    """UpdateMetadataResponse version 7 (API key 6)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 6
-    __version__: ClassVar[int] = 7
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}
     )

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "CurrentLeader",
     "KRaftVersionFeature",
@@ -13,6 +15,42 @@ __all__ = [
     "UpdateRaftVoterRequest",
     "UpdateRaftVoterResponse",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CurrentLeader:
+    """Part of UpdateRaftVoterResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    leader_id: int = field(default=-1, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    leader_epoch: int = field(default=-1, metadata={"kafka_type": "int32"})
+    host: str = field(default="", metadata={"kafka_type": "string"})
+    port: int = field(default=0, metadata={"kafka_type": "int32"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpdateRaftVoterResponse(ResponseMessage):
+    """UpdateRaftVoterResponse version 0 (API key 82)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 82
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    current_leader: CurrentLeader = field(
+        default_factory=CurrentLeader, metadata={"kafka_type": "CurrentLeader", "tag": 0}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,7 +83,7 @@ class KRaftVersionFeature:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class UpdateRaftVoterRequest:
+class UpdateRaftVoterRequest(RequestMessage[UpdateRaftVoterResponse]):
     """UpdateRaftVoterRequest version 0 (API key 82)."""
 
     __kind__: ClassVar[str] = "request"
@@ -54,6 +92,7 @@ class UpdateRaftVoterRequest:
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
     __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[UpdateRaftVoterResponse]] = UpdateRaftVoterResponse
 
     cluster_id: str | None = field(default="", metadata={"kafka_type": "string", "nullable": True})
     current_leader_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
@@ -62,42 +101,6 @@ class UpdateRaftVoterRequest:
     listeners: tuple[Listener, ...] = field(default=(), metadata={"kafka_type": "[]Listener"})
     k_raft_version_feature: KRaftVersionFeature = field(
         default_factory=KRaftVersionFeature, metadata={"kafka_type": "KRaftVersionFeature"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class CurrentLeader:
-    """Part of UpdateRaftVoterResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    leader_id: int = field(default=-1, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
-    leader_epoch: int = field(default=-1, metadata={"kafka_type": "int32"})
-    host: str = field(default="", metadata={"kafka_type": "string"})
-    port: int = field(default=0, metadata={"kafka_type": "int32"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class UpdateRaftVoterResponse:
-    """UpdateRaftVoterResponse version 0 (API key 82)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 82
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    throttle_time_ms: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    current_leader: CurrentLeader = field(
-        default_factory=CurrentLeader, metadata={"kafka_type": "CurrentLeader", "tag": 0}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "VoteRequest",
     "VoteRequestPartitionData",
@@ -13,65 +15,6 @@ __all__ = [
     "VoteResponsePartitionData",
     "VoteResponseTopicData",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VoteRequestPartitionData:
-    """Part of VoteRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    candidate_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    candidate_id: int = field(
-        default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
-    )
-    last_offset_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    last_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VoteRequestTopicData:
-    """Part of VoteRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
-    )
-    partitions: tuple[VoteRequestPartitionData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VoteRequest:
-    """VoteRequest version 0 (API key 52)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 52
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "internal"
-
-    cluster_id: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-    topics: tuple[VoteRequestTopicData, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -110,7 +53,7 @@ class VoteResponseTopicData:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class VoteResponse:
+class VoteResponse(ResponseMessage):
     """VoteResponse version 0 (API key 52)."""
 
     __kind__: ClassVar[str] = "response"
@@ -121,6 +64,64 @@ class VoteResponse:
 
     error_code: int = field(default=0, metadata={"kafka_type": "int16"})
     topics: tuple[VoteResponseTopicData, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoteRequestPartitionData:
+    """Part of VoteRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    replica_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    replica_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    last_offset_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    last_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoteRequestTopicData:
+    """Part of VoteRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
+    )
+    partitions: tuple[VoteRequestPartitionData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoteRequest(RequestMessage[VoteResponse]):
+    """VoteRequest version 0 (API key 52)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 52
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[VoteResponse]] = VoteResponse
+
+    cluster_id: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )
+    topics: tuple[VoteRequestTopicData, ...] = field(
         default=(), metadata={"kafka_type": "[]TopicData"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(

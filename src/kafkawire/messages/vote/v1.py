@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "NodeEndpoint",
     "VoteRequest",
@@ -15,74 +17,6 @@ __all__ = [
     "VoteResponsePartitionData",
     "VoteResponseTopicData",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VoteRequestPartitionData:
-    """Part of VoteRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
-    candidate_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    candidate_id: int = field(
-        default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"}
-    )
-    candidate_directory_id: uuid.UUID = field(
-        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
-    )
-    voter_directory_id: uuid.UUID = field(
-        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
-    )
-    last_offset_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-    last_offset: int = field(default=0, metadata={"kafka_type": "int64"})
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VoteRequestTopicData:
-    """Part of VoteRequest version 1."""
-
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-
-    topic_name: str = field(
-        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
-    )
-    partitions: tuple[VoteRequestPartitionData, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class VoteRequest:
-    """VoteRequest version 1 (API key 52)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 52
-    __version__: ClassVar[int] = 1
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "internal"
-
-    cluster_id: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-    voter_id: int = field(
-        default=-1, metadata={"kafka_type": "int32", "entity_type": "brokerId", "ignorable": True}
-    )
-    topics: tuple[VoteRequestTopicData, ...] = field(
-        default=(), metadata={"kafka_type": "[]TopicData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -136,7 +70,7 @@ class NodeEndpoint:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class VoteResponse:
+class VoteResponse(ResponseMessage):
     """VoteResponse version 1 (API key 52)."""
 
     __kind__: ClassVar[str] = "response"
@@ -151,6 +85,73 @@ class VoteResponse:
     )
     node_endpoints: tuple[NodeEndpoint, ...] = field(
         default=(), metadata={"kafka_type": "[]NodeEndpoint", "tag": 0}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoteRequestPartitionData:
+    """Part of VoteRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    partition_index: int = field(default=0, metadata={"kafka_type": "int32"})
+    replica_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    replica_id: int = field(default=0, metadata={"kafka_type": "int32", "entity_type": "brokerId"})
+    replica_directory_id: uuid.UUID = field(
+        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
+    )
+    voter_directory_id: uuid.UUID = field(
+        default=uuid.UUID(int=0), metadata={"kafka_type": "uuid", "ignorable": True}
+    )
+    last_offset_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+    last_offset: int = field(default=0, metadata={"kafka_type": "int64"})
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoteRequestTopicData:
+    """Part of VoteRequest version 1."""
+
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+
+    topic_name: str = field(
+        default="", metadata={"kafka_type": "string", "entity_type": "topicName"}
+    )
+    partitions: tuple[VoteRequestPartitionData, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionData"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoteRequest(RequestMessage[VoteResponse]):
+    """VoteRequest version 1 (API key 52)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 52
+    __version__: ClassVar[int] = 1
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 2
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[VoteResponse]] = VoteResponse
+
+    cluster_id: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )
+    voter_id: int = field(
+        default=-1, metadata={"kafka_type": "int32", "entity_type": "brokerId", "ignorable": True}
+    )
+    topics: tuple[VoteRequestTopicData, ...] = field(
+        default=(), metadata={"kafka_type": "[]TopicData"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

@@ -6,6 +6,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "PartitionData",
     "PartitionResult",
@@ -15,6 +17,57 @@ __all__ = [
     "WriteStateData",
     "WriteStateResult",
 ]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PartitionResult:
+    """Part of WriteShareGroupStateResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    partition: int = field(default=0, metadata={"kafka_type": "int32"})
+    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
+    error_message: str | None = field(
+        default=None, metadata={"kafka_type": "string", "nullable": True}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WriteStateResult:
+    """Part of WriteShareGroupStateResponse version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+
+    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
+    partitions: tuple[PartitionResult, ...] = field(
+        default=(), metadata={"kafka_type": "[]PartitionResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WriteShareGroupStateResponse(ResponseMessage):
+    """WriteShareGroupStateResponse version 0 (API key 85)."""
+
+    __kind__: ClassVar[str] = "response"
+    __api_key__: ClassVar[int] = 85
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = True
+    __header_version__: ClassVar[int] = 1
+
+    results: tuple[WriteStateResult, ...] = field(
+        default=(), metadata={"kafka_type": "[]WriteStateResult"}
+    )
+    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
+        default=(), metadata={"kafka_type": "tagged_fields"}
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -69,7 +122,7 @@ class WriteStateData:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WriteShareGroupStateRequest:
+class WriteShareGroupStateRequest(RequestMessage[WriteShareGroupStateResponse]):
     """WriteShareGroupStateRequest version 0 (API key 85)."""
 
     __kind__: ClassVar[str] = "request"
@@ -77,62 +130,12 @@ class WriteShareGroupStateRequest:
     __version__: ClassVar[int] = 0
     __flexible__: ClassVar[bool] = True
     __header_version__: ClassVar[int] = 2
-    __route__: ClassVar[str] = "any"
+    __route__: ClassVar[str] = "internal"
+    __response__: ClassVar[type[WriteShareGroupStateResponse]] = WriteShareGroupStateResponse
 
     group_id: str = field(default="", metadata={"kafka_type": "string"})
     topics: tuple[WriteStateData, ...] = field(
         default=(), metadata={"kafka_type": "[]WriteStateData"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PartitionResult:
-    """Part of WriteShareGroupStateResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    partition: int = field(default=0, metadata={"kafka_type": "int32"})
-    error_code: int = field(default=0, metadata={"kafka_type": "int16"})
-    error_message: str | None = field(
-        default=None, metadata={"kafka_type": "string", "nullable": True}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WriteStateResult:
-    """Part of WriteShareGroupStateResponse version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-
-    topic_id: uuid.UUID = field(default=uuid.UUID(int=0), metadata={"kafka_type": "uuid"})
-    partitions: tuple[PartitionResult, ...] = field(
-        default=(), metadata={"kafka_type": "[]PartitionResult"}
-    )
-    unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
-        default=(), metadata={"kafka_type": "tagged_fields"}
-    )
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WriteShareGroupStateResponse:
-    """WriteShareGroupStateResponse version 0 (API key 85)."""
-
-    __kind__: ClassVar[str] = "response"
-    __api_key__: ClassVar[int] = 85
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = True
-    __header_version__: ClassVar[int] = 1
-
-    results: tuple[WriteStateResult, ...] = field(
-        default=(), metadata={"kafka_type": "[]WriteStateResult"}
     )
     unknown_tagged_fields: tuple[tuple[int, bytes], ...] = field(
         default=(), metadata={"kafka_type": "tagged_fields"}

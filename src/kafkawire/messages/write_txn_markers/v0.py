@@ -5,6 +5,8 @@
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kafkawire.messages._base import RequestMessage, ResponseMessage
+
 __all__ = [
     "WritableTxnMarker",
     "WritableTxnMarkerPartitionResult",
@@ -14,51 +16,6 @@ __all__ = [
     "WriteTxnMarkersRequest",
     "WriteTxnMarkersResponse",
 ]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WritableTxnMarkerTopic:
-    """Part of WriteTxnMarkersRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
-    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WritableTxnMarker:
-    """Part of WriteTxnMarkersRequest version 0."""
-
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-
-    producer_id: int = field(
-        default=0, metadata={"kafka_type": "int64", "entity_type": "producerId"}
-    )
-    producer_epoch: int = field(default=0, metadata={"kafka_type": "int16"})
-    transaction_result: bool = field(default=False, metadata={"kafka_type": "bool"})
-    topics: tuple[WritableTxnMarkerTopic, ...] = field(
-        default=(), metadata={"kafka_type": "[]WritableTxnMarkerTopic"}
-    )
-    coordinator_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class WriteTxnMarkersRequest:
-    """WriteTxnMarkersRequest version 0 (API key 27)."""
-
-    __kind__: ClassVar[str] = "request"
-    __api_key__: ClassVar[int] = 27
-    __version__: ClassVar[int] = 0
-    __flexible__: ClassVar[bool] = False
-    __header_version__: ClassVar[int] = 1
-    __route__: ClassVar[str] = "any"
-
-    markers: tuple[WritableTxnMarker, ...] = field(
-        default=(), metadata={"kafka_type": "[]WritableTxnMarker"}
-    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,7 +58,7 @@ class WritableTxnMarkerResult:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class WriteTxnMarkersResponse:
+class WriteTxnMarkersResponse(ResponseMessage):
     """WriteTxnMarkersResponse version 0 (API key 27)."""
 
     __kind__: ClassVar[str] = "response"
@@ -112,4 +69,50 @@ class WriteTxnMarkersResponse:
 
     markers: tuple[WritableTxnMarkerResult, ...] = field(
         default=(), metadata={"kafka_type": "[]WritableTxnMarkerResult"}
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WritableTxnMarkerTopic:
+    """Part of WriteTxnMarkersRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    name: str = field(default="", metadata={"kafka_type": "string", "entity_type": "topicName"})
+    partition_indexes: tuple[int, ...] = field(default=(), metadata={"kafka_type": "[]int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WritableTxnMarker:
+    """Part of WriteTxnMarkersRequest version 0."""
+
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+
+    producer_id: int = field(
+        default=0, metadata={"kafka_type": "int64", "entity_type": "producerId"}
+    )
+    producer_epoch: int = field(default=0, metadata={"kafka_type": "int16"})
+    transaction_result: bool = field(default=False, metadata={"kafka_type": "bool"})
+    topics: tuple[WritableTxnMarkerTopic, ...] = field(
+        default=(), metadata={"kafka_type": "[]WritableTxnMarkerTopic"}
+    )
+    coordinator_epoch: int = field(default=0, metadata={"kafka_type": "int32"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WriteTxnMarkersRequest(RequestMessage[WriteTxnMarkersResponse]):
+    """WriteTxnMarkersRequest version 0 (API key 27)."""
+
+    __kind__: ClassVar[str] = "request"
+    __api_key__: ClassVar[int] = 27
+    __version__: ClassVar[int] = 0
+    __flexible__: ClassVar[bool] = False
+    __header_version__: ClassVar[int] = 1
+    __route__: ClassVar[str] = "any"
+    __response__: ClassVar[type[WriteTxnMarkersResponse]] = WriteTxnMarkersResponse
+
+    markers: tuple[WritableTxnMarker, ...] = field(
+        default=(), metadata={"kafka_type": "[]WritableTxnMarker"}
     )
