@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import struct
+import tracemalloc
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from crc32c import crc32c
 from hypothesis import HealthCheck, settings
@@ -29,6 +30,11 @@ SETTINGS = settings(
 )
 # For the cheap properties worth more examples: fuzzing, codec bounds.
 THOROUGH = settings(SETTINGS, max_examples=300)
+
+MiB = 1024 * 1024
+# What a measured peak may pass its bound by: interpreter noise and the test's own objects,
+# far below the sizes at stake.
+SLACK = 256 * 1024
 
 MAGICS = (0, 1, 2)
 # Kafka has no zstd below magic 2 (KIP-110): the builders refuse it, as Java's does.
@@ -132,3 +138,17 @@ def legacy_message(
     for field in (key, value):
         body += struct.pack(">i", -1) if field is None else struct.pack(">i", len(field)) + field
     return struct.pack(">qiI", offset, 4 + len(body), zlib.crc32(body)) + body
+
+
+def peak_memory(call: Callable[[], object]) -> int:
+    """The most memory tracemalloc saw in use at once while ``call`` ran.
+
+    Every buffer the codecs fill is a Python object, so it is traced; cramjam's own small
+    working memory is not, and needs no bound here.
+    """
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

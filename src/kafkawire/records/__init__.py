@@ -10,16 +10,23 @@ Writing: :class:`RecordBatchBuilder` (magic 2) and :class:`LegacyBatchBuilder` (
 append records and ``build()`` the ``bytes`` a ProduceRequest partition takes as ``records``.
 
 Every codec Kafka defines reads in every format and writes in every format Kafka allows it
-in (zstd needs magic 2); see :mod:`.compression`. Decompression is bounded
-(``max_decompressed_size``) and every decoding error names its batch's base offset.
+in (zstd needs magic 2); see :mod:`.compression`. Decompression is lazy and bounded, per
+batch (``max_decompressed_size``) and per records field (``max_total_decompressed_size``, see
+:mod:`.budget`), and every decoding error names its batch's base offset.
 
 Module map: ``model`` (the values), ``reader`` (``decode_batches``), ``batch_v2`` (v2 header
 and crc32c) with ``v2_records`` (the record loop and encoder) and ``varint``, ``legacy``
-(magic 0/1), ``compression`` with ``xerial`` (snappy framing) and ``lz4_frame``
-(KAFKA-3160), ``builder``, ``control`` (transaction markers), ``transactions``
+(magic 0/1), ``compression`` with ``xerial`` (snappy framing), ``lz4_frame``
+(KAFKA-3160) and ``output`` (the buffer codecs fill), ``budget`` (the bound per records
+field), ``builder``, ``control`` (transaction markers), ``transactions``
 (read_committed), ``errors``. Nothing here does I/O or imports the protocol layer.
 """
 
+from .budget import (
+    DEFAULT_DECOMPRESSION_RATIO,
+    DEFAULT_MAX_TOTAL_DECOMPRESSED_SIZE,
+    default_max_total_decompressed_size,
+)
 from .builder import BatchBuilder, HeaderInput, LegacyBatchBuilder, RecordBatchBuilder
 from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE, compress, compressed_bound, decompress
 from .control import (
@@ -56,7 +63,9 @@ from .transactions import (
 )
 
 __all__ = [
+    "DEFAULT_DECOMPRESSION_RATIO",
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
+    "DEFAULT_MAX_TOTAL_DECOMPRESSED_SIZE",
     "NO_TIMESTAMP",
     "AbortedTransaction",
     "AbortedTransactionLike",
@@ -86,6 +95,7 @@ __all__ = [
     "decode_batches",
     "decode_end_transaction_marker",
     "decompress",
+    "default_max_total_decompressed_size",
     "end_transaction_batch",
     "read_committed",
 ]

@@ -32,7 +32,8 @@ from functools import partial
 
 from crc32c import crc32c
 
-from .compression import compress, decompress
+from .budget import DecompressionBudget
+from .compression import compress
 from .errors import CorruptRecordError, InvalidRecordError, RecordsError, UnsupportedCodecError
 from .model import Compression, LazyRecords, Record, RecordBatch
 from .v2_records import read_records
@@ -54,7 +55,7 @@ _LOG_APPEND_TIME_BIT = 0x08
 
 
 def decode_batch(
-    data: memoryview, pos: int, end: int, *, check_crc: bool, limit: int
+    data: memoryview, pos: int, end: int, *, check_crc: bool, budget: DecompressionBudget
 ) -> RecordBatch:
     """The v2 batch in ``data[pos:end]`` (its whole extent, as the batch length says).
 
@@ -79,7 +80,7 @@ def decode_batch(
             base_timestamp=base_timestamp,
             log_append_time=max_timestamp if attributes & _LOG_APPEND_TIME_BIT else None,
             count=count,
-            limit=limit,
+            budget=budget,
         )
     )
     return RecordBatch(*(*header, records))  # its fields: the header's in wire order, records
@@ -93,10 +94,10 @@ def _decode_records(
     base_timestamp: int,
     log_append_time: int | None,
     count: int,
-    limit: int,
+    budget: DecompressionBudget,
 ) -> tuple[Record, ...]:
     try:
-        buf = decompress(codec, payload, limit=limit)
+        buf = budget.decompress(codec, payload)
         if count > len(buf) // _MIN_RECORD_SIZE:
             raise CorruptRecordError(f"{count} records cannot fit in {len(buf)} bytes")
         return read_records(

@@ -1,24 +1,29 @@
 """The compression codecs of record batches and legacy wrapper messages, both directions.
 
-- gzip: the standard library's ``zlib`` (gzip wrapper), streamed with ``max_length`` so output
-  stops one byte past the limit; concatenated gzip members are read as one stream, as Java's
-  ``GZIPInputStream`` does;
+- gzip: RFC 1952 through cramjam; concatenated gzip members are read as one stream, as Java's
+  ``GZIPInputStream`` does (compression uses the standard library's ``zlib``);
 - snappy: xerial framing (see :mod:`.xerial`);
 - lz4: the LZ4 frame format with independent blocks (KIP-57), through cramjam; magic 0 frames
   carry Kafka's broken header checksum (see :mod:`.lz4_frame`);
 - zstd: zstd frames through cramjam.
 
 Decompression is bounded by ``limit``: an output longer than that raises
-:class:`DecompressionLimitError` and never allocates more than ``limit + 1`` bytes. cramjam
-decompresses lz4 and zstd into a caller's buffer and fails when the buffer is too small, so
-those codecs try a buffer sized from the input and grow it (4x at a time, up to ``limit + 1``)
-while cramjam reports the buffer full.
+:class:`DecompressionLimitError`, and the memory it takes never passes ``limit + 1`` bytes (plus
+the codec's small working state). Every codec writes into one ``bytes`` object, and copies its
+output out only where buffer and copy fit in the limit together (see :mod:`.output`). cramjam
+decompresses gzip, lz4 and zstd into a caller's buffer and fails when it is too small, so those
+codecs try a buffer sized from the input, free it, and try again with one 4x as large (up to
+``limit + 1``) while cramjam reports the buffer full: the output of a bomb is never held twice,
+at the cost of decompressing again. gzip's first guess is the size its trailer states, capped
+at what deflate can produce from the input (1032 bytes per byte), so an honest payload is
+decompressed once.
 
 Errors raised here carry no base offset; the batch decoders anchor them to their batch.
 """
 
 from __future__ import annotations
 
+import struct
 import zlib
 from collections.abc import Callable
 
@@ -27,6 +32,7 @@ import cramjam
 from .errors import CorruptRecordError, DecompressionLimitError, UnsupportedCodecError
 from .lz4_frame import with_header_checksum
 from .model import BytesLike, Compression
+from .output import filled
 from .xerial import compress_snappy, decompress_snappy, snappy_bound
 
 __all__ = ["DEFAULT_MAX_DECOMPRESSED_SIZE", "codec", "compress", "compressed_bound", "decompress"]
@@ -41,10 +47,13 @@ _LZ4_DEFAULT_LEVEL = 1  # cramjam's fast (non-HC) LZ4 mode
 _ZSTD_DEFAULT_LEVEL = 3
 _FIRST_GUESS = 1 << 16
 _GROWTH = 4
-# What cramjam says when the output buffer is full (lz4, zstd); anything else is corruption.
+# Deflate's best case: a 258-byte match in two 1-bit codes. Bounds what gzip's trailer may claim.
+_DEFLATE_MAX_RATIO = 1032
+_GZIP_ISIZE = struct.Struct("<I")  # the last field of a gzip member: its size modulo 2**32
+# What cramjam says when the output buffer is full (gzip, lz4, zstd); anything else is corruption.
 _BUFFER_FULL = "failed to write whole buffer"
 
-_IntoFunction = Callable[[BytesLike, bytearray], int]
+_IntoFunction = Callable[[BytesLike, memoryview], int]
 
 
 def _gzip(data: BytesLike, level: int | None) -> bytes:
@@ -55,24 +64,9 @@ def _gzip(data: BytesLike, level: int | None) -> bytes:
 
 
 def _gunzip(data: BytesLike, limit: int) -> bytes:
-    parts = []
-    total = 0
-    rest: BytesLike = data
-    while True:
-        stream = zlib.decompressobj(_GZIP_WBITS)
-        try:
-            part = stream.decompress(rest, limit + 1 - total)
-        except zlib.error as exc:
-            raise CorruptRecordError(f"corrupt gzip payload: {exc}") from None
-        total += len(part)
-        if total > limit:
-            raise DecompressionLimitError(f"gzip payload inflates past {limit} bytes")
-        if not stream.eof:
-            raise CorruptRecordError("gzip payload is truncated")
-        parts.append(part)
-        rest = stream.unused_data
-        if not rest:
-            return b"".join(parts)
+    claimed = _GZIP_ISIZE.unpack_from(data, len(data) - 4)[0] if len(data) >= 4 else 0
+    guess = min(claimed, _DEFLATE_MAX_RATIO * len(data))
+    return _into_bounded(cramjam.gzip.decompress_into, "gzip", data, limit, guess)
 
 
 def _lz4(data: BytesLike, level: int | None, magic: int) -> bytes:
@@ -86,30 +80,42 @@ def _lz4(data: BytesLike, level: int | None, magic: int) -> bytes:
     return with_header_checksum(frame, broken=True) if magic == 0 else frame
 
 
-def _into_bounded(into: _IntoFunction, name: str, data: BytesLike, limit: int) -> bytes:
-    capacity = min(limit + 1, max(_FIRST_GUESS, _GROWTH * len(data)))
-    while True:
-        out = bytearray(capacity)
-        try:
-            written = into(data, out)
-        except cramjam.DecompressionError as exc:
-            if _BUFFER_FULL not in str(exc):
-                raise CorruptRecordError(f"corrupt {name} payload: {exc}") from None
-            if capacity > limit:
-                raise DecompressionLimitError(
-                    f"{name} payload inflates past {limit} bytes"
-                ) from None
-            capacity = min(limit + 1, capacity * _GROWTH)
-            continue
-        if written > limit:
+def _into_bounded(into: _IntoFunction, name: str, data: BytesLike, limit: int, guess: int) -> bytes:
+    """``into(data, buffer)``'s output, trying buffers from ``guess`` bytes up to ``limit + 1``."""
+    capacity = min(limit + 1, guess)
+    while (out := _try_into(into, name, data, capacity, limit)) is None:
+        if capacity > limit:
             raise DecompressionLimitError(f"{name} payload inflates past {limit} bytes")
-        return bytes(memoryview(out)[:written])
+        capacity = min(limit + 1, max(_FIRST_GUESS, capacity * _GROWTH))
+    if len(out) > limit:
+        raise DecompressionLimitError(f"{name} payload inflates past {limit} bytes")
+    return out
+
+
+def _try_into(
+    into: _IntoFunction, name: str, data: BytesLike, capacity: int, limit: int
+) -> bytes | None:
+    """The output in a ``capacity``-byte buffer, or ``None`` if it does not fit.
+
+    A function of its own so that the full buffer is gone before the caller allocates the next.
+    """
+    try:
+        return filled(capacity, lambda buffer: into(data, buffer), limit=limit)
+    except cramjam.DecompressionError as exc:
+        if _BUFFER_FULL not in str(exc):
+            raise CorruptRecordError(f"corrupt {name} payload: {exc}") from None
+        return None
+
+
+def _guess(data: BytesLike) -> int:
+    """A first output buffer size for a format that states none: a few times the input."""
+    return max(_FIRST_GUESS, _GROWTH * len(data))
 
 
 def _unlz4(data: BytesLike, limit: int, magic: int) -> bytes:
     if magic == 0:
         data = with_header_checksum(data, broken=False)
-    return _into_bounded(cramjam.lz4.decompress_into, "lz4", data, limit)
+    return _into_bounded(cramjam.lz4.decompress_into, "lz4", data, limit, _guess(data))
 
 
 def _zstd(data: BytesLike, level: int | None) -> bytes:
@@ -117,7 +123,7 @@ def _zstd(data: BytesLike, level: int | None) -> bytes:
 
 
 def _unzstd(data: BytesLike, limit: int) -> bytes:
-    return _into_bounded(cramjam.zstd.decompress_into, "zstd", data, limit)
+    return _into_bounded(cramjam.zstd.decompress_into, "zstd", data, limit, _guess(data))
 
 
 def codec(value: int) -> Compression:

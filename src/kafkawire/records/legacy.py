@@ -26,7 +26,8 @@ import zlib
 from collections.abc import Sequence
 from functools import partial
 
-from .compression import compress, decompress
+from .budget import DecompressionBudget
+from .compression import compress
 from .errors import CorruptRecordError, InvalidRecordError, RecordsError, UnsupportedCodecError
 from .model import NO_TIMESTAMP, Compression, LazyRecords, LegacyRecordBatch, Record
 
@@ -87,7 +88,7 @@ def _nullable_bytes(buf: bytes | memoryview, pos: int, end: int) -> tuple[bytes 
 
 
 def decode_message(
-    data: memoryview, pos: int, end: int, *, check_crc: bool, limit: int
+    data: memoryview, pos: int, end: int, *, check_crc: bool, budget: DecompressionBudget
 ) -> LegacyRecordBatch:
     """The top-level legacy message in ``data[pos:end]`` (magic 0 or 1) as a batch.
 
@@ -117,7 +118,7 @@ def decode_message(
                 wrapper_offset=offset,
                 log_append_time=timestamp if attributes & _LOG_APPEND_TIME_BIT else None,
                 check_crc=check_crc,
-                limit=limit,
+                budget=budget,
             )
         )
     return LegacyRecordBatch(offset, size, crc, magic, attributes, timestamp, records)
@@ -131,10 +132,10 @@ def _decode_wrapped(
     wrapper_offset: int,
     log_append_time: int | None,
     check_crc: bool,
-    limit: int,
+    budget: DecompressionBudget,
 ) -> tuple[Record, ...]:
     try:
-        buf = decompress(codec, payload, limit=limit, magic=magic)
+        buf = budget.decompress(codec, payload, magic=magic)
         inner = _inner_messages(buf, magic, check_crc)
     except RecordsError as exc:
         raise exc.at(wrapper_offset) from None

@@ -9,7 +9,11 @@ write one raw snappy block but a framed stream: ::
 Readers (Java's ``SnappyInputStream`` included) accept a stream without that header as one raw
 snappy block, which is what some other clients write. Raw snappy states its uncompressed
 length up front, so decompression sizes its output exactly and checks the limit before
-allocating anything.
+allocating anything. That length is only a claim, so it is checked against the most the block
+can produce first: a snappy element yields at most 64 bytes from 3 (a copy with a 2-byte offset;
+1-byte-offset copies yield 11 from 2, 4-byte-offset ones 64 from 5, literals less than they
+take), so ``n`` bytes produce at most ``64 * n // 3``. Five bytes cannot make 64 MiB be
+allocated, and the output written must then be exactly the length claimed.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import cramjam
 
 from .errors import CorruptRecordError, DecompressionLimitError
 from .model import BytesLike
+from .output import filled
 
 __all__ = ["XERIAL_MAGIC", "compress_snappy", "decompress_snappy", "snappy_bound"]
 
@@ -53,9 +58,12 @@ def snappy_bound(size: int) -> int:
 
 def _raw_length(block: BytesLike) -> int:
     try:
-        return int(cramjam.snappy.decompress_raw_len(block))
+        size = int(cramjam.snappy.decompress_raw_len(block))
     except cramjam.DecompressionError as exc:
         raise CorruptRecordError(f"snappy block has no valid length: {exc}") from None
+    if size > len(block) * 64 // 3:  # the most its bytes can produce (see above)
+        raise CorruptRecordError(f"snappy block of {len(block)} bytes states {size} bytes")
+    return size
 
 
 def _blocks(data: memoryview) -> list[memoryview]:
@@ -88,16 +96,17 @@ def decompress_snappy(data: BytesLike, limit: int) -> bytes:
         if total > limit:
             raise DecompressionLimitError(f"snappy payload inflates past {limit} bytes")
         sizes.append(size)
-    out = bytearray(total)
-    view = memoryview(out)
-    pos = 0
-    for block, size in zip(blocks, sizes, strict=True):
-        try:
-            written = cramjam.snappy.decompress_raw_into(block, view[pos : pos + size])
-        except cramjam.DecompressionError as exc:
-            raise CorruptRecordError(f"corrupt snappy block: {exc}") from None
-        if written != size:
-            raise CorruptRecordError(f"snappy block wrote {written} bytes, not {size}")
-        pos += size
-    view.release()
-    return bytes(out)
+
+    def fill(out: memoryview) -> int:
+        pos = 0
+        for block, size in zip(blocks, sizes, strict=True):
+            try:
+                written = cramjam.snappy.decompress_raw_into(block, out[pos : pos + size])
+            except cramjam.DecompressionError as exc:
+                raise CorruptRecordError(f"corrupt snappy block: {exc}") from None
+            if written != size:
+                raise CorruptRecordError(f"snappy block wrote {written} bytes, not {size}")
+            pos += size
+        return pos
+
+    return filled(total, fill, limit=limit)
