@@ -93,7 +93,7 @@ async def test_pipelining(tansu: Address) -> None:
 async def _acks_0_then_metadata(address: Address) -> None:
     async with await _open(address) as conn:
         request = request_type(0, conn.version_for(0))(acks=0, timeout_ms=1000)
-        assert await conn.send(request) is None
+        assert await conn.send(request) == request.__response__()  # nothing came back
         # Metadata v8, not flexible: the mock cluster's flexible Metadata is malformed (above).
         await conn.send(_metadata(conn, 8))
         await conn.send(_metadata(conn, 8))

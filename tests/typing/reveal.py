@@ -6,9 +6,13 @@ not type-check carries ``# error:`` and the start of mypy's message.
 
 from typing import TypeVar, reveal_type
 
+from kafkawire.client import KafkaClient
+from kafkawire.cluster import Cluster
 from kafkawire.messages import RequestMessage, ResponseMessage, request_type, response_type
 from kafkawire.messages.metadata import v4 as metadata_v4
 from kafkawire.messages.metadata.v12 import MetadataRequest, MetadataResponse
+from kafkawire.net import Connection
+from kafkawire.producer import Producer
 from kafkawire.protocol import decode, decode_response, encode, encode_request
 
 R = TypeVar("R", bound=ResponseMessage)
@@ -38,6 +42,22 @@ reveal_type(request_type(3, 12)(topics=None))  # revealed: kafkawire.messages._b
 reveal_type(response_type(3, 12))  # revealed: type[kafkawire.messages._base.ResponseMessage]
 reveal_type(response_type(3, 12).__version__)  # revealed: int
 reveal_type(decode_response(b"", 3, 12)[0].correlation_id)  # revealed: int
+
+
+async def client_sends(client: KafkaClient, cluster: Cluster, conn: Connection) -> None:
+    reveal_type(await client.send(MetadataRequest(topics=None)))  # revealed: kafkawire.messages.metadata.v12.MetadataResponse
+    reveal_type(await client.send(metadata_v4.MetadataRequest(topics=None)))  # revealed: kafkawire.messages.metadata.v4.MetadataResponse
+    reveal_type(await client.send(MetadataRequest(topics=None), negotiate=True))  # revealed: Any
+    reveal_type(await cluster.send(MetadataRequest(topics=None), node_id=1))  # revealed: kafkawire.messages.metadata.v12.MetadataResponse
+    reveal_type(await conn.send(metadata_v4.MetadataRequest(topics=None)))  # revealed: kafkawire.messages.metadata.v4.MetadataResponse
+    await client.send(response)  # error: No overload variant of "send" of "KafkaClient" matches argument type "MetadataResponse"
+    KafkaClient("h:1", request_timout=1.0)  # error: Unexpected keyword argument "request_timout" for "KafkaClient"
+    KafkaClient("h:1", request_timeout="1")  # error: Argument "request_timeout" to "KafkaClient" has incompatible type "str"
+    Producer("h:1", lingr_ms=5)  # error: Unexpected keyword argument "lingr_ms" for "Producer"
+
+
+async def client_returns(client: KafkaClient) -> MetadataResponse:
+    return await client.send(MetadataRequest(topics=None))  # no Any returned: fine under --strict
 
 
 async def sends() -> None:

@@ -18,14 +18,14 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 from typing_extensions import Unpack
 
 from kafkawire.cluster import ClientOptions, ClientSettings, Cluster, ConnectionFactory
 from kafkawire.cluster._routing import partition_answer
 from kafkawire.errors import TopicAlreadyExistsError, error_for_code
-from kafkawire.messages import request_type
+from kafkawire.messages import RequestMessage, ResponseMessage, request_type
 from kafkawire.messages.create_topics import v7 as create_topics
 from kafkawire.messages.fetch import v18 as fetch_latest
 from kafkawire.messages.list_offsets import v11 as list_offsets_latest
@@ -44,6 +44,7 @@ from .produce import produce_request, produce_version
 __all__ = ["EARLIEST", "LATEST", "FetchResult", "KafkaClient", "ListedOffset"]
 
 T = TypeVar("T")
+R = TypeVar("R", bound=ResponseMessage)
 
 LATEST = -1  # ListOffsets timestamps with a special meaning
 EARLIEST = -2
@@ -101,15 +102,22 @@ class KafkaClient:
     async def close(self) -> None:
         await self.cluster.close()
 
-    async def send(self, request: Any, *, negotiate: bool = False) -> Any:
+    @overload
+    async def send(self, request: RequestMessage[R], *, negotiate: Literal[False] = ...) -> R: ...
+    @overload
+    async def send(self, request: RequestMessage[R], *, negotiate: Literal[True]) -> Any: ...
+    async def send(self, request: RequestMessage[R], *, negotiate: bool = False) -> Any:
         """Any generated request, to the broker its ``__route__`` names; its typed response.
 
         The request goes at the version of its class; a broker that does not serve that
         version gets nothing and the caller a :class:`~kafkawire.net.NoCommonVersionError`
         naming both ranges. With ``negotiate=True`` it is converted to the highest version
-        both sides support (and the response is of that version).
+        both sides support, and the response is of that version (typed ``Any``: which one is
+        known only at run time).
         """
-        return await self.cluster.send(request, negotiate=negotiate)
+        if negotiate:
+            return await self.cluster.send(request, negotiate=True)
+        return await self.cluster.send(request)
 
     async def create_topic(
         self,
@@ -172,7 +180,7 @@ class KafkaClient:
                 timeout_ms=timeout_ms,
             )
             response = await self.cluster.send(request, node_id=leader, retry=False)
-            if response is None:  # acks=0
+            if acks == 0:  # the broker answers nothing: the response is empty
                 return -1
             answer = partition_answer(response, topic_id if version > 12 else topic, partition)
             _raise_for(answer.error_code, getattr(answer, "error_message", None))

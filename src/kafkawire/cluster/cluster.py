@@ -38,7 +38,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 from typing_extensions import Unpack
 
@@ -50,7 +50,7 @@ from kafkawire.errors import (
     UnknownTopicIdError,
     error_for_code,
 )
-from kafkawire.messages import request_type
+from kafkawire.messages import RequestMessage, ResponseMessage, request_type
 from kafkawire.messages.metadata import v13 as metadata_latest
 from kafkawire.net import Connection
 from kafkawire.net.errors import ConnectError, RequestTimeoutError
@@ -79,6 +79,7 @@ __all__ = [
 _log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+R = TypeVar("R", bound=ResponseMessage)
 _FIND_COORDINATOR = 10
 _REFUSALS = 2  # closes in answer to one request before it counts as refused
 _MIN_TIMEOUT = 0.001
@@ -371,9 +372,31 @@ class Cluster:
 
     # --- sending ---------------------------------------------------------------------------
 
+    @overload
     async def send(
         self,
-        request: Any,
+        request: RequestMessage[R],
+        *,
+        node_id: int | None = ...,
+        negotiate: Literal[False] = ...,
+        max_version: None = ...,
+        retry: bool = ...,
+        deadline: float | None = ...,
+    ) -> R: ...
+    @overload
+    async def send(
+        self,
+        request: RequestMessage[R],
+        *,
+        node_id: int | None = ...,
+        negotiate: bool,
+        max_version: int | None = ...,
+        retry: bool = ...,
+        deadline: float | None = ...,
+    ) -> Any: ...  # the response of whichever version was negotiated
+    async def send(
+        self,
+        request: RequestMessage[R],
         *,
         node_id: int | None = None,
         negotiate: bool = False,

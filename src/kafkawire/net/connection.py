@@ -28,7 +28,8 @@ Invariants:
 - A connection belongs to the event loop that opened it; a send from another loop raises
   :class:`~kafkawire.errors.EventLoopError` at once instead of waiting for a reader task that
   runs elsewhere.
-- Produce with ``acks=0`` gets no response: ``send`` returns ``None`` once the frame is
+- Produce with ``acks=0`` gets no response: ``send`` returns an empty response of the
+  request's version (no partitions, as Kafka's Java client makes up) once the frame is
   written (handed to the transport with its buffer drained below the high-water mark). Kafka
   sends nothing back, but Tansu 0.6.0 and librdkafka's mock cluster do answer; the ids of the
   last ``_ACKS_0_WINDOW`` such requests are kept so that a stray answer is dropped, not taken
@@ -42,7 +43,7 @@ import logging
 import ssl as _ssl
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from kafkawire.errors import (
     ConnectionClosedError,
@@ -51,7 +52,7 @@ from kafkawire.errors import (
     KafkawireError,
     ProtocolError,
 )
-from kafkawire.messages import APIS
+from kafkawire.messages import APIS, RequestMessage, ResponseMessage
 from kafkawire.protocol import (
     MAX_FRAME_SIZE,
     decode_response,
@@ -73,6 +74,7 @@ __all__ = ["Connection"]
 
 _log = logging.getLogger(__name__)
 
+R = TypeVar("R", bound=ResponseMessage)
 _PRODUCE = 0
 _MAX_CORRELATION_ID = 2**31 - 1
 _MAX_ABANDONED = 1024
@@ -215,7 +217,7 @@ class Connection:
         """The highest version of ``api_key`` both sides support (else NoCommonVersionError)."""
         return self.api_versions.version_for(api_key)
 
-    async def send(self, request: Any, *, timeout: float | None = None) -> Any:
+    async def send(self, request: RequestMessage[R], *, timeout: float | None = None) -> R:
         """Send a generated request object and return its decoded response.
 
         The request's class fixes its version (pick it with :meth:`version_for`); a version the
@@ -223,11 +225,15 @@ class Connection:
         ``timeout`` (seconds) defaults to the connection's ``request_timeout``; a request the
         broker may hold on purpose (a long-polling Fetch) needs its wait added. When it passes,
         :class:`RequestTimeoutError` is raised and the connection closes (see the module
-        doc). Returns ``None`` for Produce with ``acks=0``.
+        doc). Produce with ``acks=0`` gets an empty response (no partitions) once it is
+        written: the broker sends nothing back.
         """
         cls = type(request)
         self.api_versions.check(cls.__api_key__, cls.__version__)
-        return await self._send(request, self._request_timeout if timeout is None else timeout)
+        response = await self._send(request, self._request_timeout if timeout is None else timeout)
+        if response is None:  # acks=0
+            return request.__response__()
+        return cast("R", response)
 
     async def _send_untimed(self, request: Any) -> Any:
         """For setup requests, bounded by ``open``'s deadline instead of a per-request one."""

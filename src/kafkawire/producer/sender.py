@@ -225,7 +225,7 @@ class Sender:
 
     async def _settle(self, batch: ProducerBatch, response: Any, metadata: ClusterMetadata) -> None:
         """Complete, retry or fail ``batch`` by its partition's part of ``response``."""
-        if response is None:  # acks=0: nothing comes back
+        if self._settings.acks == 0:  # nothing comes back: the response is empty
             await self._complete(batch, BatchResult(-1, -1))
             return
         topic_id = metadata.topics[batch.tp.topic].topic_id
