@@ -50,3 +50,22 @@ def reason(exc: BaseException) -> str:
     if isinstance(exc, IndexError) or "requires a buffer" in str(exc):
         return "input ends inside the field"
     return str(exc)
+
+
+def check_unknown_tags(tags: tuple[tuple[int, bytes], ...], known: frozenset[int]) -> None:
+    """Refuse unknown tagged fields that reuse a known tag or are not in ascending tag order.
+
+    Kafka writes tagged fields in ascending tag order, each once, and its Java writer
+    (``RawTaggedFieldWriter``) refuses raw tags that are not sorted that way. Sorting them here
+    instead would decode to a message unequal to the one given.
+    """
+    previous = -1
+    for tag, _ in tags:
+        if tag in known:
+            raise ValueError(f"unknown tagged field {tag} is a known tag")
+        if tag <= previous:
+            raise ValueError(
+                f"unknown tagged field {tag} comes after tag {previous}: give unknown tagged "
+                "fields in ascending tag order, each tag once"
+            )
+        previous = tag

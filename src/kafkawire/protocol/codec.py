@@ -38,7 +38,7 @@ from kafkawire.errors import DecodeError, EncodeError
 
 from ._accelerated import ACCELERATED, compiled_decoder
 from ._fields import PlannedField, element_width, plan
-from ._runtime import SMALL_ARRAY, array_structs, reason, uuid_from_bytes
+from ._runtime import SMALL_ARRAY, array_structs, check_unknown_tags, reason, uuid_from_bytes
 from ._source import Indent, Source
 from .primitives import (
     FIXED_FORMATS,
@@ -139,6 +139,7 @@ class _CodecBuilder:
             "_DECODE_FAILURES": _DECODE_FAILURES,
             "_ENCODE_FAILURES": _ENCODE_FAILURES,
             "_reason": reason,
+            "_check_tags": check_unknown_tags,
             "_uvarint": read_uvarint,
             "_uv": uvarint,
             "_I16": struct.Struct(">h"),
@@ -510,13 +511,13 @@ class _CodecBuilder:
 
     def _encode_tags(self, src: Source) -> None:
         tagged = sorted((f for f in self.fields if f.tag is not None), key=lambda f: f.tag or 0)
-        src.line("field = '(tagged fields)'")
+        known = src.const(frozenset(f.tag for f in tagged), "K")
+        src.line("field = 'unknown_tagged_fields'")
         src.line("tags = o.unknown_tagged_fields")
+        src.line("if tags:")
+        src.line(f"    _check_tags(tags, {known})")
+        src.line("field = '(tagged fields)'")
         if tagged:
-            known = src.const(frozenset(f.tag for f in tagged), "K")
-            src.line("for tag, _ in tags:")
-            src.line(f"    if tag in {known}:")
-            src.line('        raise ValueError(f"unknown tagged field {tag} is a known tag")')
             src.line("tags = list(tags)")
         for f in tagged:
             src.line(f"value = o.{f.name}")
@@ -533,7 +534,8 @@ class _CodecBuilder:
         src.line("else:")
         with src.indent():
             src.line("out += _uv(len(tags))")
-            src.line("for tag, data in sorted(tags):")
+            # Unknown tags are in order already; known ones are merged in by tag.
+            src.line(f"for tag, data in {'sorted(tags)' if tagged else 'tags'}:")
             src.line("    out += _uv(tag)")
             src.line("    out += _uv(len(data))")
             src.line("    out += data")
