@@ -16,9 +16,9 @@ from kafkawire.messages.metadata import v12 as metadata_v12
 from kafkawire.messages.produce import v11 as produce_v11
 from kafkawire.protocol import encode, encode_request
 from kafkawire.protocol.primitives import FIXED_FORMATS, INTEGER_RANGES
+from kafkawire.testing.strategies import messages
 
 from .catalog import all_classes
-from .strategies import message_strategy as messages
 
 
 def test_integer_out_of_range() -> None:

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from kafkawire.errors import EncodeError
 from kafkawire.messages import APIS
 from kafkawire.protocol import decode, encode
+from kafkawire.testing.strategies import messages
 
 from .catalog import all_classes, api_classes, class_id, other_classes
-from .strategies import message_strategy
 
 pytestmark = pytest.mark.roundtrip
 
@@ -35,7 +35,7 @@ def test_headers_data_and_test_messages_are_generated() -> None:
 
 @pytest.mark.parametrize("cls", all_classes(), ids=class_id)
 def test_round_trip(cls: type[Any]) -> None:
-    @given(message_strategy(cls))
+    @given(messages(cls))
     def check(message: Any) -> None:
         data = encode(message)
         decoded = decode(cls, data)
