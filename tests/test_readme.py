@@ -1,4 +1,7 @@
-"""The README's Python snippets run as written and print what their comments say."""
+"""The README's Python snippets run as written and print what their comments say.
+
+A snippet that defines ``test_*`` functions has them called, as pytest would.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 README = Path(__file__).parents[1] / "README.md"
 SNIPPETS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
@@ -21,7 +25,12 @@ def _promised_output(snippet: str) -> list[str]:
 
 @pytest.mark.parametrize("snippet", SNIPPETS, ids=[f"snippet{i}" for i in range(len(SNIPPETS))])
 def test_readme_snippet_runs(snippet: str, capsys: pytest.CaptureFixture[str]) -> None:
-    exec(compile(snippet, str(README), "exec"), {})
+    namespace: dict[str, object] = {}
+    exec(compile(snippet, str(README), "exec"), namespace)
+    for name, test in namespace.items():
+        if name.startswith("test_") and callable(test):
+            # No deadline: the first example also builds the message's codec.
+            settings(deadline=None)(test)()
     printed = capsys.readouterr().out.splitlines()
     promised = _promised_output(snippet)
     assert len(printed) == len(promised)

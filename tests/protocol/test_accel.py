@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 
 from kafkawire.errors import DecodeError
 from kafkawire.protocol import codec, codec_for, decode, encode
+from kafkawire.testing.strategies import messages
 
 from .catalog import all_classes, class_id
-from .strategies import message_strategy
 
 DISABLED = bool(os.environ.get("KAFKAWIRE_NO_EXTENSIONS"))
 BUILT = importlib.util.find_spec("kafkawire.protocol._accel") is not None
@@ -128,7 +128,7 @@ def test_kafkawire_no_extensions_forces_the_pure_decoders() -> None:
 @pytest.mark.parametrize("cls", all_classes(), ids=class_id)
 def test_both_decoders_agree_on_valid_truncated_mutated_and_random_bytes(cls: type[Any]) -> None:
     @PER_CLASS
-    @given(message_strategy(cls), st.data())
+    @given(messages(cls), st.data())
     def check(message: Any, data: st.DataObject) -> None:
         encoded = encode(message)
         assert check_same(cls, encoded)

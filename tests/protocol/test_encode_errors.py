@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kafkawire.errors import EncodeError
 from kafkawire.messages.metadata import v0 as metadata_v0
 from kafkawire.messages.metadata import v11 as metadata_v11
 from kafkawire.messages.metadata import v12 as metadata_v12
+from kafkawire.messages.produce import v11 as produce_v11
 from kafkawire.protocol import encode, encode_request
+from kafkawire.protocol.primitives import FIXED_FORMATS, INTEGER_RANGES
+from kafkawire.testing.strategies import messages
+
+from .catalog import all_classes
 
 
 def test_integer_out_of_range() -> None:
@@ -16,7 +26,8 @@ def test_integer_out_of_range() -> None:
     with pytest.raises(EncodeError) as info:
         encode(metadata_v12.MetadataResponse(brokers=(broker,)))
     assert info.value.cls_name == "MetadataResponse"
-    assert info.value.path.startswith("brokers[0].node_id")
+    assert info.value.path == "brokers[0].node_id"
+    assert info.value.reason == "2147483648 is out of range for int32 (-2147483648..2147483647)"
 
 
 def test_none_in_a_field_that_is_not_nullable() -> None:
@@ -72,3 +83,54 @@ def test_a_class_without_slots_is_refused_when_its_codec_is_built() -> None:
 
     with pytest.raises(TypeError, match="need @dataclass\\(frozen=True, slots=True\\)"):
         codec_for(Unslotted)
+
+
+def test_a_value_packed_with_its_neighbours_is_named_alone_with_its_range() -> None:
+    # acks and timeout_ms are written by one struct.Struct; the error names acks alone.
+    with pytest.raises(EncodeError) as info:
+        encode(produce_v11.ProduceRequest(acks=70_000))
+    assert str(info.value) == (
+        "ProduceRequest.acks at byte 1: 70000 is out of range for int16 (-32768..32767)"
+    )
+    with pytest.raises(EncodeError) as info:
+        encode(produce_v11.ProduceRequest(timeout_ms="5"))  # type: ignore[arg-type]
+    assert (
+        str(info.value)
+        == "ProduceRequest.timeout_ms at byte 3: '5' is not an integer, as int32 needs"
+    )
+
+
+def _integer_fields(cls: type[Any]) -> list[tuple[str, str, bool]]:
+    """(name, Kafka type, is array) of the top-level fixed-width integer fields of ``cls``."""
+    found = []
+    for f in dataclasses.fields(cls):
+        kafka_type = f.metadata["kafka_type"]
+        element = kafka_type.removeprefix("[]")
+        if element in FIXED_FORMATS and element in INTEGER_RANGES:
+            found.append((f.name, element, kafka_type.startswith("[]")))
+    return found
+
+
+WITH_INTEGERS = [cls for cls in all_classes() if _integer_fields(cls)]
+
+
+@settings(max_examples=300)
+@given(st.data())
+def test_an_integer_out_of_range_is_named_with_its_range_in_words(data: st.DataObject) -> None:
+    cls = data.draw(st.sampled_from(WITH_INTEGERS), label="class")
+    message = data.draw(messages(cls), label="message")
+    name, kafka_type, is_array = data.draw(st.sampled_from(_integer_fields(cls)), label="field")
+    low, high = INTEGER_RANGES[kafka_type]
+    bad = data.draw(st.integers(max_value=low - 1) | st.integers(min_value=high + 1), label="bad")
+    if is_array:
+        items = list(getattr(message, name) or ())
+        index = data.draw(st.integers(0, len(items)), label="index")
+        items.insert(index, bad)
+        value: Any = tuple(items)
+        path = f"{name}[{index}]"
+    else:
+        value, path = bad, name
+    with pytest.raises(EncodeError) as info:
+        encode(dataclasses.replace(message, **{name: value}))
+    assert (info.value.cls_name, info.value.path) == (cls.__name__, path)
+    assert info.value.reason == f"{bad} is out of range for {kafka_type} ({low}..{high})"

@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kafkawire.errors import EncodeError
 from kafkawire.messages import APIS, RequestMessage, ResponseMessage, request_type, response_type
 from kafkawire.protocol import decode, encode
+from kafkawire.testing.strategies import messages
 
 from .catalog import all_classes, api_classes, class_id, other_classes
-from .strategies import message_strategy
 
 pytestmark = pytest.mark.roundtrip
 
@@ -48,7 +49,7 @@ def test_headers_data_and_test_messages_are_generated() -> None:
 
 @pytest.mark.parametrize("cls", all_classes(), ids=class_id)
 def test_round_trip(cls: type[Any]) -> None:
-    @given(message_strategy(cls))
+    @given(messages(cls))
     def check(message: Any) -> None:
         data = encode(message)
         decoded = decode(cls, data)
@@ -72,6 +73,33 @@ def test_unknown_tagged_fields_are_kept_byte_for_byte(data: st.DataObject) -> No
     decoded = decode(MetadataResponse, encode(message))
     assert decoded.unknown_tagged_fields == tags
     assert decoded.brokers[0].unknown_tagged_fields == tags
+
+
+def test_unknown_tagged_fields_out_of_order_are_refused() -> None:
+    # Kafka's writer (RawTaggedFieldWriter) refuses raw tags that are not in ascending order;
+    # sorting them instead would decode to a message unequal to the one given.
+    from kafkawire.messages.metadata.v12 import MetadataResponse
+
+    for tags, after in [
+        (((7, b"a"), (5, b"b")), "5 comes after tag 7"),
+        (((5, b""),) * 2, "5 comes after tag 5"),
+    ]:
+        with pytest.raises(EncodeError, match=f"unknown tagged field {after}") as info:
+            encode(MetadataResponse(unknown_tagged_fields=tags))
+        assert info.value.path == "unknown_tagged_fields"
+
+
+def test_unknown_tags_out_of_order_on_the_wire_are_kept_as_read(decode_path: str) -> None:
+    # Kafka's reader keeps unknown tags in wire order, and its writer then refuses them.
+    from kafkawire.messages.metadata.v12 import MetadataResponse
+
+    data = encode(MetadataResponse(unknown_tagged_fields=((5, b"b"), (7, b"a"))))
+    assert data.endswith(bytes.fromhex("02 05 01 62 07 01 61"))
+    swapped = data[:-7] + bytes.fromhex("02 07 01 61 05 01 62")
+    decoded = decode(MetadataResponse, swapped)
+    assert decoded.unknown_tagged_fields == ((7, b"a"), (5, b"b"))
+    with pytest.raises(EncodeError, match="5 comes after tag 7"):
+        encode(decoded)
 
 
 def test_class_level_facts() -> None:

@@ -132,12 +132,12 @@ def test_we_read_peer_batches(peer: str, magic: int, codec: Compression) -> None
                 builder.append(i, timestamp=timestamp, key=key, value=value, headers=list(headers))
             else:
                 builder.append(i, timestamp=timestamp, key=key, value=value)
-        records = [r for b in decode_batches(bytes(builder.build())) for r in b.records]
-        count = len(inputs)
-        # Peers leave a magic 1 wrapper at offset 0 for the broker to assign; by the rule
-        # absolute = wrapper - last relative + relative, the offsets then end at 0.
-        shift = -(count - 1) if magic == 1 and codec is not Compression.NONE else 0
-        assert [r.offset for r in records] == [i + shift for i in range(count)]
+        data = bytes(builder.build())
+        records = [r for b in decode_batches(data) for r in b.records]
+        # Peers leave a magic 1 wrapper at offset 0 for the broker to assign; the offsets are
+        # still 0, 1, ... as the peers (and Kafka's Java client) read them.
+        assert [r.offset for r in records] == list(range(len(inputs)))
+        assert [r.offset for r in records] == [peer[0] for peer in _peer_records(peer, data)]
         assert [(r.key, r.value) for r in records] == [(k, v) for k, v, _, _ in inputs]
         if magic:
             assert [r.timestamp for r in records] == [t for _, _, t, _ in inputs]

@@ -129,8 +129,20 @@ def _wrapper(magic: int, offset: int, codec: int, inner: bytes) -> bytes:
     return _with_crc32(struct.pack(">qi", offset, 4 + len(body)) + bytes(4) + body)
 
 
-def test_magic_1_wrapper_resolves_relative_inner_offsets() -> None:
-    # Inner offsets 0 and 1 are relative; the wrapper holds the absolute offset of the last.
+@pytest.mark.parametrize(
+    ("wrapper_offset", "offsets"),
+    [
+        # Broker-style: the wrapper holds the absolute offset of the last inner message.
+        (11, [10, 11]),
+        # Producer-built: the wrapper is left at 0 for the broker to assign, which would put
+        # the first offset at -1; Kafka's Java client then keeps the relative offsets.
+        (0, [0, 1]),
+    ],
+)
+def test_magic_1_wrapper_resolves_relative_inner_offsets(
+    wrapper_offset: int, offsets: list[int]
+) -> None:
+    # Inner offsets 0 and 1 are relative to the set.
     inner = _with_crc32(
         bytes.fromhex("0000000000000000" "00000017" "00000000" "01" "00" "00000000000003e8")
         + bytes.fromhex("ffffffff" "00000001") + b"a"
@@ -138,10 +150,11 @@ def test_magic_1_wrapper_resolves_relative_inner_offsets() -> None:
         bytes.fromhex("0000000000000001" "00000017" "00000000" "01" "00" "00000000000003e9")
         + bytes.fromhex("ffffffff" "00000001") + b"b"
     )  # fmt: skip
-    data = _wrapper(1, 11, Compression.GZIP, gzip.compress(inner))
+    data = _wrapper(1, wrapper_offset, Compression.GZIP, gzip.compress(inner))
     [batch] = decode_batches(data)
     assert batch.compression is Compression.GZIP
-    assert list(batch.records) == [Record(10, 1000, None, b"a"), Record(11, 1001, None, b"b")]
+    assert [r.offset for r in batch.records] == offsets
+    assert [(r.timestamp, r.value) for r in batch.records] == [(1000, b"a"), (1001, b"b")]
 
 
 def test_magic_0_wrapper_keeps_absolute_inner_offsets() -> None:

@@ -34,13 +34,22 @@ import linecache
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, TypeVar
 
 from kafkawire.errors import DecodeError, EncodeError
 
 from ._accelerated import ACCELERATED, compiled_decoder
 from ._fields import PlannedField, element_width, plan
-from ._runtime import SMALL_ARRAY, array_structs, reason, uuid_from_bytes
+from ._runtime import (
+    SMALL_ARRAY,
+    FixedSpot,
+    array_structs,
+    check_unknown_tags,
+    encode_failure,
+    reason,
+    uuid_from_bytes,
+)
 from ._source import Indent, Source
 from .primitives import (
     FIXED_FORMATS,
@@ -141,6 +150,7 @@ class _CodecBuilder:
             "_DECODE_FAILURES": _DECODE_FAILURES,
             "_ENCODE_FAILURES": _ENCODE_FAILURES,
             "_reason": reason,
+            "_check_tags": check_unknown_tags,
             "_uvarint": read_uvarint,
             "_uv": uvarint,
             "_I16": struct.Struct(">h"),
@@ -190,7 +200,8 @@ class _CodecBuilder:
             src.line("def decode_from(buf, pos):")
         with src.indent():
             src.line("o = _Twin()")
-            with self._guarded(src, "DecodeError", "_DECODE_FAILURES", offset="pos"):
+            failure = f"DecodeError({self.name!r}, field, pos, _reason(exc))"
+            with self._guarded(src, "DecodeError", "_DECODE_FAILURES", failure):
                 src.line("end = len(buf)")
                 self._decode_fields(src)
                 if self.flexible:
@@ -405,7 +416,11 @@ class _CodecBuilder:
                 f"    raise EncodeError({self.name!r}, '', len(out), "
                 f"f'expected a {self.name} of {self.cls.__module__}, got {{type(o).__name__}}')"
             )
-            with self._guarded(src, "EncodeError", "_ENCODE_FAILURES", offset="len(out)"):
+            src.namespace["_encode_failure"] = partial(
+                encode_failure, cls_name=self.name, spots=self._fixed_spots()
+            )
+            failure = "_encode_failure(field, len(out), exc, o)"
+            with self._guarded(src, "EncodeError", "_ENCODE_FAILURES", failure):
                 self._encode_fields(src)
                 if self.flexible:
                     self._encode_tags(src)
@@ -413,12 +428,12 @@ class _CodecBuilder:
                     src.line("pass  # nothing on the wire")
 
     @contextlib.contextmanager
-    def _guarded(self, src: Source, error: str, failures: str, *, offset: str) -> Iterator[None]:
+    def _guarded(self, src: Source, error: str, failures: str, failure: str) -> Iterator[None]:
         """Wrap the body in the handlers that turn any failure into ``error`` at the field.
 
         An error from a nested struct gains this class and field on its path; a low-level
-        failure (``failures``) becomes ``error`` at ``offset``. ``field`` and ``idx`` are the
-        locals the body keeps current.
+        failure (``failures``, as ``exc``) raises the expression ``failure``. ``field`` and
+        ``idx`` are the locals the body keeps current.
         """
         src.line("field = ''")
         src.line("idx = -1")
@@ -429,7 +444,29 @@ class _CodecBuilder:
         src.line(f"    exc.within({self.name!r}, field if idx < 0 else f'{{field}}[{{idx}}]')")
         src.line("    raise")
         src.line(f"except {failures} as exc:")
-        src.line(f"    raise {error}({self.name!r}, field, {offset}, _reason(exc)) from None")
+        src.line(f"    raise {failure} from None")
+
+    def _fixed_spots(self) -> dict[str, tuple[FixedSpot, ...]]:
+        """The fixed-width fields each encoder statement writes, by the ``field`` label it sets.
+
+        A run of adjacent fixed-width fields is one ``struct.pack``, an array of them another;
+        when one fails, ``encode_failure`` looks here for the value at fault.
+        """
+        spots: dict[str, tuple[FixedSpot, ...]] = {}
+        for run in self._runs():
+            if run[0].fixed:
+                at = 0
+                found = []
+                for f in run:
+                    width = struct.calcsize(">" + (f.fixed or ""))
+                    found.append(FixedSpot(f.name, f.element, False, at, width))
+                    at += width
+                spots[", ".join(f.name for f in run)] = tuple(found)
+        for f in self.fields:
+            if f.element in FIXED_FORMATS and (f.is_array or f.tag is not None):
+                width = struct.calcsize(">" + FIXED_FORMATS[f.element])
+                spots[f.name] = (FixedSpot(f.name, f.element, f.is_array, 0, width),)
+        return spots
 
     def _encode_fields(self, src: Source) -> None:
         for run in self._runs():
@@ -514,13 +551,13 @@ class _CodecBuilder:
 
     def _encode_tags(self, src: Source) -> None:
         tagged = sorted((f for f in self.fields if f.tag is not None), key=lambda f: f.tag or 0)
-        src.line("field = '(tagged fields)'")
+        known = src.const(frozenset(f.tag for f in tagged), "K")
+        src.line("field = 'unknown_tagged_fields'")
         src.line("tags = o.unknown_tagged_fields")
+        src.line("if tags:")
+        src.line(f"    _check_tags(tags, {known})")
+        src.line("field = '(tagged fields)'")
         if tagged:
-            known = src.const(frozenset(f.tag for f in tagged), "K")
-            src.line("for tag, _ in tags:")
-            src.line(f"    if tag in {known}:")
-            src.line('        raise ValueError(f"unknown tagged field {tag} is a known tag")')
             src.line("tags = list(tags)")
         for f in tagged:
             src.line(f"value = o.{f.name}")
@@ -537,7 +574,8 @@ class _CodecBuilder:
         src.line("else:")
         with src.indent():
             src.line("out += _uv(len(tags))")
-            src.line("for tag, data in sorted(tags):")
+            # Unknown tags are in order already; known ones are merged in by tag.
+            src.line(f"for tag, data in {'sorted(tags)' if tagged else 'tags'}:")
             src.line("    out += _uv(tag)")
             src.line("    out += _uv(len(data))")
             src.line("    out += data")

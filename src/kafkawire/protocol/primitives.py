@@ -18,6 +18,18 @@ FIXED_FORMATS = {
     "float64": "d",
 }
 
+# The values each integer type holds, both ends included.
+INTEGER_RANGES = {
+    "int8": (-(2**7), 2**7 - 1),
+    "int16": (-(2**15), 2**15 - 1),
+    "uint16": (0, 2**16 - 1),
+    "int32": (-(2**31), 2**31 - 1),
+    "uint32": (0, 2**32 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "varint": (-(2**31), 2**31 - 1),
+    "varlong": (-(2**63), 2**63 - 1),
+}
+
 # An unsigned varint of a 32-bit value takes at most 5 bytes, a 64-bit one at most 10.
 _MAX_UVARINT32_BYTES = 5
 _MAX_UVARINT64_BYTES = 10

@@ -29,16 +29,37 @@ from __future__ import annotations
 
 import struct
 from functools import partial
-
-from crc32c import crc32c
+from typing import Protocol
 
 from .budget import DecompressionBudget
 from .compression import compress
 from .errors import CorruptRecordError, InvalidRecordError, RecordsError, UnsupportedCodecError
-from .model import Compression, LazyRecords, Record, RecordBatch
+from .model import BytesLike, Compression, LazyRecords, Record, RecordBatch
 from .v2_records import read_records
 
 __all__ = ["HEADER", "MIN_BATCH_LENGTH", "decode_batch", "encode_batch"]
+
+
+def _load_crc32c(data: BytesLike, value: int = 0, /) -> int:
+    """Import crc32c at the first checksum, then let ``crc32c`` name its function directly.
+
+    Importing the crc32c package reads its version through importlib.metadata and loads
+    argparse for its command line, about 30 ms that ``import kafkawire.client`` need not pay;
+    after the first call the module global is crc32c's own C function, so later checksums
+    cost what they did with a top-level import.
+    """
+    global crc32c  # noqa: PLW0603 - replaced once by the function it stands for
+    from crc32c import crc32c as loaded
+
+    crc32c = loaded
+    return loaded(data, value)
+
+
+class _Checksum(Protocol):
+    def __call__(self, data: BytesLike, value: int = 0, /) -> int: ...
+
+
+crc32c: _Checksum = _load_crc32c
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 _CRC = struct.Struct(">I")

@@ -15,7 +15,11 @@ Invariants:
   nest exactly one level, and anything deeper is rejected;
 - magic 0 inner messages carry absolute offsets. Magic 1 inner messages carry offsets relative
   to the set (0, 1, ...) and the wrapper carries the absolute offset of the *last* one, so
-  ``absolute = wrapper offset - last relative offset + relative offset``;
+  ``absolute = wrapper offset - last relative offset + relative offset``, applied only when
+  that base (wrapper offset - last relative offset) is not negative. Producers leave the
+  wrapper at 0 for the broker to assign, and a set read back as they built it keeps its
+  relative offsets (0, 1, ...), as Kafka's Java client (``AbstractLegacyRecordBatch``),
+  kafka-python and aiokafka read it;
 - a magic 1 wrapper with log-append time gives every inner record its own timestamp.
 """
 
@@ -139,8 +143,9 @@ def _decode_wrapped(
         inner = _inner_messages(buf, magic, check_crc)
     except RecordsError as exc:
         raise exc.at(wrapper_offset) from None
-    # Magic 1 inner offsets count from the set's start; the wrapper holds the last one's.
-    base = wrapper_offset - inner[-1][0] if magic == 1 else 0
+    # Magic 1 inner offsets count from the set's start; the wrapper holds the last one's,
+    # unless a producer left it unassigned (see the module's invariants).
+    base = max(wrapper_offset - inner[-1][0], 0) if magic == 1 else 0
     return tuple(
         Record(base + offset, timestamp if log_append_time is None else log_append_time, k, v)
         for offset, timestamp, k, v in inner

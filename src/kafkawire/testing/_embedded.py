@@ -18,7 +18,7 @@ import socket
 import tempfile
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import ClassVar, Self
 
 from kafkawire.errors import KafkawireError
 
@@ -58,19 +58,26 @@ def log_tail(path: Path, lines: int = 20) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-async def stop_process(process: asyncio.subprocess.Process, *, timeout: float = 5.0) -> None:
-    """SIGTERM the process, wait up to ``timeout`` seconds, then SIGKILL it and wait again.
+async def stop_process(
+    process: asyncio.subprocess.Process,
+    *,
+    timeout: float = 5.0,
+    signum: signal.Signals = signal.SIGTERM,
+) -> None:
+    """Send ``signum``, wait up to ``timeout`` seconds, then SIGKILL the process and wait again.
 
     Returns once the pid has been reaped. If the wait is cancelled, the process is killed
     before the cancellation propagates, so cancelling a test cannot leak a broker.
     """
     try:
         if process.returncode is None:
-            _signal(process, signal.SIGTERM)
+            _signal(process, signum)
             try:
                 await asyncio.wait_for(process.wait(), timeout)
             except TimeoutError:
-                logger.warning("pid %d ignored SIGTERM for %.1fs; killing it", process.pid, timeout)
+                logger.warning(
+                    "pid %d ignored %s for %.1fs; killing it", process.pid, signum.name, timeout
+                )
                 _signal(process, signal.SIGKILL)
                 await asyncio.wait_for(process.wait(), timeout)
     except asyncio.CancelledError:
@@ -88,8 +95,11 @@ class EmbeddedBroker(abc.ABC):
     """A broker in a child process, as an async context manager: started on entry, stopped on exit.
 
     ``bootstrap`` and ``pid`` are valid while it runs. Exit stops it by pid and reaps it, also
-    when the block raises or is cancelled. Subclasses start the process in ``_launch``.
+    when the block raises or is cancelled. Subclasses start the process in ``_launch``, and
+    set ``stop_signal`` when their process does not stop promptly on SIGTERM.
     """
+
+    stop_signal: ClassVar[signal.Signals] = signal.SIGTERM
 
     def __init__(self, *, start_timeout: float, stop_timeout: float) -> None:
         self._start_timeout = start_timeout
@@ -148,7 +158,10 @@ class EmbeddedBroker(abc.ABC):
         """
 
     async def stop(self) -> None:
-        """Stop the process by its pid (closing its stdin, then SIGTERM, then SIGKILL), reap it."""
+        """Stop the process by its pid (closing its stdin, then ``stop_signal``, then SIGKILL).
+
+        Returns once the pid has been reaped.
+        """
         process, self._process = self._process, None
         try:
             if process is not None:
@@ -156,7 +169,7 @@ class EmbeddedBroker(abc.ABC):
                     process.stdin.close()
                     with contextlib.suppress(OSError):
                         await process.stdin.wait_closed()
-                await stop_process(process, timeout=self._stop_timeout)
+                await stop_process(process, timeout=self._stop_timeout, signum=self.stop_signal)
         finally:
             if self._logdir is not None:
                 self._logdir.cleanup()

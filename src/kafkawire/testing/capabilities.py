@@ -86,7 +86,7 @@ def render_doc(brokers: Sequence[BrokerCapabilities]) -> str:
         "not serve the API, and tests that need it skip there, naming the API and the broker.",
         "Where a broker serves an API but answers wrongly, a test states the right answer under a",
         "strict xfail mark (`tansu_bug` and `mock_cluster_bug` in",
-        '`kafkawire.testing.pytest_plugin`); DESIGN.md, "Real components", lists what was seen.',
+        "`kafkawire.testing.pytest_plugin`); [design.md](design.md#brokers) lists what was seen.",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "|".join("---" for _ in header) + "|",
