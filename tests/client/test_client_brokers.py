@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from kafkawire.client import EARLIEST, LATEST, KafkaClient
-from kafkawire.errors import OffsetOutOfRangeError
+from kafkawire.errors import OffsetOutOfRangeError, ProtocolError
 from kafkawire.messages.metadata import v13 as metadata
 from kafkawire.records import Compression
 from kafkawire.testing.pytest_plugin import Broker, tansu_bug
@@ -88,6 +88,28 @@ async def test_fetching_past_the_end_is_out_of_range(kafka_broker: Broker) -> No
         await client.produce(topic, 0, [b"x"])
         with pytest.raises(OffsetOutOfRangeError):
             await client.fetch(topic, 0, 50, max_wait_ms=50)
+
+
+@pytest.mark.parametrize(
+    "kafka_broker",
+    [
+        pytest.param(
+            "tansu",
+            marks=tansu_bug(
+                "Fetch with max_wait_ms=0 answers no partitions at all", raises=ProtocolError
+            ),
+        ),
+        "mock_cluster",
+    ],
+    indirect=True,
+)
+async def test_a_fetch_that_does_not_wait_still_answers_its_partition(
+    kafka_broker: Broker,
+) -> None:
+    async with KafkaClient(kafka_broker.bootstrap) as client:
+        topic = await fresh_topic(client, kafka_broker)
+        await client.produce(topic, 0, [b"x"])
+        assert [r.value for r in (await client.fetch(topic, 0, 0, max_wait_ms=0)).records] == [b"x"]
 
 
 async def test_earliest_offset(kafka_broker: Broker) -> None:
