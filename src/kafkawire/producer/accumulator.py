@@ -91,10 +91,9 @@ class RecordAccumulator:
 
     # --- batches ---------------------------------------------------------------------------
 
-    def append(
+    def append(  # noqa: PLR0917 - positional: it runs once per record, keywords cost there
         self,
         tp: TopicPartition,
-        *,
         key: bytes | None,
         value: bytes | None,
         headers: Sequence[HeaderInput],
@@ -114,10 +113,11 @@ class RecordAccumulator:
             or (batch.memory and batch.memory + memory > self._batch_size)
         ):
             batch = self._new_batch(tp, queue)
-        delivery = batch.append(key, value, headers, timestamp, memory)
+        offset = batch.builder.append(key, value, timestamp=timestamp, headers=headers)
+        batch.memory += memory
         if batch.memory >= self._batch_size:
             self.wakeup.set()
-        return delivery
+        return Delivery(batch, offset, timestamp, key, value)
 
     def _new_batch(self, tp: TopicPartition, queue: deque[ProducerBatch]) -> ProducerBatch:
         batch = ProducerBatch(
@@ -160,9 +160,15 @@ class RecordAccumulator:
         popped = self._queues[batch.tp].popleft()
         assert popped is batch
 
-    def remove(self, batch: ProducerBatch) -> None:
-        """Remove a queued ``batch`` wherever it is in its partition's queue (it expired)."""
-        self._queues[batch.tp].remove(batch)
+    def expired(self, created_before: float) -> list[ProducerBatch]:
+        """Take out the queued batches created before ``created_before``: each queue holds
+        its batches oldest first (a retried one goes back to the front, and is older), so
+        only its front is looked at."""
+        expired = []
+        for queue in self._queues.values():
+            while queue and queue[0].created < created_before:
+                expired.append(queue.popleft())
+        return expired
 
     def put_back(self, batch: ProducerBatch) -> None:
         """Return a batch to be retried to the front of its partition's queue."""

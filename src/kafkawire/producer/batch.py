@@ -85,18 +85,6 @@ class ProducerBatch:
         """An upper bound on the batch's size once this record is in it."""
         return self.builder.estimated_size_with(key, value, headers)
 
-    def append(
-        self,
-        key: bytes | None,
-        value: bytes | None,
-        headers: Sequence[HeaderInput],
-        timestamp: int,
-        memory: int,
-    ) -> Delivery:
-        offset = self.builder.append(key, value, timestamp=timestamp, headers=headers)
-        self.memory += memory
-        return Delivery(self, offset, timestamp, key, value)
-
     def build(self, producer_state: tuple[int, int, int] | None, *, transactional: bool) -> bytes:
         """The batch's bytes with these producer fields (built again only when they change)."""
         if self.payload is None or producer_state != self.producer_state:

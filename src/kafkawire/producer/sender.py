@@ -279,9 +279,7 @@ class Sender:
 
     async def _expire(self, now: float) -> None:
         """Fail queued batches whose delivery timeout has passed."""
-        limit = self._settings.delivery_timeout_ms / 1000
-        for batch in [b for b in self._accumulator.batches() if now - b.created >= limit]:
-            self._accumulator.remove(batch)
+        for batch in self._accumulator.expired(now - self._settings.delivery_timeout_ms / 1000):
             await self._fail(batch, self._expired(batch, None))
 
     async def _complete(self, batch: ProducerBatch, result: BatchResult) -> None:

@@ -83,10 +83,17 @@ def struct_type(cls: type[Any], field: str) -> type[Any]:
     For building a request at a version chosen at run time:
     ``struct_type(request_type(0, v), "topic_data")`` is that version's TopicProduceData.
     """
-    found = struct_of(typing.get_type_hints(cls)[field])
+    found = _STRUCTS.get((cls, field))
     if found is None:
-        raise TypeError(f"{cls.__name__}.{field} is not a struct or an array of structs")
+        # Resolving type hints compiles their text: done once per class and field.
+        found = struct_of(typing.get_type_hints(cls)[field])
+        if found is None:
+            raise TypeError(f"{cls.__name__}.{field} is not a struct or an array of structs")
+        _STRUCTS[(cls, field)] = found
     return found
+
+
+_STRUCTS: dict[tuple[type[Any], str], type[Any]] = {}
 
 
 def _convert(value: Any, target: type[Any], path: str) -> Any:
