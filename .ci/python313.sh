@@ -6,7 +6,9 @@
 #   1. build dependencies from Debian's packages, where some are missing (needs root and apt-get);
 #   2. the source through apt, with a private configuration (its own sources and lists, under the
 #      cache) that adds trixie's deb-src: the machine's own apt configuration is not touched;
-#   3. ./configure --prefix=CACHE/python3.13 && make -j2 && make install, under a lock;
+#   3. ./configure --prefix=CACHE/python3.13 --with-ensurepip=install && make -j2 && make install,
+#      under a lock (--disable-test-modules too: CPython's own tests are not run, and installing
+#      and byte-compiling them costs time);
 #   4. `make test` with that interpreter, in .venv-py313 (.venv is left alone), mypy told 3.13,
 #      and the compiled accelerators required to be in use.
 # A machine that cannot build it says so and fails, unless KAFKAWIRE_SKIP_PY313=1 allows a skip.
@@ -19,8 +21,9 @@ cd "$(dirname "$0")/.."
 SOURCE=python3.13/trixie # trixie's version explicitly: other suites' may not be served
 BUILD_DEPS=(build-essential pkg-config libssl-dev zlib1g-dev liblzma-dev libbz2-dev libffi-dev
   libsqlite3-dev libreadline-dev libncurses-dev uuid-dev libgdbm-dev)
-# What kafkawire and its tools need of the standard library, beyond the core.
-NEEDED_MODULES="ssl, zlib, lzma, bz2, ctypes, sqlite3, venv, ensurepip"
+# Standard modules that CPython builds only where their -dev packages are found (a build that
+# lacks one is refused), and venv with pip for `make test`.
+NEEDED_MODULES="ssl, zlib, lzma, bz2, ctypes, sqlite3, readline, venv, ensurepip"
 
 cache=${KAFKAWIRE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kafkawire}
 prefix=$cache/python3.13
