@@ -1,12 +1,12 @@
 # One entry point for people and CI. `make test` needs nothing but python3 >= 3.11 on PATH:
 # it builds the venv, installs kafkawire with its test extras (the broker wheel included) and
-# runs every check CI runs. CI (.ci/run) also runs `make test-py313`: the same on CPython 3.13.
+# runs every check. CI (.ci/run) runs it, then `make test-py313`: the same on CPython 3.13.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 SHARED := ../shared
-MYPY_FLAGS ?=
+MYPY_FLAGS ?= # test-py313 passes --python-version 3.13
 # Where a C compiler is found, the compiled accelerators must be the code in use: the suite fails
 # if either fell back to pure Python (tests/test_accelerators_in_use.py). Set it to 0 to allow it.
 KAFKAWIRE_REQUIRE_EXTENSIONS ?= $(if $(KAFKAWIRE_NO_EXTENSIONS),0,$(if $(shell command -v cc),1,0))
