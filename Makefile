@@ -1,13 +1,18 @@
 # One entry point for people and CI. `make test` needs nothing but python3 >= 3.11 on PATH:
 # it builds the venv, installs kafkawire with its test extras (the broker wheel included) and
-# runs every check CI runs.
+# runs every check. CI (.ci/run) runs it, then `make test-py313`: the same on CPython 3.13.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 SHARED := ../shared
+MYPY_FLAGS ?= # test-py313 passes --python-version 3.13
+# Where a C compiler is found, the compiled accelerators must be the code in use: the suite fails
+# if either fell back to pure Python (tests/test_accelerators_in_use.py). Set it to 0 to allow it.
+KAFKAWIRE_REQUIRE_EXTENSIONS ?= $(if $(KAFKAWIRE_NO_EXTENSIONS),0,$(if $(shell command -v cc),1,0))
+export KAFKAWIRE_REQUIRE_EXTENSIONS
 
-.PHONY: all venv system-tools test lint types contracts schema schema-check pytest demo bench clean
+.PHONY: all venv system-tools test test-py313 lint types contracts schema schema-check pytest demo bench clean
 
 all: test
 
@@ -26,7 +31,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src codegen tests benchmarks hatch_build.py
 
 types: $(STAMP)
-	$(BIN)/mypy
+	$(BIN)/mypy $(MYPY_FLAGS)
 
 contracts: $(STAMP)
 	$(BIN)/lint-imports
@@ -54,6 +59,11 @@ system-tools:
 
 test: system-tools lint types contracts schema-check pytest
 
+# `make test` again on CPython 3.13, built from Debian's source package into a cache outside the
+# tree (reused), in .venv-py313; needs root and apt-get the first time. See .ci/python313.sh.
+test-py313:
+	MAKE='$(MAKE)' .ci/python313.sh
+
 demo: $(STAMP)
 	$(BIN)/python -m kafkawire.demo
 
@@ -62,4 +72,4 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf .venv .venv-py313 .mypy_cache .pytest_cache .ruff_cache .hypothesis
