@@ -73,6 +73,19 @@ async def test_a_cancelled_send_leaves_the_producer_usable() -> None:
         assert (await producer.send_and_wait("t", b"z", partition=1)).partition == 1
 
 
+async def test_a_lone_record_goes_after_its_linger_and_close_does_not_linger() -> None:
+    async with FakeCluster(1, broker_that(answers_produce=True)) as brokers:
+        async with Producer(brokers.bootstrap, linger_ms=1) as producer:
+            # Each waits for its own delivery: the sender must not sleep past the linger.
+            for _ in range(20):
+                await asyncio.wait_for(producer.send_and_wait("t", b"v", partition=0), 0.5)
+        producer = Producer(brokers.bootstrap, linger_ms=60_000, delivery_timeout_ms=120_000)
+        await producer.start()
+        delivery = await producer.send("t", b"v", partition=0)
+        await asyncio.wait_for(producer.close(), WAIT)  # sends at once, lingering no more
+        assert (await delivery).offset == 0
+
+
 async def test_undelivered_records_expire_after_delivery_timeout_ms() -> None:
     async with (
         FakeCluster(1, broker_that(answers_produce=False)) as brokers,

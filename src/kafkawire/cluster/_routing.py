@@ -111,20 +111,13 @@ def partition_answer(response: Any, topic: str | uuid.UUID, partition: int) -> A
     never another partition's data.
     """
     came: list[str] = []
-    for f in dataclasses.fields(response):
-        topics = getattr(response, f.name)
-        if not f.metadata.get("kafka_type", "").startswith("[]") or not topics:
-            continue
-        if not dataclasses.is_dataclass(topics[0]):
-            continue
-        for answer in topics:
-            name = _field_of(answer, entity="topicName") or getattr(answer, "topic_id", None)
-            partitions = _first_array_of_structs(answer)
-            indexes = [_first_int32(p) for p in partitions]
-            came += [f"{name}/{i}" for i in indexes]
-            if name == topic and partition in indexes:
-                return partitions[indexes.index(partition)]
-        break
+    for answer in _first_array_of_structs(response):  # the topics
+        name = _field_of(answer, entity="topicName") or getattr(answer, "topic_id", None)
+        partitions = _first_array_of_structs(answer)
+        indexes = [_first_int32(p) for p in partitions]
+        came += [f"{name}/{i}" for i in indexes]
+        if name == topic and partition in indexes:
+            return partitions[indexes.index(partition)]
     raise ProtocolError(
         f"the {type(response).__name__} v{response.__version__} does not answer "
         f"{topic}/{partition}: it names {', '.join(came) or 'no partitions'}"

@@ -129,8 +129,9 @@ class RecordAccumulator:
         queue.append(batch)
         self.unfinished.add(batch)
         batch.future.add_done_callback(lambda _: self.unfinished.discard(batch))
-        if len(queue) > 1:
-            self.wakeup.set()  # the one before is full now
+        # As Java's accumulator does on a new batch: the sender learns of its linger deadline
+        # (or that the batch before is full now) at once, not at its next idle check.
+        self.wakeup.set()
         return batch
 
     def ready(self, now: float, busy: set[TopicPartition]) -> tuple[list[ProducerBatch], float]:

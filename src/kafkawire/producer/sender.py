@@ -81,8 +81,9 @@ class Sender:
         return not self._requests
 
     def stop(self) -> None:
-        """Send what is queued, then end :meth:`run`."""
+        """Send what is queued at once (lingering no more), then end :meth:`run`."""
         self._stopping = True
+        self._accumulator.closing = True
         self._accumulator.wakeup.set()
 
     async def run(self) -> None:
@@ -186,6 +187,8 @@ class Sender:
         finally:
             self._in_flight[node] -= 1
             self._busy.difference_update(b.tp for b in batches)
+            # Out of the set before the loop wakes: it ends once no request is left.
+            self._requests.discard(asyncio.current_task())
             self._accumulator.wakeup.set()
 
     async def _produce(
