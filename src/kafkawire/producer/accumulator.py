@@ -9,8 +9,8 @@ Rules:
   a failed attempt, once its retry backoff has passed.
 - What is queued counts against ``buffer_memory``; :meth:`RecordAccumulator.reserve` waits for
   room (up to a deadline) and a batch gives its room back when it is done.
-- A batch that is retried goes back to the front of its partition's queue, so a partition's
-  records keep their order.
+- A batch that is retried goes back into its partition's queue before every newer batch, so
+  a partition's records keep their order.
 """
 
 from __future__ import annotations
@@ -135,8 +135,8 @@ class RecordAccumulator:
         return batch
 
     def ready(self, now: float, busy: set[TopicPartition]) -> tuple[list[ProducerBatch], float]:
-        """The first batch of each partition that is ready (partitions in ``busy`` have a
-        batch in flight and wait), and when the next one will be (``time.monotonic()``)."""
+        """The first batch of each partition that is ready (partitions in ``busy`` may not
+        send now and wait), and when the next one will be (``time.monotonic()``)."""
         ready = []
         next_check = float("inf")
         send_all = self.flushing > 0 or self.closing
@@ -172,8 +172,13 @@ class RecordAccumulator:
         return expired
 
     def put_back(self, batch: ProducerBatch) -> None:
-        """Return a batch to be retried to the front of its partition's queue."""
-        self._queues[batch.tp].appendleft(batch)
+        """Return a batch to be retried to its partition's queue, before every newer batch
+        (batches of a partition are created, and numbered, in order)."""
+        queue = self._queues[batch.tp]
+        index = 0
+        while index < len(queue) and queue[index].created < batch.created:
+            index += 1
+        queue.insert(index, batch)
         self.wakeup.set()
 
     def batches(self) -> Iterator[ProducerBatch]:

@@ -132,6 +132,11 @@ class Delivery:
     def done(self) -> bool:
         return self._batch.future.done()
 
+    @property
+    def starts_batch(self) -> bool:
+        """Whether the record is its batch's first."""
+        return self._offset == 0
+
     def __await__(self) -> Generator[Any, None, RecordMetadata]:
         result = yield from asyncio.shield(self._batch.future).__await__()
         return self._metadata(result)

@@ -215,7 +215,7 @@ class Producer:
             )
         if not accumulator.try_reserve(size):
             await accumulator.reserve(size, self._deadline())
-        return accumulator.append(
+        delivery = accumulator.append(
             TopicPartition(topic, partition),
             key,
             value,
@@ -223,6 +223,11 @@ class Producer:
             int(time.time() * 1000) if timestamp_ms is None else timestamp_ms,
             size,
         )
+        if delivery.starts_batch:
+            # A send that never waits never lets the sender task run: a caller sending in a
+            # tight loop would fill every batch before one went out. Once per batch, yield.
+            await asyncio.sleep(0)
+        return delivery
 
     def _deadline(self) -> float:
         """When a ``send`` starting now must stop waiting (``max_block_ms``)."""

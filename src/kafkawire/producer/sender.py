@@ -3,18 +3,25 @@ and settles each batch from its partition's answer.
 
 Rules:
 
-- A partition has at most one batch in flight, so its records are written in order even when
-  a batch is retried; a broker has at most ``max_in_flight_requests_per_connection`` Produce
-  requests in flight; one request carries at most ``max_request_size`` bytes of batches.
+- A partition has up to ``max_in_flight_requests_per_connection`` batches in flight, each in
+  its own Produce request, written in order on the broker's produce connection (which it
+  answers in order). One request carries one batch per partition (Kafka allows no more) and at
+  most ``max_request_size`` bytes; a broker has at most that many requests in flight.
 - A retriable error (from the partition's answer, or a lost connection or timeout for the
-  whole request) sends the batch back to the front of its partition's queue after a backoff,
-  until ``delivery_timeout_ms`` from its creation has passed; a batch still queued past that
-  fails with :class:`DeliveryTimeoutError`. Other errors fail the batch at once.
+  whole request) sends the batch back into its partition's queue, in creation order, after a
+  backoff, until ``delivery_timeout_ms`` from its creation has passed; a batch still queued
+  past that fails with :class:`DeliveryTimeoutError`. Other errors fail the batch at once.
+  While a partition's batch waits to be retried, none of its newer batches is sent: once the
+  ones in flight are back, the partition starts again from its oldest batch, so records keep
+  their order (without idempotence, a newer batch already in flight may still land first, as
+  with Kafka's Java client: set the in-flight limit to 1 for strict order there).
 - DUPLICATE_SEQUENCE_NUMBER means the broker already has the batch (an earlier attempt got
   through): delivered, offset unknown (-1), as the Java client treats it.
-- With idempotence, OUT_OF_ORDER_SEQUENCE_NUMBER and UNKNOWN_PRODUCER_ID bump the epoch and
-  retry, and a batch that fails for good bumps it too (its sequence numbers would leave a gap);
-  no batch is sent while a bump is due and batches are still in flight.
+- With idempotence, OUT_OF_ORDER_SEQUENCE_NUMBER on a batch whose older sibling is being
+  retried is that sibling's gap: the batch is retried after it. On the oldest batch in flight
+  it is a real gap, and like UNKNOWN_PRODUCER_ID it bumps the epoch and retries; a batch that
+  fails for good bumps it too (its sequence numbers would leave a gap). No batch is sent while
+  a bump is due and batches are still in flight.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from typing import Any
 
 from kafkawire.client.produce import produce_request, produce_version
@@ -71,7 +78,10 @@ class Sender:
         self._settings = settings
         self._identity = identity
         self._transactions = transactions
-        self._busy: set[TopicPartition] = set()  # partitions with a batch in flight
+        # Batches in flight per partition, oldest first; partitions whose batch waits to be
+        # retried (they send nothing new until their batches in flight are back).
+        self._flying: dict[TopicPartition, deque[ProducerBatch]] = defaultdict(deque)
+        self._held: set[TopicPartition] = set()
         self._in_flight: dict[int, int] = defaultdict(int)  # requests in flight per broker
         self._requests: set[asyncio.Task[None]] = set()
         self._stopping = False
@@ -94,13 +104,20 @@ class Sender:
             await self._expire(now)
             next_check = now + _IDLE
             if await self._identity_ready():
-                ready, when = accumulator.ready(now, self._busy)
+                ready, when = accumulator.ready(now, self._blocked())
                 next_check = min(next_check, when)
                 if ready:
                     await self._dispatch(ready)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(max(0.0, next_check - time.monotonic())):
                     await accumulator.wakeup.wait()
+
+    def _blocked(self) -> set[TopicPartition]:
+        """Partitions that may not send their next batch now."""
+        limit = self._settings.max_in_flight_requests_per_connection
+        blocked = {tp for tp, flying in self._flying.items() if len(flying) >= limit}
+        self._held = {tp for tp in self._held if self._flying[tp]}  # back: free to go again
+        return blocked | self._held
 
     async def wait_idle(self) -> None:
         """Until no request is in flight."""
@@ -149,9 +166,19 @@ class Sender:
             if self._in_flight[node] >= limit:
                 continue
             chosen = self._fill_request(batches)
+            if self._transactions is not None:
+                # Before the task starts: requests must reach the broker in the order their
+                # sequence numbers are given, so nothing may suspend between the two.
+                try:
+                    await self._transactions.add_partitions({b.tp for b in chosen})
+                except KafkawireError as exc:
+                    for batch in chosen:
+                        self._accumulator.take(batch)
+                        await self._fail(batch, exc)
+                    continue
             for batch in chosen:
                 self._accumulator.take(batch)
-                self._busy.add(batch.tp)
+                self._flying[batch.tp].append(batch)
             self._in_flight[node] += 1
             task = asyncio.create_task(
                 self._send(node, chosen, metadata), name=f"kafkawire-produce {node}"
@@ -186,7 +213,8 @@ class Sender:
                 await self._settle(batch, response, metadata)
         finally:
             self._in_flight[node] -= 1
-            self._busy.difference_update(b.tp for b in batches)
+            for batch in batches:
+                self._flying[batch.tp].remove(batch)
             # Out of the set before the loop wakes: it ends once no request is left.
             self._requests.discard(asyncio.current_task())
             self._accumulator.wakeup.set()
@@ -196,8 +224,6 @@ class Sender:
     ) -> Any:
         settings = self._settings
         transactional = self._transactions is not None
-        if self._transactions is not None:
-            await self._transactions.add_partitions({b.tp for b in batches})
         topic_ids = {b.tp.topic: metadata.topics[b.tp.topic].topic_id for b in batches}
         version = produce_version(
             await self._cluster.versions_for(node, _PRODUCE), list(topic_ids.values())
@@ -250,7 +276,9 @@ class Sender:
     async def _failed_attempt(self, batch: ProducerBatch, error: KafkawireError) -> None:
         identity = self._identity
         retriable = error.retriable
-        if (
+        if isinstance(error, OutOfOrderSequenceNumberError) and batch.tp in self._held:
+            retriable = True  # an older batch of this partition is being retried: its gap
+        elif (
             isinstance(error, _SEQUENCE_ERRORS)
             and identity is not None
             and self._transactions is None
@@ -269,6 +297,7 @@ class Sender:
         )
         batch.retry_at = time.monotonic() + delay / 1000
         _log.debug("retrying a batch of %d records to %s: %s", len(batch), batch.tp, error)
+        self._held.add(batch.tp)
         self._accumulator.put_back(batch)
 
     def _expired(self, batch: ProducerBatch, error: BaseException | None) -> DeliveryTimeoutError:
