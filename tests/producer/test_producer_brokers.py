@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import warnings
 from typing import Any
 
 import pytest
@@ -198,3 +199,90 @@ async def test_sends_wait_for_a_new_topic_the_broker_creates(mock_cluster: Broke
     async with Producer(mock_cluster.bootstrap) as producer:
         metadata = await asyncio.wait_for(producer.send_and_wait(topic, b"first"), 30)
     assert metadata.offset == 0
+
+
+def _confluent_read(bootstrap: str, topic: str, count: int) -> list[tuple[Any, Any, Any]]:
+    """What confluent-kafka (librdkafka) reads of partition 0, from the start."""
+    import confluent_kafka
+
+    consumer = confluent_kafka.Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"read-{topic}", "enable.auto.commit": False}
+    )
+    consumer.assign([confluent_kafka.TopicPartition(topic, 0, confluent_kafka.OFFSET_BEGINNING)])
+    seen: list[tuple[Any, Any, Any]] = []
+    try:
+        while len(seen) < count:
+            message = consumer.poll(10)
+            assert message is not None, f"confluent-kafka read {len(seen)} of {count} records"
+            assert message.error() is None, message.error()
+            seen.append((message.key(), message.value(), message.headers()))
+    finally:
+        consumer.close()
+    return seen
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
+async def test_confluent_kafka_reads_what_kafkawire_produced(
+    tansu_broker: Broker, codec: Any
+) -> None:
+    topic = await fresh_topic(tansu_broker)
+    sent: list[tuple[Any, Any, Any]] = [
+        (b"k%d" % i if i % 2 else None, b"v" * i, [("h", b"%d" % i)]) for i in range(40)
+    ]
+    async with Producer(tansu_broker.bootstrap, compression_type=codec) as producer:
+        for key, value, headers in sent:
+            await producer.send(topic, value, key, partition=0, headers=headers)
+    read = await asyncio.to_thread(_confluent_read, tansu_broker.bootstrap, topic, len(sent))
+    assert read == sent
+
+
+def _kafka_python_read(bootstrap: str, topic: str, count: int) -> list[tuple[Any, Any, Any]]:
+    """What kafka-python reads of partition 0, from the start."""
+    with warnings.catch_warnings():
+        # kafka-python 3.0 loads its schemas through a deprecated importlib.resources call.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from kafka import KafkaConsumer
+        from kafka import TopicPartition as KafkaPythonPartition
+
+        consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
+        partition = KafkaPythonPartition(topic, 0)
+        consumer.assign([partition])
+        consumer.seek_to_beginning(partition)
+        seen: list[tuple[Any, Any, Any]] = []
+        try:
+            while len(seen) < count:
+                polled = consumer.poll(timeout_ms=10_000).get(partition, [])
+                assert polled, f"kafka-python read {len(seen)} of {count} records"
+                seen += [(m.key, m.value, list(m.headers)) for m in polled]
+        finally:
+            consumer.close()
+    return seen
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
+async def test_kafka_python_reads_what_kafkawire_produced(tansu_broker: Broker, codec: Any) -> None:
+    topic = await fresh_topic(tansu_broker)
+    sent: list[tuple[Any, Any, Any]] = [
+        (b"k%d" % i if i % 2 else None, b"v" * i, [("h", b"%d" % i)]) for i in range(40)
+    ]
+    async with Producer(tansu_broker.bootstrap, compression_type=codec) as producer:
+        for key, value, headers in sent:
+            await producer.send(topic, value, key, partition=0, headers=headers)
+    read = await asyncio.to_thread(_kafka_python_read, tansu_broker.bootstrap, topic, len(sent))
+    assert read == sent
+
+
+async def test_many_partitions_receive_what_their_keys_and_stickiness_say(
+    tansu_broker: Broker,
+) -> None:
+    topic = await fresh_topic(tansu_broker, partitions=12)
+    async with Producer(tansu_broker.bootstrap, batch_size=1_000) as producer:
+        keyed = [await producer.send(topic, b"v", b"key-%d" % i) for i in range(300)]
+        keyless = [await producer.send(topic, b"x" * 50) for _ in range(300)]
+        placed = [await d for d in keyed + keyless]
+    assert [m.partition for m in placed[:300]] == [
+        partition_for_key(b"key-%d" % i, 12) for i in range(300)
+    ]
+    assert len({m.partition for m in placed[300:]}) > 1  # sticky, but moving on per batch
+    counts = [len(await read_back(tansu_broker, topic, p)) for p in range(12)]
+    assert sum(counts) == 600

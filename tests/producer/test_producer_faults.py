@@ -166,3 +166,27 @@ def test_a_misspelled_option_names_it_and_the_producer() -> None:
         TypeError, match=r"Producer\(\) got an unexpected keyword argument 'lingr_ms'"
     ):
         Producer("127.0.0.1:9092", lingr_ms=5)  # type: ignore[call-arg]
+
+
+async def test_a_leader_move_refreshes_metadata_and_resends_once() -> None:
+    answered = broker_that(answers_produce=True)
+    refused: list[int] = []
+
+    async def handler(node: int, client: FakeClient, header: Any, request: Any) -> Any:
+        if header.request_api_key == 0 and not refused:
+            refused.append(1)
+            module = messages(0, header.request_api_version)
+            partition = module.PartitionProduceResponse(index=0, error_code=6)  # NOT_LEADER
+            topic = module.TopicProduceResponse(name="t", partition_responses=(partition,))
+            return module.ProduceResponse(responses=(topic,))
+        return await answered(node, client, header, request)
+
+    async with (
+        FakeCluster(1, handler) as brokers,
+        Producer(brokers.bootstrap, retry_backoff_ms=1) as producer,
+    ):
+        metadata_before = len(brokers.requests(1, 3))
+        delivered = await asyncio.wait_for(producer.send_and_wait("t", b"v", partition=0), WAIT)
+        assert delivered.offset == 0
+        assert len(brokers.requests(1, 0)) == 2  # refused once, then written
+        assert len(brokers.requests(1, 3)) > metadata_before  # the leader was looked up again
