@@ -9,3 +9,6 @@ def setup(
 def read_records(
     buf: bytes, *, base_offset: int, base_timestamp: int, log_append_time: int | None, count: int
 ) -> tuple[Record, ...]: ...
+def encode_record(
+    offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None
+) -> bytes: ...

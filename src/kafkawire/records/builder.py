@@ -14,6 +14,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
+from . import v2_records
 from .batch_v2 import HEADER, encode_batch
 from .compression import codec, compressed_bound
 from .errors import InvalidRecordError
@@ -159,6 +160,33 @@ class RecordBatchBuilder(BatchBuilder):
         )
         self._base_timestamp = base
         return record
+
+    def append(
+        self,
+        key: bytes | None,
+        value: bytes | None,
+        *,
+        timestamp: int,
+        headers: Sequence[HeaderInput] = (),
+    ) -> int:
+        # A producer appends every record through here: a record without headers goes to
+        # the compiled encoder (when built) in this one frame. Anything it does not take
+        # (headers, other types, deltas past 64 bits) takes the general path, which gives
+        # the same bytes or the same error.
+        compiled = v2_records.encode_record_compiled
+        if headers or compiled is None:
+            return super().append(key, value, timestamp=timestamp, headers=headers)
+        delta = self._count
+        base = self._base_timestamp if delta else timestamp
+        try:
+            record = compiled(delta, timestamp - base, key, value)
+        except (TypeError, OverflowError):
+            return super().append(key, value, timestamp=timestamp, headers=headers)
+        self._buffer += record
+        self._base_timestamp = base
+        self._count = delta + 1
+        self._max_timestamp = max(self._max_timestamp, timestamp)
+        return delta
 
     def set_producer_state(
         self, *, producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool

@@ -45,6 +45,7 @@ __all__ = [
     "ReadRecordsFunction",
     "encode_headers",
     "encode_record",
+    "encode_record_compiled",
     "read_records",
     "read_records_pure",
 ]
@@ -219,18 +220,24 @@ def read_records_pure(
     return _LOG_APPEND_TIME(buf, base_offset, log_append_time, count)
 
 
-def _load_compiled() -> ReadRecordsFunction:
-    """The C loop, set up for this module's classes (see :func:`load_optional`)."""
+def _load_compiled() -> tuple[ReadRecordsFunction, EncodeRecordFunction]:
+    """The C loop, set up for this module's classes, and the C record encoder (see
+    :func:`load_optional`)."""
     from . import _accel
 
     _accel.setup(Record, Header, CorruptRecordError)
-    return _accel.read_records
+    encode = getattr(_accel, "encode_record", None)
+    if encode is None:  # a build from before it had one: TypeError is what warns
+        raise TypeError("the build predates encode_record; reinstall kafkawire")
+    return _accel.read_records, encode
 
 
 _COMPILED = load_optional("kafkawire.records._accel", _load_compiled)
 ACCELERATED = _COMPILED is not None
-"""Whether :data:`read_records` is the compiled loop."""
-read_records: ReadRecordsFunction = read_records_pure if _COMPILED is None else _COMPILED
+"""Whether :data:`read_records` is the compiled loop (and records without headers are encoded
+in C)."""
+read_records: ReadRecordsFunction = read_records_pure if _COMPILED is None else _COMPILED[0]
+encode_record_compiled: EncodeRecordFunction | None = None if _COMPILED is None else _COMPILED[1]
 
 
 def encode_headers(headers: Sequence[Header | tuple[str, bytes | None]]) -> bytes:
@@ -280,3 +287,8 @@ def encode_record(
     body += encode_headers(headers) if headers else _NO_HEADERS
     raw = len(body) << 1
     return (small[raw] if raw < _SMALL else encode_varint(len(body))) + body
+
+
+EncodeRecordFunction = Callable[[int, int, "bytes | None", "bytes | None"], bytes]
+"""The compiled :func:`encode_record` for a record without headers: it takes only bytes (or
+``None``) and 64-bit deltas, and raises TypeError or OverflowError for anything else."""
