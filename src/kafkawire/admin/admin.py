@@ -1,0 +1,78 @@
+"""The admin client: one object over one cluster, its parts one module per concern.
+
+:class:`Admin` is the union of the parts' mix-ins (topics, configs, groups, group offsets,
+partition offsets, cluster and log dirs, ACLs, SCRAM credentials), which share one
+:class:`~kafkawire.cluster.Cluster` and its connections.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from typing_extensions import Unpack
+
+from kafkawire.cluster import Cluster, ConnectionFactory, settings_from
+
+from .acls import AclsMixin
+from .cluster_info import ClusterInfoMixin
+from .configs import ConfigsMixin
+from .group_offsets import GroupOffsetsMixin
+from .groups import GroupsMixin
+from .scram import ScramMixin
+from .settings import AdminOptions, AdminSettings
+from .topics import TopicsMixin
+
+__all__ = ["Admin"]
+
+
+class Admin(
+    TopicsMixin,
+    ConfigsMixin,
+    GroupsMixin,
+    GroupOffsetsMixin,
+    ClusterInfoMixin,
+    AclsMixin,
+    ScramMixin,
+):
+    """``async with Admin("host:9092") as admin: await admin.list_topics()``.
+
+    Options are :class:`AdminSettings`' (the Java client's names), as keyword arguments or as
+    ``settings``. ``connect`` replaces how connections open (for tests).
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str | Sequence[str] | None = None,
+        *,
+        settings: AdminSettings | None = None,
+        connect: ConnectionFactory | None = None,
+        **options: Unpack[AdminOptions],
+    ) -> None:
+        if settings is None:
+            if bootstrap_servers is None:
+                raise TypeError("Admin() needs bootstrap_servers (or settings)")
+            settings = settings_from(
+                AdminSettings, "Admin", {"bootstrap_servers": bootstrap_servers, **options}
+            )
+        elif bootstrap_servers is not None or options:
+            raise TypeError("Admin() takes settings or options, not both")
+        self.settings = settings
+        self._operation_timeout_ms = settings.operation_timeout_ms
+        self._cluster = Cluster(
+            settings.bootstrap_servers, settings.client_settings(), connect=connect
+        )
+
+    async def __aenter__(self) -> Admin:
+        await self._cluster.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        await self._cluster.close()
+
+    @property
+    def cluster(self) -> Cluster:
+        """The cluster this client talks to (for raw requests: ``admin.cluster.send(...)``)."""
+        return self._cluster

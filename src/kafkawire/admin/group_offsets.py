@@ -1,0 +1,277 @@
+"""A consumer group's committed offsets: list, alter, delete, reset, and the lag they leave.
+
+Committed offsets live on the group's coordinator. OffsetFetch batches groups from v8 on, in
+a request of another shape, and v10 of both OffsetFetch and OffsetCommit names topics by id
+only; kafkawire names topics by name, so it speaks at most v9 and builds the shape the
+coordinator's version takes.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kafkawire.cluster import TopicPartition
+from kafkawire.errors import KafkawireError
+from kafkawire.messages.offset_commit import v9 as offset_commit
+from kafkawire.messages.offset_delete import v0 as offset_delete
+from kafkawire.messages.offset_fetch import v7 as offset_fetch_single
+from kafkawire.messages.offset_fetch import v9 as offset_fetch_batched
+
+from ._base import raise_top_level
+from .offsets import EARLIEST, LATEST, OffsetsMixin, by_topic
+from .results import ItemResults, error_of, unanswered
+
+__all__ = ["CommittedOffset", "GroupOffsetsMixin", "PartitionLag", "ResetTo"]
+
+_OFFSET_FETCH, _BATCHED = 9, 8  # OffsetFetch's API key; the first version batching groups
+_NAMES_LAST = 9  # the last version of OffsetFetch and OffsetCommit that names topics by name
+
+
+@dataclass(frozen=True, slots=True)
+class CommittedOffset:
+    offset: int  # -1: nothing committed
+    metadata: str | None
+    leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionLag:
+    committed: int  # -1: nothing committed
+    end: int  # the partition's end offset (its high watermark)
+    lag: int | None  # records between the two; None when nothing is committed
+
+
+class _Reset(enum.Enum):
+    EARLIEST = "earliest"
+    LATEST = "latest"
+    DATETIME = "datetime"
+    SHIFT = "shift"
+    OFFSET = "offset"
+
+
+@dataclass(frozen=True, slots=True)
+class ResetTo:
+    """Where :meth:`GroupOffsetsMixin.reset_offsets` moves a group's offsets to."""
+
+    how: _Reset
+    value: int = 0
+
+    @classmethod
+    def earliest(cls) -> ResetTo:
+        return cls(_Reset.EARLIEST)
+
+    @classmethod
+    def latest(cls) -> ResetTo:
+        return cls(_Reset.LATEST)
+
+    @classmethod
+    def datetime(cls, timestamp_ms: int) -> ResetTo:
+        """The first offset at or after ``timestamp_ms`` (the end if there is none)."""
+        return cls(_Reset.DATETIME, timestamp_ms)
+
+    @classmethod
+    def shift_by(cls, n: int) -> ResetTo:
+        """The committed offset moved by ``n`` (kept within the partition's offsets)."""
+        return cls(_Reset.SHIFT, n)
+
+    @classmethod
+    def offset(cls, offset: int) -> ResetTo:
+        """``offset`` (kept within the partition's offsets)."""
+        return cls(_Reset.OFFSET, offset)
+
+
+class GroupOffsetsMixin(OffsetsMixin):
+    async def list_group_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition] | None = None
+    ) -> ItemResults[TopicPartition, CommittedOffset]:
+        """The offsets ``group_id`` committed: for ``partitions``, or every partition it has
+        committed for (``None``)."""
+        wanted = None if partitions is None else [TopicPartition(*tp) for tp in partitions]
+        coordinator = await self._cluster.coordinator(group_id)
+        version = await self._cluster.versions_for(coordinator, _OFFSET_FETCH)
+        topics = None if wanted is None else by_topic(wanted)
+        if version >= _BATCHED:
+            m: Any = offset_fetch_batched
+            group = m.OffsetFetchRequestGroup(
+                group_id=group_id, topics=None if topics is None else _fetch_topics(m, topics)
+            )
+            request = m.OffsetFetchRequest(groups=(group,))
+            response = await self._send(request, max_version=_NAMES_LAST)
+            answer = next((g for g in response.groups if g.group_id == group_id), None)
+            if answer is None:
+                raise unanswered(f"group {group_id!r}", response)
+        else:
+            m = offset_fetch_single
+            topics_field = None if topics is None else _fetch_topics(m, topics)
+            request = m.OffsetFetchRequest(group_id=group_id, topics=topics_field)
+            answer = await self._send(request, max_version=_BATCHED - 1)
+        raise_top_level(answer)
+        results: dict[TopicPartition, CommittedOffset | KafkawireError] = {}
+        for topic in answer.topics:
+            for p in topic.partitions:
+                results[TopicPartition(topic.name, p.partition_index)] = error_of(p) or (
+                    CommittedOffset(
+                        p.committed_offset, p.metadata, getattr(p, "committed_leader_epoch", -1)
+                    )
+                )
+        for tp in wanted or ():
+            results.setdefault(tp, unanswered(f"{tp.topic}/{tp.partition}", answer))
+        return ItemResults(results)
+
+    async def alter_group_offsets(
+        self, group_id: str, offsets: Mapping[TopicPartition, int]
+    ) -> ItemResults[TopicPartition, None]:
+        """Commit ``offsets`` for ``group_id`` as an admin: the group must have no members."""
+        wanted = {TopicPartition(*tp): offset for tp, offset in offsets.items()}
+        request = offset_commit.OffsetCommitRequest(
+            group_id=group_id,
+            generation_id_or_member_epoch=-1,  # not a member: a commit from outside the group
+            topics=tuple(
+                offset_commit.OffsetCommitRequestTopic(
+                    name=topic,
+                    partitions=tuple(
+                        offset_commit.OffsetCommitRequestPartition(
+                            partition_index=p, committed_offset=wanted[tp]
+                        )
+                        for tp, p in indexes
+                    ),
+                )
+                for topic, indexes in by_topic(wanted).items()
+            ),
+        )
+        response = await self._send(request, max_version=_NAMES_LAST)
+        return _per_partition(wanted, response)
+
+    async def delete_group_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition]
+    ) -> ItemResults[TopicPartition, None]:
+        """Forget ``group_id``'s committed offsets of ``partitions`` (OffsetDelete; the group
+        must not be subscribed to their topics)."""
+        wanted = [TopicPartition(*tp) for tp in partitions]
+        request = offset_delete.OffsetDeleteRequest(
+            group_id=group_id,
+            topics=tuple(
+                offset_delete.OffsetDeleteRequestTopic(
+                    name=topic,
+                    partitions=tuple(
+                        offset_delete.OffsetDeleteRequestPartition(partition_index=p)
+                        for _, p in indexes
+                    ),
+                )
+                for topic, indexes in by_topic(wanted).items()
+            ),
+        )
+        response = await self._send(request)
+        raise_top_level(response)
+        return _per_partition(wanted, response)
+
+    async def group_lag(self, group_id: str) -> ItemResults[TopicPartition, PartitionLag]:
+        """For each partition ``group_id`` has committed for: that offset, the end, the lag."""
+        committed = await self.list_group_offsets(group_id)
+        ends = await self.list_offsets(dict.fromkeys(committed.succeeded, LATEST))
+        results: dict[TopicPartition, PartitionLag | KafkawireError] = dict(committed.errors)
+        for tp, mine in committed.succeeded.items():
+            end = ends.outcome(tp)
+            if isinstance(end, KafkawireError):
+                results[tp] = end
+                continue
+            lag = max(0, end.offset - mine.offset) if mine.offset >= 0 else None
+            results[tp] = PartitionLag(mine.offset, end.offset, lag)
+        return ItemResults(results)
+
+    async def reset_offsets(
+        self,
+        group_id: str,
+        partitions: Iterable[TopicPartition | str] | None,
+        to: ResetTo,
+        *,
+        dry_run: bool = False,
+    ) -> ItemResults[TopicPartition, int]:
+        """Move ``group_id``'s offsets of ``partitions`` (topic names mean all their
+        partitions; ``None``: every partition it has committed for) as ``to`` says; each
+        partition's new offset. With ``dry_run`` nothing is committed."""
+        named = None if partitions is None else await self._partitions_of(partitions)
+        committed = await self.list_group_offsets(group_id, named)
+        targets = list(committed) if named is None else named
+        earliest = await self.list_offsets(dict.fromkeys(targets, EARLIEST))
+        latest = await self.list_offsets(dict.fromkeys(targets, LATEST))
+        by_time = None
+        if to.how is _Reset.DATETIME:
+            by_time = await self.list_offsets(dict.fromkeys(targets, to.value))
+        moved: dict[TopicPartition, int | KafkawireError] = {}
+        for tp in targets:
+            try:
+                low, high = earliest[tp].offset, latest[tp].offset
+                moved[tp] = _target(to, tp, (low, high), committed, by_time)
+            except KafkawireError as error:
+                moved[tp] = error
+        chosen = {tp: o for tp, o in moved.items() if not isinstance(o, KafkawireError)}
+        if chosen and not dry_run:
+            moved.update((await self.alter_group_offsets(group_id, chosen)).errors)
+        return ItemResults(moved)
+
+    async def _partitions_of(
+        self, partitions: Iterable[TopicPartition | str]
+    ) -> list[TopicPartition]:
+        """Partitions named, with each topic named alone standing for all its partitions."""
+        named = list(partitions)
+        topics = [p for p in named if isinstance(p, str)]
+        found = [TopicPartition(*p) for p in named if not isinstance(p, str)]
+        if topics:
+            metadata = await self._cluster.metadata(topics)
+            for topic in topics:
+                info = metadata.topics[topic]
+                found += [TopicPartition(topic, p) for p in sorted(info.partitions)]
+        return found
+
+
+def _target(
+    to: ResetTo,
+    tp: TopicPartition,
+    bounds: tuple[int, int],
+    committed: ItemResults[TopicPartition, CommittedOffset],
+    by_time: ItemResults[TopicPartition, Any] | None,
+) -> int:
+    """Where ``to`` puts partition ``tp``, whose offsets run from ``bounds`` (low, high)."""
+    low, high = bounds
+    if to.how is _Reset.EARLIEST:
+        return low
+    if to.how is _Reset.LATEST:
+        return high
+    if by_time is not None:
+        found = by_time[tp].offset
+        return high if found < 0 else found
+    if to.how is _Reset.SHIFT:
+        mine = committed.outcome(tp)
+        if isinstance(mine, KafkawireError) or mine.offset < 0:
+            raise KafkawireError(f"{tp.topic}/{tp.partition} has no committed offset to shift")
+        return min(high, max(low, mine.offset + to.value))
+    return min(high, max(low, to.value))
+
+
+def _fetch_topics(module: Any, topics: dict[str, list[tuple[TopicPartition, int]]]) -> Any:
+    topic_cls = getattr(module, "OffsetFetchRequestTopics", None) or module.OffsetFetchRequestTopic
+    return tuple(
+        topic_cls(name=name, partition_indexes=tuple(p for _, p in indexes))
+        for name, indexes in topics.items()
+    )
+
+
+def _per_partition(
+    wanted: Iterable[TopicPartition], response: Any
+) -> ItemResults[TopicPartition, None]:
+    """Each partition's error (or None) from an answer listing topics, then partitions."""
+    answers = {
+        TopicPartition(t.name, p.partition_index): error_of(p)
+        for t in response.topics
+        for p in t.partitions
+    }
+    return ItemResults(
+        {
+            tp: answers[tp] if tp in answers else unanswered(f"{tp.topic}/{tp.partition}", response)
+            for tp in wanted
+        }
+    )

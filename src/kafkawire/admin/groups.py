@@ -1,0 +1,182 @@
+"""Consumer groups: list, describe (members and their assignments), delete.
+
+A consumer group's members carry their subscription and assignment as the consumer
+protocol's data messages (ConsumerProtocolSubscription, ConsumerProtocolAssignment), each an
+int16 version followed by that version's body; they are decoded with the generated classes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kafkawire.cluster import TopicPartition
+from kafkawire.errors import DecodeError, KafkawireError
+from kafkawire.messages.consumer_protocol_assignment import v3 as assignment_latest
+from kafkawire.messages.consumer_protocol_subscription import v3 as subscription_latest
+from kafkawire.messages.delete_groups import v2 as delete_groups
+from kafkawire.messages.describe_groups import v6 as describe_groups
+from kafkawire.messages.list_groups import v5 as list_groups
+from kafkawire.protocol import codec_for
+
+from ._base import AdminBase, raise_top_level
+from .results import ItemResults, error_of, unanswered
+
+__all__ = [
+    "GroupDescription",
+    "GroupListing",
+    "GroupsMixin",
+    "MemberDescription",
+    "decode_assignment",
+    "decode_subscription",
+]
+
+_CONSUMER = "consumer"
+
+
+@dataclass(frozen=True, slots=True)
+class GroupListing:
+    group_id: str
+    protocol_type: str  # "consumer" for consumer groups, "" for groups that only commit
+    state: str  # "" where the broker's ListGroups is older than v4
+    type: str  # "classic" or "consumer" (KIP-848); "" before ListGroups v5
+
+
+@dataclass(frozen=True, slots=True)
+class MemberDescription:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    topics: tuple[str, ...]  # what it subscribes to (consumer groups)
+    assignment: tuple[TopicPartition, ...]  # the partitions assigned to it (consumer groups)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDescription:
+    group_id: str
+    state: str
+    protocol_type: str
+    protocol: str  # the assignor chosen, such as "range"
+    members: tuple[MemberDescription, ...]
+
+
+class GroupsMixin(AdminBase):
+    async def list_groups(self, *, states: Iterable[str] = ()) -> list[GroupListing]:
+        """Every group on every broker (each broker lists those it coordinates)."""
+        request = list_groups.ListGroupsRequest(states_filter=tuple(states))
+        answers = await self._cluster.send_to_all(request, negotiate=True)
+        listed = []
+        for response in answers.values():
+            raise_top_level(response)
+            listed += [
+                GroupListing(
+                    group_id=g.group_id,
+                    protocol_type=g.protocol_type,
+                    state=getattr(g, "group_state", ""),
+                    type=getattr(g, "group_type", ""),
+                )
+                for g in response.groups
+            ]
+        return sorted(listed, key=lambda g: g.group_id)
+
+    async def describe_groups(self, group_ids: Iterable[str]) -> ItemResults[str, GroupDescription]:
+        """Each group's state and members, asked of its coordinator."""
+        wanted = list(dict.fromkeys(group_ids))
+
+        async def describe(group_id: str) -> GroupDescription | KafkawireError:
+            request = describe_groups.DescribeGroupsRequest(groups=(group_id,))
+            try:
+                response = await self._send(request)
+            except KafkawireError as error:
+                return error
+            answer = next((g for g in response.groups if g.group_id == group_id), None)
+            if answer is None:
+                return unanswered(f"group {group_id!r}", response)
+            return error_of(answer) or _described(answer)
+
+        return ItemResults(
+            dict(zip(wanted, await asyncio.gather(*map(describe, wanted)), strict=True))
+        )
+
+    async def delete_groups(self, group_ids: Iterable[str]) -> ItemResults[str, None]:
+        """Delete groups that have no members (their committed offsets go with them)."""
+        wanted = list(dict.fromkeys(group_ids))
+
+        async def delete(group_id: str) -> KafkawireError | None:
+            request = delete_groups.DeleteGroupsRequest(groups_names=(group_id,))
+            try:
+                response = await self._send(request)
+            except KafkawireError as error:
+                return error
+            answer = next((g for g in response.results if g.group_id == group_id), None)
+            return (
+                unanswered(f"group {group_id!r}", response) if answer is None else error_of(answer)
+            )
+
+        return ItemResults(
+            dict(zip(wanted, await asyncio.gather(*map(delete, wanted)), strict=True))
+        )
+
+
+def _described(answer: Any) -> GroupDescription:
+    consumer = answer.protocol_type == _CONSUMER
+    return GroupDescription(
+        group_id=answer.group_id,
+        state=answer.group_state,
+        protocol_type=answer.protocol_type,
+        protocol=answer.protocol_data,
+        members=tuple(_member(m, consumer=consumer) for m in answer.members),
+    )
+
+
+def _member(member: Any, *, consumer: bool) -> MemberDescription:
+    topics: tuple[str, ...] = ()
+    assigned: tuple[TopicPartition, ...] = ()
+    if consumer:
+        topics = decode_subscription(member.member_metadata)
+        assigned = decode_assignment(member.member_assignment)
+    return MemberDescription(
+        member_id=member.member_id,
+        group_instance_id=getattr(member, "group_instance_id", None),
+        client_id=member.client_id,
+        client_host=member.client_host,
+        topics=topics,
+        assignment=assigned,
+    )
+
+
+def decode_subscription(data: bytes) -> tuple[str, ...]:
+    """The topics a consumer protocol subscription names (empty bytes: none)."""
+    if not data:
+        return ()
+    return tuple(_decode_data(subscription_latest.ConsumerProtocolSubscription, data).topics)
+
+
+def decode_assignment(data: bytes) -> tuple[TopicPartition, ...]:
+    """The partitions a consumer protocol assignment gives (empty bytes: none)."""
+    if not data:
+        return ()
+    decoded = _decode_data(assignment_latest.ConsumerProtocolAssignment, data)
+    return tuple(
+        TopicPartition(t.topic, p) for t in decoded.assigned_partitions for p in t.partitions
+    )
+
+
+def _decode_data(latest: type[Any], data: bytes) -> Any:
+    """A consumer protocol data message: its int16 version, then that version's body.
+
+    A version newer than kafkawire knows is read with the newest known class and its extra
+    bytes ignored, as Kafka's Java client reads it: new versions only append fields.
+    """
+    if len(data) < 2:
+        raise DecodeError(latest.__name__, "version", 0, "input ends inside the field")
+    version = min(int.from_bytes(data[:2], "big", signed=True), latest.__version__)
+    if version < 0:
+        raise DecodeError(latest.__name__, "version", 0, f"negative version {version}")
+    module = latest.__module__.rsplit(".", 1)[0]
+    cls = getattr(importlib.import_module(f"{module}.v{version}"), latest.__name__)
+    return codec_for(cls).decode_from(bytes(data), 2)[0]
