@@ -4,15 +4,13 @@ at, its options and its arguments; against in-process fake brokers (loopback onl
 from __future__ import annotations
 
 import asyncio
-import typing
 import uuid
 from typing import Any
 
-import attrs
 import pytest
 
 from kafkawire.client import KafkaClient
-from kafkawire.cluster import Backoff, ClientOptions, ClientSettings
+from kafkawire.cluster import Backoff, ClientSettings
 from kafkawire.errors import ProtocolError
 from kafkawire.messages import APIS
 from kafkawire.messages.metadata import v0 as metadata_v0
@@ -142,10 +140,3 @@ def test_a_misspelled_option_names_the_option_and_the_class() -> None:
 def test_settings_reject_bad_values_naming_the_setting(option: str, value: object) -> None:
     with pytest.raises((ValueError, TypeError), match=option):
         ClientSettings(**{option: value})
-
-
-def test_the_keyword_options_are_the_settings() -> None:
-    hints = typing.get_type_hints(ClientSettings)
-    assert typing.get_type_hints(ClientOptions) == {
-        a.name: hints[a.name] for a in attrs.fields(ClientSettings)
-    }

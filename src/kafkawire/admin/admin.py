@@ -11,7 +11,8 @@ from collections.abc import Sequence
 
 from typing_extensions import Unpack
 
-from kafkawire.cluster import Cluster, ConnectionFactory, settings_from
+from kafkawire.cluster import Cluster, ConnectionFactory
+from kafkawire.cluster.java_settings import build_settings
 
 from .acls import AclsMixin
 from .cluster_info import ClusterInfoMixin
@@ -48,18 +49,13 @@ class Admin(
         connect: ConnectionFactory | None = None,
         **options: Unpack[AdminOptions],
     ) -> None:
-        if settings is None:
-            if bootstrap_servers is None:
-                raise TypeError("Admin() needs bootstrap_servers (or settings)")
-            settings = settings_from(
-                AdminSettings, "Admin", {"bootstrap_servers": bootstrap_servers, **options}
-            )
-        elif bootstrap_servers is not None or options:
-            raise TypeError("Admin() takes settings or options, not both")
+        settings = build_settings(AdminSettings, "Admin", bootstrap_servers, settings, options)
         self.settings = settings
         self._operation_timeout_ms = settings.operation_timeout_ms
         self._cluster = Cluster(
-            settings.bootstrap_servers, settings.client_settings(), connect=connect
+            settings.bootstrap_servers,
+            settings.client_settings(call_timeout_ms=settings.default_api_timeout_ms),
+            connect=connect,
         )
 
     async def __aenter__(self) -> Admin:

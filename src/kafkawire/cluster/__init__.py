@@ -10,6 +10,7 @@ from .cluster import (
     RoutingError,
     parse_bootstrap,
 )
+from .java_settings import ConnectionOptions, ConnectionSettings, build_settings
 from .metadata import (
     BrokerAddress,
     ClusterMetadata,
@@ -27,12 +28,15 @@ __all__ = [
     "Cluster",
     "ClusterMetadata",
     "ConnectionFactory",
+    "ConnectionOptions",
+    "ConnectionSettings",
     "InvalidPartitionError",
     "PartitionMetadata",
     "RequestRefusedError",
     "RoutingError",
     "TopicMetadata",
     "TopicPartition",
+    "build_settings",
     "parse_bootstrap",
     "settings_from",
 ]

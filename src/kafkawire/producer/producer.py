@@ -27,8 +27,8 @@ from kafkawire.cluster import (
     ConnectionFactory,
     InvalidPartitionError,
     TopicPartition,
-    settings_from,
 )
+from kafkawire.cluster.java_settings import build_settings
 from kafkawire.errors import ClientClosedError, UnknownTopicOrPartitionError
 from kafkawire.net.errors import RequestTimeoutError
 from kafkawire.records import HeaderInput
@@ -66,17 +66,14 @@ class Producer:
         connect: ConnectionFactory | None = None,
         **options: Unpack[ProducerOptions],
     ) -> None:
-        if settings is None:
-            if bootstrap_servers is None:
-                raise TypeError("Producer() needs bootstrap_servers (or settings)")
-            settings = settings_from(
-                ProducerSettings, "Producer", {"bootstrap_servers": bootstrap_servers, **options}
-            )
-        elif bootstrap_servers is not None or options:
-            raise TypeError("Producer() takes settings or options, not both")
+        settings = build_settings(
+            ProducerSettings, "Producer", bootstrap_servers, settings, options
+        )
         self.settings = settings
         self._cluster = Cluster(
-            settings.bootstrap_servers, settings.client_settings(), connect=connect
+            settings.bootstrap_servers,
+            settings.client_settings(call_timeout_ms=settings.max_block_ms),
+            connect=connect,
         )
         self._sticky = StickyPartitioner(settings.batch_size)
         self._accumulator: RecordAccumulator | None = None

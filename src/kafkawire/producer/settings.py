@@ -7,15 +7,18 @@ with a message naming the option.
 
 from __future__ import annotations
 
-import ssl
-from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypedDict
+from collections.abc import Callable
+from typing import Any, Literal
 
 import attrs
 from attrs import validators
 
-from kafkawire.cluster import Backoff, ClientSettings
-from kafkawire.net.sasl import SaslMechanism
+from kafkawire.cluster.java_settings import (
+    ConnectionOptions,
+    ConnectionSettings,
+    not_negative,
+    positive,
+)
 from kafkawire.records import Compression
 
 from .partitioner import Partitioner
@@ -27,8 +30,8 @@ Serializer = Callable[[Any], bytes | None]
 
 _ACKS = {"all": -1, -1: -1, 0: 0, 1: 1}
 _MAX_IDEMPOTENT_IN_FLIGHT = 5  # what Kafka's brokers keep sequence state for, per partition
-_positive = validators.gt(0)
-_not_negative = validators.ge(0)
+_positive = positive
+_not_negative = not_negative
 
 
 def _acks(value: int | str) -> int:
@@ -38,15 +41,10 @@ def _acks(value: int | str) -> int:
 
 
 @attrs.frozen(kw_only=True)
-class ProducerSettings:
-    """How a :class:`~kafkawire.producer.Producer` batches, sends and retries."""
+class ProducerSettings(ConnectionSettings):
+    """How a :class:`~kafkawire.producer.Producer` batches, sends and retries (and, from
+    :class:`~kafkawire.cluster.ConnectionSettings`, how it connects)."""
 
-    bootstrap_servers: str | Sequence[str] = attrs.field(
-        validator=validators.instance_of((str, list, tuple))
-    )
-    """``"host:port,host:port"`` or a list of ``"host:port"``: where to find the cluster."""
-
-    client_id: str = "kafkawire"
     acks: int = attrs.field(default=-1, converter=_acks)
     """0: no answer waited for; 1: the leader wrote it; -1 or ``"all"``: every in-sync replica."""
 
@@ -78,9 +76,6 @@ class ProducerSettings:
     delivery_timeout_ms: int = attrs.field(default=120000, validator=_positive)
     """A record's whole time budget, from ``send`` to its delivery, retries included."""
 
-    request_timeout_ms: int = attrs.field(default=30000, validator=_positive)
-    retry_backoff_ms: int = attrs.field(default=100, validator=_not_negative)
-    retry_backoff_max_ms: int = attrs.field(default=1000, validator=_positive)
     max_in_flight_requests_per_connection: int = attrs.field(default=5, validator=_positive)
     """Produce requests in flight to one broker; each partition has one batch in flight at a
     time, so records of a partition stay in order whatever this is."""
@@ -97,10 +92,6 @@ class ProducerSettings:
 
     key_serializer: Serializer | None = None
     value_serializer: Serializer | None = None
-    metadata_max_age_ms: int = attrs.field(default=300000, validator=_positive)
-    socket_connection_setup_timeout_ms: int = attrs.field(default=10000, validator=_positive)
-    ssl_context: ssl.SSLContext | None = None
-    sasl: SaslMechanism | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.enable_idempotence:
@@ -129,27 +120,10 @@ class ProducerSettings:
     def compression(self) -> Compression:
         return Compression[self.compression_type.upper()]
 
-    def client_settings(self) -> ClientSettings:
-        """The connection-level settings these imply."""
-        return ClientSettings(
-            client_id=self.client_id,
-            request_timeout=self.request_timeout_ms / 1000,
-            retry_timeout=self.max_block_ms / 1000,
-            connect_timeout=self.socket_connection_setup_timeout_ms / 1000,
-            metadata_max_age=self.metadata_max_age_ms / 1000,
-            ssl=self.ssl_context,
-            sasl=self.sasl,
-            backoff=Backoff(
-                initial=self.retry_backoff_ms / 1000,
-                maximum=max(self.retry_backoff_max_ms, self.retry_backoff_ms) / 1000,
-            ),
-        )
 
-
-class ProducerOptions(TypedDict, total=False):
+class ProducerOptions(ConnectionOptions, total=False):
     """:class:`ProducerSettings`' fields but ``bootstrap_servers``, as keyword arguments."""
 
-    client_id: str
     acks: int | str
     linger_ms: int
     batch_size: int
@@ -160,16 +134,9 @@ class ProducerOptions(TypedDict, total=False):
     transactional_id: str | None
     transaction_timeout_ms: int
     delivery_timeout_ms: int
-    request_timeout_ms: int
-    retry_backoff_ms: int
-    retry_backoff_max_ms: int
     max_in_flight_requests_per_connection: int
     buffer_memory: int
     max_block_ms: int
     partitioner: Partitioner | None
     key_serializer: Serializer | None
     value_serializer: Serializer | None
-    metadata_max_age_ms: int
-    socket_connection_setup_timeout_ms: int
-    ssl_context: ssl.SSLContext | None
-    sasl: SaslMechanism | None
