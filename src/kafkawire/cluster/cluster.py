@@ -48,14 +48,20 @@ from kafkawire.errors import (
     EventLoopError,
     KafkawireError,
     UnknownTopicIdError,
-    error_for_code,
 )
-from kafkawire.messages import RequestMessage, ResponseMessage, request_type
+from kafkawire.messages import RequestMessage, ResponseMessage
 from kafkawire.messages.metadata import v13 as metadata_latest
 from kafkawire.net import Connection
 from kafkawire.net.errors import ConnectError, RequestTimeoutError
 from kafkawire.protocol import convert
 
+from ._own_requests import (
+    FIND_COORDINATOR,
+    coordinator_of,
+    find_coordinator_request,
+    metadata_request,
+    top_level_error,
+)
 from ._pool import Candidate, ConnectionFactory, ConnectionPool, NodeKey, Purpose, purpose_of
 from ._routing import (
     GROUP,
@@ -80,7 +86,6 @@ _log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 R = TypeVar("R", bound=ResponseMessage)
-_FIND_COORDINATOR = 10
 _REFUSALS = 2  # closes in answer to one request before it counts as refused
 _MIN_TIMEOUT = 0.001
 # The deadline (time.monotonic()) of the call the current task is in, so that the requests
@@ -320,7 +325,7 @@ class Cluster:
 
         async def ask(conn: Connection) -> Any:
             version = conn.version_for(metadata_latest.MetadataRequest.__api_key__)
-            request = _metadata_request(topics, version, auto_create=auto_create)
+            request = metadata_request(topics, version, auto_create=auto_create)
             return await conn.send(request, timeout=self._timeout())
 
         response, _ = await self._on_any_broker(ask)
@@ -343,32 +348,15 @@ class Cluster:
         if cached is not None:
             return cached
         async with self.bounded("FindCoordinator", self.deadline()):
-            response, version = (
-                await self._on_any_broker(lambda conn: self._find_coordinator(conn, key, key_type))
-            )[0]
-        found = response.coordinators[0] if version >= 4 else response
-        # v0 has no error_message.
-        error = error_for_code(found.error_code, getattr(found, "error_message", None))
-        if error is not None:
-            raise error
-        node_id = int(found.node_id)
+            node_id, _ = await self._on_any_broker(
+                lambda conn: self._find_coordinator(conn, key, key_type)
+            )
         self._coordinators[(key_type, key)] = node_id
         return node_id
 
-    async def _find_coordinator(self, conn: Connection, key: str, key_type: int) -> tuple[Any, int]:
-        version = conn.version_for(_FIND_COORDINATOR)
-        request_cls = request_type(_FIND_COORDINATOR, version)
-        if version >= 4:
-            request = request_cls(key_type=key_type, coordinator_keys=(key,))
-        elif version >= 1:  # before batching: one key in its own field
-            request = request_cls(key_type=key_type, key=key)
-        elif key_type == GROUP:
-            request = request_cls(key=key)
-        else:
-            raise RoutingError(
-                f"{conn.peer} cannot find transaction coordinators (FindCoordinator v0)"
-            )
-        return await conn.send(request, timeout=self._timeout()), version
+    async def _find_coordinator(self, conn: Connection, key: str, key_type: int) -> int:
+        request = find_coordinator_request(conn.version_for(FIND_COORDINATOR), key, key_type)
+        return coordinator_of(await conn.send(request, timeout=self._timeout()))
 
     # --- sending ---------------------------------------------------------------------------
 
@@ -508,7 +496,7 @@ class Cluster:
                 self._pool.drop(conn)
             raise
         self._pool.answered(key)
-        error = _top_level_error(response)
+        error = top_level_error(response)
         if error is not None and error.retriable:
             raise error
         return response
@@ -611,26 +599,3 @@ class Cluster:
 
 async def _ready(conn: Connection) -> None:
     """Nothing to send: :meth:`Cluster.any_connection` wants only the connection."""
-
-
-def _metadata_request(
-    topics: Collection[str] | None, version: int, *, auto_create: bool = False
-) -> Any:
-    """A MetadataRequest at ``version`` that asks for ``topics``, creating those missing only
-    with ``auto_create`` (before v4 the broker's configuration alone decides)."""
-    if topics is None and version == 0:
-        topics = ()  # v0 has no null: an empty list means every topic
-    request = metadata_latest.MetadataRequest(
-        topics=None
-        if topics is None
-        else tuple(metadata_latest.MetadataRequestTopic(name=t) for t in topics),
-        allow_auto_topic_creation=auto_create,
-    )
-    if version < 4:  # the field does not exist before v4: it was always as if true
-        request = dataclasses.replace(request, allow_auto_topic_creation=True)
-    return convert(request, version)
-
-
-def _top_level_error(response: Any) -> KafkawireError | None:
-    code = getattr(response, "error_code", 0)
-    return error_for_code(code, getattr(response, "error_message", None)) if code else None
