@@ -399,3 +399,13 @@ async def test_retry_false_raises_the_first_retriable_error() -> None:
         with pytest.raises(RequestTimeoutError):
             await cluster.send(list_offsets_for(0), retry=False)
     assert sum(type(r).__name__ == "ListOffsetsRequest" for _, r in log) == 1
+
+
+def test_metadata_requests_ask_for_all_topics_as_each_version_spells_it() -> None:
+    from kafkawire.cluster._own_requests import metadata_request
+
+    assert metadata_request(None, 0).topics == ()  # v0: an empty list means every topic
+    assert metadata_request(None, 12).topics is None
+    assert [t.name for t in metadata_request(["a"], 0).topics] == ["a"]
+    assert not metadata_request(["a"], 12).allow_auto_topic_creation
+    assert metadata_request(["a"], 12, auto_create=True).allow_auto_topic_creation
