@@ -4,7 +4,30 @@
 then ``async for record in consumer: ...``.
 """
 
+from kafkawire.cluster import TopicPartition
+
+from .consumer import Consumer
+from .errors import (
+    ConsumerStateError,
+    NoOffsetForPartitionError,
+    NotAssignedError,
+    OffsetOutOfRangeError,
+    UnsupportedGroupProtocolError,
+)
+from .offsets import OffsetAndTimestamp
 from .record import ConsumerRecord
 from .settings import ConsumerOptions, ConsumerSettings
 
-__all__ = ["ConsumerOptions", "ConsumerRecord", "ConsumerSettings"]
+__all__ = [
+    "Consumer",
+    "ConsumerOptions",
+    "ConsumerRecord",
+    "ConsumerSettings",
+    "ConsumerStateError",
+    "NoOffsetForPartitionError",
+    "NotAssignedError",
+    "OffsetAndTimestamp",
+    "OffsetOutOfRangeError",
+    "TopicPartition",
+    "UnsupportedGroupProtocolError",
+]
