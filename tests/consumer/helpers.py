@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 
 from kafkawire.client import KafkaClient
+from kafkawire.consumer import Consumer, ConsumerRecord
 from kafkawire.testing.pytest_plugin import Broker
 
 _names = (f"kafkawire-consumer-{i}" for i in itertools.count())
@@ -27,3 +29,16 @@ async def produce(broker: Broker, topic: str, values: list[bytes], partition: in
     async with KafkaClient(broker.bootstrap) as client:
         for start in range(0, len(values), 10):
             await client.produce(topic, partition, values[start : start + 10])
+
+
+async def read(consumer: Consumer, count: int, timeout: float = 20) -> list[ConsumerRecord]:
+    """``count`` records (or fail after ``timeout`` s: a test must not hang)."""
+    got: list[ConsumerRecord] = []
+
+    async def collect() -> None:
+        while len(got) < count:
+            for records in (await consumer.getmany(timeout_ms=200)).values():
+                got.extend(records)
+
+    await asyncio.wait_for(collect(), timeout)
+    return got

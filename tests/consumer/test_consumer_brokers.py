@@ -18,22 +18,9 @@ from kafkawire.consumer import (
 from kafkawire.producer import Producer
 from kafkawire.testing.pytest_plugin import Broker, mock_cluster_bug, tansu_bug
 
-from .helpers import fresh_topic, produce
+from .helpers import fresh_topic, produce, read
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
-
-
-async def read(consumer: Consumer, count: int, timeout: float = 20) -> list[ConsumerRecord]:
-    """``count`` records (or fail after ``timeout`` s: a test must not hang)."""
-    got: list[ConsumerRecord] = []
-
-    async def collect() -> None:
-        while len(got) < count:
-            for records in (await consumer.getmany(timeout_ms=200)).values():
-                got.extend(records)
-
-    await asyncio.wait_for(collect(), timeout)
-    return got
 
 
 async def filled(broker: Broker, written: list[bytes]) -> TopicPartition:
@@ -250,3 +237,29 @@ async def test_read_uncommitted_hides_transaction_markers(mock_cluster: Broker) 
 async def test_read_committed_drops_the_aborted_transaction(mock_cluster: Broker) -> None:
     got = await _read_transactions(mock_cluster, "read_committed")
     assert got == [b"committed", b"committed too"]
+
+
+@pytest.mark.parametrize(
+    "kafka_broker",
+    [
+        pytest.param("tansu", marks=tansu_bug("OffsetFetch returns no commit metadata")),
+        "mock_cluster",
+    ],
+    indirect=True,
+)
+async def test_manual_assignment_commits_with_metadata_and_resumes(kafka_broker: Broker) -> None:
+    tp = await filled(kafka_broker, [b"%d" % i for i in range(5)])
+    group = f"manual-{tp.topic}"
+    async with Consumer(
+        bootstrap_servers=kafka_broker.bootstrap, group_id=group, auto_offset_reset="earliest"
+    ) as consumer:
+        consumer.assign([tp])
+        assert await consumer.committed(tp) is None
+        await read(consumer, 2)
+        await consumer.commit({tp: (3, "note")})
+    async with Consumer(bootstrap_servers=kafka_broker.bootstrap, group_id=group) as consumer:
+        consumer.assign([tp])
+        assert (await read(consumer, 1))[0].offset == 3
+        committed = await consumer.committed(tp)
+        assert committed is not None
+        assert (committed.offset, committed.metadata) == (3, "note")

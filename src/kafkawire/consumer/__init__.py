@@ -6,6 +6,7 @@ then ``async for record in consumer: ...``.
 
 from kafkawire.cluster import TopicPartition
 
+from .commits import OffsetAndMetadata
 from .consumer import Consumer
 from .errors import (
     ConsumerStateError,
@@ -14,6 +15,7 @@ from .errors import (
     OffsetOutOfRangeError,
     UnsupportedGroupProtocolError,
 )
+from .listener import ConsumerRebalanceListener
 from .offsets import OffsetAndTimestamp
 from .record import ConsumerRecord
 from .settings import ConsumerOptions, ConsumerSettings
@@ -21,11 +23,13 @@ from .settings import ConsumerOptions, ConsumerSettings
 __all__ = [
     "Consumer",
     "ConsumerOptions",
+    "ConsumerRebalanceListener",
     "ConsumerRecord",
     "ConsumerSettings",
     "ConsumerStateError",
     "NoOffsetForPartitionError",
     "NotAssignedError",
+    "OffsetAndMetadata",
     "OffsetAndTimestamp",
     "OffsetOutOfRangeError",
     "TopicPartition",

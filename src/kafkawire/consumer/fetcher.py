@@ -199,12 +199,13 @@ class Fetcher:
                 return
             except KafkawireError as exc:
                 if not exc.retriable:
-                    self._fail(exc)
+                    self.fail(exc)
                 self._cluster.mark_metadata_stale()
                 delay = self._cluster.settings.backoff.initial
             await wait_event(self._wake, delay)
 
-    def _fail(self, error: BaseException) -> None:
+    def fail(self, error: BaseException) -> None:
+        """Hand ``error`` to the application's next ``getmany``."""
         self._errors.append(error)
         self.ready.set()
 
@@ -215,7 +216,7 @@ class Fetcher:
         epochs = {tp: self._subscriptions.state(tp).epoch for tp in wanted}
         none = [tp for tp, policy in wanted.items() if policy == "none"]
         if none:
-            self._fail(NoOffsetForPartitionError(none))
+            self.fail(NoOffsetForPartitionError(none))
             for tp in none:
                 self._subscriptions.state(tp).reset = None  # reported: wait for a seek
         earliest = [tp for tp, policy in wanted.items() if policy == "earliest"]
@@ -292,14 +293,14 @@ class Fetcher:
             return
         except KafkawireError as exc:
             if not exc.retriable:
-                self._fail(exc)
+                self.fail(exc)
             _log.debug("fetch from broker %d failed, backing off: %s", leader, exc)
             self._cluster.mark_metadata_stale()
             self._backoff_until[leader] = time.monotonic() + self._backoff()
             return
         error = error_for_code(getattr(response, "error_code", 0), f"Fetch from {leader}")
         if error is not None:
-            self._fail(error)
+            self.fail(error)
             return
         parts = answered(response, plan.names)
         total = sum(len(data.records or b"") for _, data in parts)
@@ -322,7 +323,7 @@ class Fetcher:
                 return  # prefetched past a position that has since moved
             if self._subscriptions.default_reset == "none":
                 self._failed[tp] = epoch
-                self._fail(OutOfRangeNoReset(tp, offset))
+                self.fail(OutOfRangeNoReset(tp, offset))
             else:
                 _log.info("offset %d out of range for %s/%s: resetting", offset, *tp)
                 self._subscriptions.request_reset([tp])
@@ -333,7 +334,7 @@ class Fetcher:
                 self._backoff_until[tp] = time.monotonic() + self._backoff()
             else:
                 self._failed[tp] = epoch
-                self._fail(error)
+                self.fail(error)
             return
         state.high_watermark = data.high_watermark
         state.last_stable_offset = getattr(data, "last_stable_offset", -1)
@@ -341,7 +342,7 @@ class Fetcher:
             batches = self._batches(data, total)
         except KafkawireError as exc:
             self._failed[tp] = epoch
-            self._fail(exc)
+            self.fail(exc)
             return
         if batches:
             done = _Completed(epoch, offset, batches, batches[-1][0].next_offset)
