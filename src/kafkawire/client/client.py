@@ -39,7 +39,7 @@ from kafkawire.records import (
     decode_batches,
 )
 
-from .produce import produce_request, produce_version
+from .produce import produce_request, produce_version, topic_naming
 
 __all__ = ["EARLIEST", "LATEST", "FetchResult", "KafkaClient", "ListedOffset"]
 
@@ -224,7 +224,9 @@ class KafkaClient:
             # target version, which names it by name up to v12 and by id after.
             request = dataclasses.replace(
                 convert(options, version),
-                topics=(topic_cls(**_topic(topic_cls, topic, topic_id), partitions=(wanted,)),),
+                topics=(
+                    topic_cls(**topic_naming(topic_cls, topic, topic_id), partitions=(wanted,)),
+                ),
             )
             response = await self.cluster.send(request, node_id=leader, retry=False)
             _raise_for(getattr(response, "error_code", 0), None)  # top level from v7
@@ -318,14 +320,6 @@ def _records_to_produce(values: Any) -> list[KeyAndValue]:
                 )
         items.append((key, value))
     return items
-
-
-def _topic(topic_cls: type[Any], name: str, topic_id: uuid.UUID) -> dict[str, Any]:
-    """How this version's topic struct names its topic: by name (``name`` or ``topic``) up to
-    v12 of Produce and Fetch, by ``topic_id`` after."""
-    fields = {f.name for f in dataclasses.fields(topic_cls)}
-    named = {"name": name, "topic": name, "topic_id": topic_id}
-    return {k: v for k, v in named.items() if k in fields}
 
 
 def _raise_for(code: int, message: str | None) -> None:

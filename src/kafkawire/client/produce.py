@@ -15,7 +15,12 @@ from typing import Any
 from kafkawire.messages import request_type
 from kafkawire.protocol import struct_type
 
-__all__ = ["LAST_VERSION_WITH_TOPIC_NAMES", "produce_request", "produce_version"]
+__all__ = [
+    "LAST_VERSION_WITH_TOPIC_NAMES",
+    "produce_request",
+    "produce_version",
+    "topic_naming",
+]
 
 LAST_VERSION_WITH_TOPIC_NAMES = 12  # Produce and Fetch address topics by id from v13
 _PRODUCE = 0
@@ -59,3 +64,11 @@ def produce_request(
     if transactional_id is not None:
         options["transactional_id"] = transactional_id
     return request_cls(**options)
+
+
+def topic_naming(topic_cls: type[Any], name: str, topic_id: uuid.UUID | None) -> dict[str, Any]:
+    """How a Produce or Fetch topic struct of some version names its topic: by name (``name``
+    or ``topic``) up to v12, by ``topic_id`` after."""
+    fields = {f.name for f in dataclasses.fields(topic_cls)}
+    named = {"name": name, "topic": name, "topic_id": topic_id}
+    return {k: v for k, v in named.items() if k in fields}

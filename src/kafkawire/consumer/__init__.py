@@ -1,0 +1,37 @@
+"""The asyncio consumer: fetching, positions, consumer groups and offsets.
+
+``async with Consumer("topic", group_id="g", bootstrap_servers="host:9092") as consumer:``
+then ``async for record in consumer: ...``.
+"""
+
+from kafkawire.cluster import TopicPartition
+
+from .commits import OffsetAndMetadata
+from .consumer import Consumer
+from .errors import (
+    ConsumerStateError,
+    NoOffsetForPartitionError,
+    NotAssignedError,
+    OffsetOutOfRangeError,
+    UnsupportedGroupProtocolError,
+)
+from .listener import ConsumerRebalanceListener
+from .offsets import OffsetAndTimestamp
+from .record import ConsumerRecord
+from .settings import ConsumerOptions, ConsumerSettings
+
+__all__ = [
+    "Consumer",
+    "ConsumerOptions",
+    "ConsumerRebalanceListener",
+    "ConsumerRecord",
+    "ConsumerSettings",
+    "ConsumerStateError",
+    "NoOffsetForPartitionError",
+    "NotAssignedError",
+    "OffsetAndMetadata",
+    "OffsetAndTimestamp",
+    "OffsetOutOfRangeError",
+    "TopicPartition",
+    "UnsupportedGroupProtocolError",
+]

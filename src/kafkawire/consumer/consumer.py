@@ -1,0 +1,407 @@
+"""The consumer facade: what applications call.
+
+The parts, one module each: :mod:`.settings` (what can be set), :mod:`.subscription` (the
+assignment and the positions), :mod:`.fetcher` (Fetch requests and the buffer),
+:mod:`.offsets` (offsets by time and at the ends), and for groups :mod:`.coordinator`
+with :mod:`.assignors` and :mod:`.commits`.
+
+Without a ``group_id``, topics given to the consumer are read whole: every partition, from
+``auto_offset_reset``, as aiokafka does; ``assign`` picks partitions by hand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from typing import Any
+
+from typing_extensions import Unpack
+
+from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition, settings_from
+from kafkawire.errors import ClientClosedError, KafkawireError
+
+from ._waiting import wait_event
+from .commits import Generation, OffsetAndMetadata, OffsetStore
+from .coordinator import ClassicCoordinator
+from .errors import ConsumerStateError, UnsupportedGroupProtocolError
+from .fetcher import Fetcher
+from .listener import ConsumerRebalanceListener
+from .offsets import OffsetAndTimestamp, OffsetLookup
+from .record import ConsumerRecord
+from .settings import ConsumerOptions, ConsumerSettings
+from .subscription import SubscriptionState
+
+__all__ = ["Consumer"]
+
+_CONSUMER_GROUP_HEARTBEAT = 68
+
+
+class Consumer:
+    """``async with Consumer("topic", bootstrap_servers="host:9092") as consumer: ...``.
+
+    Options are :class:`ConsumerSettings`' (the Java client's names), as keyword arguments or
+    as ``settings``. ``connect`` replaces how connections open (for tests).
+    """
+
+    def __init__(
+        self,
+        *topics: str,
+        bootstrap_servers: str | Sequence[str] | None = None,
+        settings: ConsumerSettings | None = None,
+        connect: ConnectionFactory | None = None,
+        **options: Unpack[ConsumerOptions],
+    ) -> None:
+        if settings is None:
+            if bootstrap_servers is None:
+                raise TypeError("Consumer() needs bootstrap_servers (or settings)")
+            settings = settings_from(
+                ConsumerSettings, "Consumer", {"bootstrap_servers": bootstrap_servers, **options}
+            )
+        elif bootstrap_servers is not None or options:
+            raise TypeError("Consumer() takes settings or options, not both")
+        self.settings = settings
+        self._cluster = Cluster(
+            settings.bootstrap_servers, settings.client_settings(), connect=connect
+        )
+        self._subscriptions = SubscriptionState(settings.auto_offset_reset, self._changed)
+        self._lookup = OffsetLookup(self._cluster, read_committed=settings.read_committed)
+        self._fetcher = Fetcher(self._cluster, settings, self._subscriptions, self._lookup)
+        self._iterated: deque[ConsumerRecord] = deque()  # fetched for iteration, not yet yielded
+        self._started = self._closed = False
+        self._offsets = OffsetStore(self._cluster, settings.group_id) if settings.group_id else None
+        self._group: ClassicCoordinator | None = None
+        self._positioning: set[asyncio.Task[None]] = set()
+        self._listener: ConsumerRebalanceListener | None = None
+        if topics:
+            self._subscriptions.topics = frozenset(topics)
+
+    def _changed(self) -> None:
+        self._fetcher.wake()
+
+    # --- life cycle --------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Connect and start fetching (and, with topics, find their partitions)."""
+        await self._cluster.__aenter__()
+        try:
+            if self.settings.group_protocol == "consumer":
+                await self._check_group_protocol()
+            if self._subscriptions.topics and self._offsets is None:
+                await self._assign_topics()
+        except BaseException:
+            await self._cluster.close()
+            raise
+        self._fetcher.start()
+        self._started = True
+        if self._subscriptions.topics and self._offsets is not None:
+            self._start_group()
+
+    async def __aenter__(self) -> Consumer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Stop fetching and close every connection; a pending ``getmany`` ends with
+        :class:`~kafkawire.errors.ClientClosedError`. Calling it again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        self._fetcher.ready.set()  # wakes a getmany waiting for data: it sees the close
+        for task in self._positioning:
+            task.cancel()
+        if self._group is not None:
+            if self.settings.enable_auto_commit and self._group.joined.is_set():
+                with contextlib.suppress(KafkawireError):
+                    await self._commit_consumed(None)
+            await self._group.close()
+        await self._fetcher.close()
+        await self._cluster.close()
+
+    def _check_running(self) -> None:
+        if self._closed:
+            raise ClientClosedError("the consumer is closed")
+        if not self._started:
+            raise ConsumerStateError("the consumer is not started: use `async with` or start()")
+
+    # --- what to read ------------------------------------------------------------------------
+
+    async def _assign_topics(self) -> None:
+        """Without a group: every partition of the subscribed topics."""
+        topics = sorted(self._subscriptions.topics)
+        metadata = await self._cluster.metadata(topics)
+        partitions = [
+            TopicPartition(topic, p) for topic in topics for p in metadata.topics[topic].partitions
+        ]
+        self._subscriptions.assign(sorted(partitions))
+        self._subscriptions.request_reset(partitions)
+
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        """Read exactly ``partitions`` (no group membership); each starts from its committed
+        offset (with a ``group_id``), else ``auto_offset_reset``, unless it was assigned
+        already or is seeked."""
+        if self._group is not None:
+            raise ConsumerStateError("assign() after subscribe(): unsubscribe() first")
+        partitions = [TopicPartition(*tp) for tp in partitions]
+        self._subscriptions.topics = frozenset()
+        new = {tp for tp in partitions if self._subscriptions.get(tp) is None}
+        self._subscriptions.assign(partitions)
+        self._drop_iterated(lambda tp: tp not in set(partitions))
+        if self._offsets is None:
+            self._subscriptions.request_reset(new)
+        elif new:
+            self._background(self._position_from_commits(new))
+
+    def subscribe(
+        self, topics: Iterable[str], listener: ConsumerRebalanceListener | None = None
+    ) -> None:
+        """Read ``topics``: as a member of the group with a ``group_id`` (the group splits
+        their partitions among its members; ``listener`` hears of each change), else all
+        their partitions."""
+        if self._subscriptions.assigned() and not self._subscriptions.topics:
+            raise ConsumerStateError("subscribe() after assign(): assign([]) first")
+        self._subscriptions.topics = frozenset(topics)
+        if self._offsets is None:
+            if self._started:
+                self._background(self._assign_topics())
+            return
+        if self._group is None and self._started:
+            self._start_group()
+        self._listener = listener
+        if self._group is not None:
+            self._group.listener = listener
+            self._group.request_rejoin()
+
+    def unsubscribe(self) -> None:
+        self._subscriptions.topics = frozenset()
+        self._subscriptions.assign([])
+        if self._group is not None:
+            self._group.request_rejoin()
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` beside the application; its error reaches the next ``getmany``."""
+
+        async def run() -> None:
+            try:
+                await work
+            except KafkawireError as exc:
+                self._fetcher.fail(exc)
+
+        task = asyncio.ensure_future(run())
+        self._positioning.add(task)
+        task.add_done_callback(self._positioning.discard)
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._subscriptions.assigned())
+
+    # --- reading -----------------------------------------------------------------------------
+
+    async def getmany(
+        self,
+        *partitions: TopicPartition,
+        timeout_ms: int = 0,
+        max_records: int | None = None,
+    ) -> dict[TopicPartition, list[ConsumerRecord]]:
+        """Records of the assigned partitions (or of ``partitions``): what is buffered at
+        once, else what arrives within ``timeout_ms``; ``{}`` if nothing does. At most
+        ``max_records`` (default ``max_poll_records``). Cancelling it loses nothing."""
+        self._check_running()
+        if self._group is not None:
+            self._group.polled()
+        wanted = max_records or self.settings.max_poll_records
+        deadline = time.monotonic() + timeout_ms / 1000
+        while True:
+            self._fetcher.raise_errors()
+            records = self._fetcher.drain(wanted, partitions)
+            if records:
+                return records
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return {}
+            await wait_event(self._fetcher.ready, left)
+            self._check_running()
+
+    def __aiter__(self) -> Consumer:
+        return self
+
+    async def __anext__(self) -> ConsumerRecord:
+        """The next record, waiting as long as it takes; ends only by ``close``."""
+        while not self._iterated:
+            try:
+                batch = await self.getmany(timeout_ms=1000)
+            except ClientClosedError:
+                raise StopAsyncIteration from None
+            for records in batch.values():
+                self._iterated.extend(records)
+        return self._iterated.popleft()
+
+    def _drop_iterated(self, dropped: Any) -> None:
+        """Forget records fetched for iteration of partitions that were seeked or revoked."""
+        if self._iterated:
+            self._iterated = deque(
+                r for r in self._iterated if not dropped(TopicPartition(r.topic, r.partition))
+            )
+
+    # --- positions ---------------------------------------------------------------------------
+
+    def seek(self, partition: TopicPartition, offset: int) -> None:
+        """Read ``partition`` from ``offset`` on (the next ``getmany`` returns it first)."""
+        if offset < 0:
+            raise ValueError(f"seek offset must be >= 0, not {offset}")
+        self._subscriptions.seek(partition, offset)
+        self._drop_iterated(lambda tp: tp == partition)
+
+    def seek_to_beginning(self, *partitions: TopicPartition) -> None:
+        """Read ``partitions`` (default: all assigned) from their first offset."""
+        self._seek_to(partitions, "earliest")
+
+    def seek_to_end(self, *partitions: TopicPartition) -> None:
+        """Read only records written after now to ``partitions`` (default: all assigned)."""
+        self._seek_to(partitions, "latest")
+
+    def _seek_to(self, partitions: Sequence[TopicPartition], policy: str) -> None:
+        chosen = set(partitions or self._subscriptions.assigned())
+        self._subscriptions.request_reset(chosen, policy)
+        self._drop_iterated(lambda tp: tp in chosen)
+
+    async def position(self, partition: TopicPartition) -> int:
+        """The offset of the next record ``partition`` returns (waiting for a pending reset)."""
+        self._check_running()
+        state = self._subscriptions.state(partition)
+        while state.position is None:
+            self._fetcher.raise_errors()
+            await asyncio.sleep(0.01)  # the fetcher resolves it; this waits, it does not poll
+            state = self._subscriptions.state(partition)
+        return state.position - sum(
+            1 for r in self._iterated if (r.topic, r.partition) == partition
+        )
+
+    def highwater(self, partition: TopicPartition) -> int:
+        """The high watermark the last fetch of ``partition`` saw (-1 before one)."""
+        return self._subscriptions.state(partition).high_watermark
+
+    async def beginning_offsets(
+        self, partitions: Iterable[TopicPartition]
+    ) -> dict[TopicPartition, int]:
+        self._check_running()
+        return await self._lookup.beginning(list(partitions))
+
+    async def end_offsets(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """The offset after each partition's last record (at read_committed: its last stable
+        offset)."""
+        self._check_running()
+        return await self._lookup.end(list(partitions))
+
+    async def offsets_for_times(
+        self, timestamps: Mapping[TopicPartition, int]
+    ) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        """The first offset of each partition whose timestamp is at or after the time given
+        (ms since the epoch); ``None`` where no record is that recent."""
+        self._check_running()
+        return await self._lookup.for_times(timestamps)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        """Stop returning and fetching records of ``partitions`` until :meth:`resume`."""
+        self._subscriptions.pause(partitions)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self._subscriptions.resume(partitions)
+
+    def paused(self) -> set[TopicPartition]:
+        return self._subscriptions.paused()
+
+    async def partitions_for(self, topic: str) -> set[int]:
+        self._check_running()
+        return set((await self._cluster.metadata([topic])).topics[topic].partitions)
+
+    # --- groups and offsets ------------------------------------------------------------------
+
+    def _start_group(self) -> None:
+        self._group = ClassicCoordinator(
+            self._cluster,
+            self.settings,
+            self._subscriptions,
+            on_assigned=self._position_from_commits,
+            commit=self._commit_consumed,
+            on_error=self._fetcher.fail,
+        )
+        self._group.listener = self._listener
+        self._group.start()
+
+    async def _check_group_protocol(self) -> None:
+        """KIP-848 needs ConsumerGroupHeartbeat on the brokers; say so if they lack it."""
+        conn = await self._cluster.any_connection()
+        if not conn.api_versions.ranges.get(_CONSUMER_GROUP_HEARTBEAT):
+            raise UnsupportedGroupProtocolError(
+                f"group_protocol='consumer' needs ConsumerGroupHeartbeat (API 68, KIP-848), "
+                f"which the broker at {conn.peer} does not serve; use group_protocol='classic'"
+            )
+        raise UnsupportedGroupProtocolError(
+            "group_protocol='consumer' (KIP-848) is not implemented by kafkawire yet; "
+            "use group_protocol='classic'"
+        )
+
+    async def _position_from_commits(self, partitions: set[TopicPartition]) -> None:
+        """Start ``partitions`` at their committed offsets, or by ``auto_offset_reset``."""
+        if not partitions:
+            return
+        assert self._offsets is not None
+        committed = await self._offsets.committed(partitions)
+        for tp, found in committed.items():
+            state = self._subscriptions.get(tp)
+            if state is None or state.position is not None:
+                continue  # revoked, or seeked by the application meanwhile
+            if found is None:
+                self._subscriptions.request_reset([tp])
+            else:
+                self._subscriptions.seek(tp, found.offset)
+
+    def _consumed(self) -> dict[TopicPartition, OffsetAndMetadata]:
+        """The position of every assigned partition after what the application has got."""
+        held_back: dict[TopicPartition, int] = {}
+        for r in self._iterated:  # fetched for iteration but not yielded yet
+            held_back.setdefault(TopicPartition(r.topic, r.partition), r.offset)
+        consumed = {}
+        for tp, position in self._subscriptions.positions().items():
+            epoch = self._subscriptions.state(tp).leader_epoch
+            consumed[tp] = OffsetAndMetadata(held_back.get(tp, position), "", epoch)
+        return consumed
+
+    def _generation(self) -> Generation:
+        return self._group.generation if self._group is not None else Generation()
+
+    async def _commit_consumed(self, partitions: set[TopicPartition] | None) -> None:
+        assert self._offsets is not None
+        consumed = self._consumed()
+        if partitions is not None:
+            consumed = {tp: o for tp, o in consumed.items() if tp in partitions}
+        await self._offsets.commit(consumed, self._generation())
+
+    async def commit(
+        self, offsets: Mapping[TopicPartition, int | tuple[int, str]] | None = None
+    ) -> None:
+        """Commit the position after every record the application has got, or ``offsets``
+        (partition -> offset of the next record to read, or ``(offset, metadata)``)."""
+        self._check_running()
+        if self._offsets is None:
+            raise ConsumerStateError("commit() needs a group_id")
+        if offsets is None:
+            await self._commit_consumed(None)
+            return
+        given = {
+            tp: OffsetAndMetadata(*v) if isinstance(v, tuple) else OffsetAndMetadata(v)
+            for tp, v in offsets.items()
+        }
+        await self._offsets.commit(given, self._generation())
+
+    async def committed(self, partition: TopicPartition) -> OffsetAndMetadata | None:
+        """The group's committed offset of ``partition`` (``None`` if it has none)."""
+        self._check_running()
+        if self._offsets is None:
+            raise ConsumerStateError("committed() needs a group_id")
+        return (await self._offsets.committed([partition]))[partition]

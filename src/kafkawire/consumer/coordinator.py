@@ -1,0 +1,315 @@
+"""Group membership with the classic protocol: JoinGroup, SyncGroup, Heartbeat, LeaveGroup.
+
+One background task per consumer runs the membership: it joins (the leader runs the
+assignor and hands out the assignments in its SyncGroup), then heartbeats every
+``heartbeat_interval_ms`` while the application does whatever it does, and joins again when
+the coordinator says the group is rebalancing. Rules it keeps:
+
+- Eager assignors (range, roundrobin, sticky): before joining, the member commits (with
+  auto-commit), tells the listener it revokes everything, and gives everything up.
+  Cooperative (every configured assignor is cooperative-sticky, KIP-429): it keeps consuming
+  what it owns while the group rebalances, gives up only what the new assignment takes away
+  (committing it first), and then joins once more so those partitions reach their new owner.
+- Thrown out of the group (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID): its
+  partitions are *lost* (the listener hears so; nothing is committed for them) and it joins
+  afresh.
+- ``max_poll_interval_ms``: if the application does not call ``getmany`` (or iterate) for that
+  long, the member leaves the group so that its partitions move on, and joins again on its
+  next poll.
+- Auto-commit runs from this task every ``auto_commit_interval_ms``.
+- Static members (``group_instance_id``) do not send LeaveGroup on close: a restart within
+  the session timeout gets the same partitions back without a rebalance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.errors import (
+    FencedInstanceIdError,
+    IllegalGenerationError,
+    KafkawireError,
+    MemberIdRequiredError,
+    RebalanceInProgressError,
+    UnknownMemberIdError,
+    error_for_code,
+)
+from kafkawire.messages.heartbeat import v4 as heartbeat
+from kafkawire.messages.join_group import v9 as join_group
+from kafkawire.messages.leave_group import v5 as leave_group
+from kafkawire.messages.sync_group import v5 as sync_group
+
+from ._waiting import wait_event
+from .assignors import COOPERATIVE, assign
+from .commits import Generation
+from .listener import ConsumerRebalanceListener, notify
+from .member_data import (
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
+from .settings import ConsumerSettings
+from .subscription import SubscriptionState
+
+__all__ = ["ClassicCoordinator"]
+
+_log = logging.getLogger(__name__)
+
+_FENCED = (IllegalGenerationError, UnknownMemberIdError, FencedInstanceIdError)
+
+
+class ClassicCoordinator:
+    """The membership of one consumer in its group (classic protocol)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        settings: ConsumerSettings,
+        subscriptions: SubscriptionState,
+        *,
+        on_assigned: Callable[[set[TopicPartition]], Awaitable[None]],
+        commit: Callable[[set[TopicPartition] | None], Awaitable[None]],
+        on_error: Callable[[BaseException], None],
+    ) -> None:
+        assert settings.group_id is not None
+        self._cluster = cluster
+        self._settings = settings
+        self._group_id = settings.group_id
+        self._subscriptions = subscriptions
+        self._on_assigned = on_assigned
+        self._commit = commit  # commits the consumed positions (all, or of some partitions)
+        self._on_error = on_error  # hands an error to the application's next poll
+        self.listener: ConsumerRebalanceListener | None = None
+        self.generation = Generation(group_instance_id=settings.group_instance_id)
+        self.cooperative = set(settings.partition_assignment_strategy) <= COOPERATIVE
+        self._rejoin = asyncio.Event()
+        self._rejoin.set()
+        self._polled = asyncio.Event()
+        self._last_poll = time.monotonic()
+        self._left_for_slowness = False
+        self._next_commit = time.monotonic() + settings.auto_commit_interval_ms / 1000
+        self._task: asyncio.Task[None] | None = None
+        self.joined = asyncio.Event()  # set once the first assignment has arrived
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="kafkawire-group")
+
+    def polled(self) -> None:
+        """The application asked for records: it is alive (see ``max_poll_interval_ms``)."""
+        self._last_poll = time.monotonic()
+        self._polled.set()
+
+    def request_rejoin(self) -> None:
+        self._rejoin.set()
+
+    async def close(self) -> None:
+        """Stop heartbeating; commit (with auto-commit) and leave the group."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+        if self.generation.member_id and self._subscriptions.assigned():
+            await notify(self.listener, "revoked", set(self._subscriptions.assigned()))
+        await self._leave("the consumer is closing")
+
+    # --- the loop ----------------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        backoff = self._settings.retry_backoff_ms / 1000
+        while True:
+            try:
+                if self._rejoin.is_set():
+                    await self._join()
+                await self._heartbeat_once()
+            except _FENCED as exc:
+                await self._lost(exc)
+            except RebalanceInProgressError:
+                self._rejoin.set()
+            except asyncio.CancelledError:
+                raise
+            except KafkawireError as exc:
+                if not exc.retriable:  # the application hears of it; the member tries again
+                    _log.warning("group %s: %s; trying again", self._group_id, exc)
+                    self._on_error(exc)
+                await asyncio.sleep(backoff)
+
+    async def _heartbeat_once(self) -> None:
+        """Sleep a heartbeat interval (or until a rejoin is asked), then heartbeat, commit and
+        check the poll interval."""
+        settings = self._settings
+        if await wait_event(self._rejoin, settings.heartbeat_interval_ms / 1000):
+            return
+        if time.monotonic() - self._last_poll > settings.max_poll_interval_ms / 1000:
+            await self._leave_for_slowness()
+            return
+        await self._heartbeat()
+        if settings.enable_auto_commit and time.monotonic() >= self._next_commit:
+            self._next_commit = time.monotonic() + settings.auto_commit_interval_ms / 1000
+            with contextlib.suppress(KafkawireError):  # the next interval tries again
+                await self._commit(None)
+
+    def _identity(self) -> dict[str, Any]:
+        """The fields that say who is asking, as Heartbeat and SyncGroup name them."""
+        g = self.generation
+        return {
+            "group_id": self._group_id,
+            "generation_id": g.generation_id,
+            "member_id": g.member_id,
+            "group_instance_id": g.group_instance_id,
+        }
+
+    async def _heartbeat(self) -> None:
+        request = heartbeat.HeartbeatRequest(**self._identity())
+        response = await self._cluster.send(request, negotiate=True)
+        _raise_for(response.error_code, f"heartbeat of group {self._group_id}")
+
+    async def _leave_for_slowness(self) -> None:
+        _log.warning(
+            "group %s: no poll for more than max_poll_interval_ms (%d ms): leaving the group "
+            "so that its partitions move on; the next poll joins again",
+            self._group_id,
+            self._settings.max_poll_interval_ms,
+        )
+        await notify(self.listener, "revoked", set(self._subscriptions.assigned()))
+        self._subscriptions.assign([])
+        await self._leave("consumer poll timeout has expired")
+        self._polled.clear()
+        await self._polled.wait()
+        self._rejoin.set()
+
+    async def _lost(self, error: BaseException) -> None:
+        lost = set(self._subscriptions.assigned())
+        _log.warning(
+            "group %s: %s; %d partitions lost, joining again", self._group_id, error, len(lost)
+        )
+        member_id = "" if isinstance(error, UnknownMemberIdError) else self.generation.member_id
+        self.generation = Generation(-1, member_id, self._settings.group_instance_id)
+        if lost:
+            await notify(self.listener, "lost", lost)
+        self._subscriptions.assign([])
+        self._rejoin.set()
+
+    # --- joining -----------------------------------------------------------------------------
+
+    async def _join(self) -> None:
+        owned = set(self._subscriptions.assigned())
+        if not self.cooperative and owned:
+            with contextlib.suppress(KafkawireError):
+                if self._settings.enable_auto_commit:
+                    await self._commit(None)
+            await notify(self.listener, "revoked", owned)
+            self._subscriptions.assign([])
+            owned = set()
+        self._rejoin.clear()
+        joined = await self._join_group(owned)
+        assignments = {}
+        if joined.leader == joined.member_id:
+            assignments = await self._assign(joined)
+        assigned = await self._sync(joined, assignments)
+        await self._take(set(assigned), owned)
+
+    async def _join_group(self, owned: set[TopicPartition]) -> Any:
+        settings = self._settings
+        metadata = encode_subscription(
+            self._subscriptions.topics, owned, self.generation.generation_id
+        )
+        while True:
+            request = join_group.JoinGroupRequest(
+                group_id=self._group_id,
+                session_timeout_ms=settings.session_timeout_ms,
+                rebalance_timeout_ms=settings.max_poll_interval_ms,
+                member_id=self.generation.member_id,
+                group_instance_id=settings.group_instance_id,
+                protocol_type="consumer",
+                protocols=tuple(
+                    join_group.JoinGroupRequestProtocol(name=name, metadata=metadata)
+                    for name in settings.partition_assignment_strategy
+                ),
+            )
+            response = await self._cluster.send(request, negotiate=True)
+            error = error_for_code(response.error_code, f"JoinGroup of {self._group_id}")
+            if isinstance(error, MemberIdRequiredError):  # KIP-394: join again with this id
+                self.generation = Generation(-1, response.member_id, settings.group_instance_id)
+                continue
+            if isinstance(error, UnknownMemberIdError):
+                self.generation = Generation(-1, "", settings.group_instance_id)
+                continue
+            if error is not None:
+                raise error
+            self.generation = Generation(
+                response.generation_id, response.member_id, settings.group_instance_id
+            )
+            _log.info(
+                "group %s: joined generation %d as %s (%s)",
+                self._group_id,
+                response.generation_id,
+                response.member_id,
+                "leader" if response.leader == response.member_id else "follower",
+            )
+            return response
+
+    async def _assign(self, joined: Any) -> dict[str, list[TopicPartition]]:
+        """The leader's part: run the group's assignor over every member's subscription."""
+        members = {m.member_id: decode_subscription(m.metadata) for m in joined.members}
+        topics = sorted({t for m in members.values() for t in m.topics})
+        metadata = await self._cluster.metadata(topics)
+        counts = {t: len(metadata.topics[t].partitions) for t in topics if t in metadata.topics}
+        name = joined.protocol_name
+        return assign(name, members, counts)
+
+    async def _sync(
+        self, joined: Any, assignments: dict[str, list[TopicPartition]]
+    ) -> list[TopicPartition]:
+        request = sync_group.SyncGroupRequest(
+            **self._identity(),
+            protocol_type="consumer",
+            protocol_name=joined.protocol_name,
+            assignments=tuple(
+                sync_group.SyncGroupRequestAssignment(
+                    member_id=member, assignment=encode_assignment(tps)
+                )
+                for member, tps in assignments.items()
+            ),
+        )
+        response = await self._cluster.send(request, negotiate=True)
+        _raise_for(response.error_code, f"SyncGroup of {self._group_id}")
+        return decode_assignment(response.assignment)
+
+    async def _take(self, assigned: set[TopicPartition], owned: set[TopicPartition]) -> None:
+        """Apply a new assignment: give up what it takes away, then take up what it adds."""
+        revoked = owned - assigned
+        if revoked:  # cooperative only: eager members own nothing by now
+            with contextlib.suppress(KafkawireError):
+                if self._settings.enable_auto_commit:
+                    await self._commit(revoked)
+            await notify(self.listener, "revoked", revoked)
+            self._rejoin.set()  # so that the revoked partitions reach their new owner
+        self._subscriptions.assign(sorted(assigned))
+        added = assigned - owned
+        await self._on_assigned(added)
+        await notify(self.listener, "assigned", added)
+        self.joined.set()
+
+    async def _leave(self, reason: str) -> None:
+        g = self.generation
+        if not g.member_id or g.group_instance_id is not None:
+            return  # static members keep their place through a restart
+        request = leave_group.LeaveGroupRequest(
+            group_id=self._group_id,
+            members=(leave_group.MemberIdentity(member_id=g.member_id, reason=reason),),
+        )
+        with contextlib.suppress(KafkawireError):
+            await self._cluster.send(request, negotiate=True)
+        self.generation = Generation(group_instance_id=g.group_instance_id)
+
+
+def _raise_for(code: int, what: str) -> None:
+    error = error_for_code(code, what)
+    if error is not None:
+        raise error

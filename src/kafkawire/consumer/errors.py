@@ -1,0 +1,48 @@
+"""The consumer's own errors (broker errors come from :mod:`kafkawire.errors`)."""
+
+from __future__ import annotations
+
+from kafkawire.cluster import TopicPartition
+from kafkawire.errors import KafkawireError
+
+__all__ = [
+    "ConsumerStateError",
+    "NoOffsetForPartitionError",
+    "NotAssignedError",
+    "OffsetOutOfRangeError",
+    "UnsupportedGroupProtocolError",
+]
+
+
+class ConsumerStateError(KafkawireError):
+    """A call the consumer cannot serve as it stands (closed, no group, not started, ...)."""
+
+
+class NotAssignedError(ConsumerStateError):
+    """A call named a partition that is not assigned to this consumer."""
+
+
+class NoOffsetForPartitionError(KafkawireError):
+    """A partition has no position and ``auto_offset_reset`` is ``"none"``."""
+
+    def __init__(self, partitions: list[TopicPartition]) -> None:
+        names = ", ".join(f"{tp.topic}/{tp.partition}" for tp in partitions)
+        super().__init__(f"no committed offset and auto_offset_reset='none' for {names}")
+        self.partitions = partitions
+
+
+class OffsetOutOfRangeError(KafkawireError):
+    """A fetch position is outside the partition's log and ``auto_offset_reset`` is
+    ``"none"``: seek the partition somewhere valid to go on."""
+
+    def __init__(self, tp: TopicPartition, offset: int) -> None:
+        super().__init__(
+            f"offset {offset} is out of range for {tp.topic}/{tp.partition} "
+            "(auto_offset_reset='none'): seek to a valid offset"
+        )
+        self.partition = tp
+        self.offset = offset
+
+
+class UnsupportedGroupProtocolError(KafkawireError):
+    """The broker does not serve the group protocol asked for (``group_protocol``)."""

@@ -1,0 +1,200 @@
+"""The consumer's settings: one frozen, validated value with the Java client's option names.
+
+Every option has the Java client's default unless said otherwise; times are in milliseconds,
+as there. A bad value, or two options that contradict each other, is refused on construction
+with a message naming the option.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypedDict
+
+import attrs
+from attrs import validators
+
+from kafkawire.cluster import Backoff, ClientSettings
+from kafkawire.net.sasl import SaslMechanism
+
+__all__ = ["ASSIGNORS", "ConsumerOptions", "ConsumerSettings", "Deserializer"]
+
+Deserializer = Callable[[bytes | None], Any]
+AutoOffsetReset = Literal["earliest", "latest", "none"]
+IsolationLevel = Literal["read_uncommitted", "read_committed"]
+GroupProtocol = Literal["classic", "consumer"]
+
+ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
+"""The partition assignors of the classic protocol, by the names they have on the wire."""
+
+_positive = validators.gt(0)
+_not_negative = validators.ge(0)
+
+
+def _strategies(value: str | Sequence[str]) -> tuple[str, ...]:
+    names = (value,) if isinstance(value, str) else tuple(value)
+    unknown = [n for n in names if n not in ASSIGNORS]
+    if not names or unknown:
+        raise ValueError(
+            f"partition_assignment_strategy takes one or more of {', '.join(ASSIGNORS)}, "
+            f"not {unknown[0] if unknown else 'nothing'!r}"
+        )
+    return names
+
+
+@attrs.frozen(kw_only=True)
+class ConsumerSettings:
+    """How a :class:`~kafkawire.consumer.Consumer` fetches, joins its group and commits."""
+
+    bootstrap_servers: str | Sequence[str] = attrs.field(
+        validator=validators.instance_of((str, list, tuple))
+    )
+    """``"host:port,host:port"`` or a list of ``"host:port"``: where to find the cluster."""
+
+    client_id: str = "kafkawire"
+    group_id: str | None = attrs.field(
+        default=None, validator=validators.optional(validators.min_len(1))
+    )
+    """The consumer group; ``None``: no group (manual assignment, or every partition of the
+    subscribed topics), no commits."""
+
+    group_instance_id: str | None = attrs.field(
+        default=None, validator=validators.optional(validators.min_len(1))
+    )
+    """Static membership (KIP-345): a restart within the session timeout keeps the
+    assignment without a rebalance."""
+
+    group_protocol: GroupProtocol = attrs.field(
+        default="classic", validator=validators.in_(("classic", "consumer"))
+    )
+    """``"classic"`` (JoinGroup/SyncGroup, assignors run by the group leader) or
+    ``"consumer"`` (KIP-848: ConsumerGroupHeartbeat, the broker assigns)."""
+
+    partition_assignment_strategy: tuple[str, ...] = attrs.field(
+        default=("range", "cooperative-sticky"), converter=_strategies
+    )
+    """The assignors this member supports, preferred first (classic protocol); the group uses
+    the first one every member supports. The Java default: range, then cooperative-sticky."""
+
+    auto_offset_reset: AutoOffsetReset = attrs.field(
+        default="latest", validator=validators.in_(("earliest", "latest", "none"))
+    )
+    """Where to start without a committed offset, or from an offset out of range: the first
+    or the next record, or ``"none"``: raise an error naming the partition."""
+
+    enable_auto_commit: bool = True
+    """Commit the consumed positions every ``auto_commit_interval_ms``, before partitions are
+    revoked and on close (only with a ``group_id``)."""
+
+    auto_commit_interval_ms: int = attrs.field(default=5000, validator=_positive)
+    isolation_level: IsolationLevel = attrs.field(
+        default="read_uncommitted",
+        validator=validators.in_(("read_uncommitted", "read_committed")),
+    )
+    """``"read_committed"``: records of aborted transactions are dropped, and nothing past the
+    last stable offset is returned. Control records are never returned."""
+
+    fetch_min_bytes: int = attrs.field(default=1, validator=_positive)
+    """The bytes a broker waits for (up to ``fetch_max_wait_ms``) before it answers a Fetch."""
+
+    fetch_max_wait_ms: int = attrs.field(default=500, validator=_not_negative)
+    fetch_max_bytes: int = attrs.field(default=52428800, validator=_positive)
+    """The most one Fetch response carries (a larger first batch still comes, so the consumer
+    makes progress). It also bounds the prefetch: at most one response per leader waits in
+    memory while the application works."""
+
+    max_partition_fetch_bytes: int = attrs.field(default=1048576, validator=_positive)
+    max_decompressed_bytes_per_fetch: int | None = attrs.field(
+        default=None, validator=validators.optional(_positive)
+    )
+    """What the compressed batches of one Fetch response may decompress to, in all; each
+    partition gets a share in proportion to its part of the response. ``None``: each
+    partition may inflate to 64 times its size (at most 1 GiB; see
+    :mod:`kafkawire.records.budget`), so 64 MiB with the default
+    ``max_partition_fetch_bytes``. A response past the bound raises
+    :class:`~kafkawire.records.DecompressionLimitError` instead of exhausting memory."""
+
+    max_poll_records: int = attrs.field(default=500, validator=_positive)
+    """The most records one ``getmany`` returns unless it is given ``max_records``."""
+
+    max_poll_interval_ms: int = attrs.field(default=300000, validator=_positive)
+    """The longest the application may go between ``getmany`` calls (or iterations) in a
+    group; past it the member leaves the group so that its partitions move on."""
+
+    session_timeout_ms: int = attrs.field(default=45000, validator=_positive)
+    heartbeat_interval_ms: int = attrs.field(default=3000, validator=_positive)
+    check_crcs: bool = True
+    key_deserializer: Deserializer | None = None
+    """Turns a record's key bytes (or ``None``) into what the record carries; ``None``: bytes."""
+
+    value_deserializer: Deserializer | None = None
+    request_timeout_ms: int = attrs.field(default=30000, validator=_positive)
+    default_api_timeout_ms: int = attrs.field(default=60000, validator=_positive)
+    """How long a call such as ``committed`` or ``end_offsets`` may take, retries included."""
+
+    retry_backoff_ms: int = attrs.field(default=100, validator=_not_negative)
+    retry_backoff_max_ms: int = attrs.field(default=1000, validator=_positive)
+    metadata_max_age_ms: int = attrs.field(default=300000, validator=_positive)
+    socket_connection_setup_timeout_ms: int = attrs.field(default=10000, validator=_positive)
+    ssl_context: ssl.SSLContext | None = None
+    sasl: SaslMechanism | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.heartbeat_interval_ms >= self.session_timeout_ms:
+            raise ValueError("heartbeat_interval_ms must be less than session_timeout_ms")
+        if self.group_instance_id is not None and self.group_id is None:
+            raise ValueError("group_instance_id needs a group_id")
+
+    @property
+    def read_committed(self) -> bool:
+        return self.isolation_level == "read_committed"
+
+    def client_settings(self) -> ClientSettings:
+        """The connection-level settings these imply."""
+        return ClientSettings(
+            client_id=self.client_id,
+            request_timeout=self.request_timeout_ms / 1000,
+            retry_timeout=self.default_api_timeout_ms / 1000,
+            connect_timeout=self.socket_connection_setup_timeout_ms / 1000,
+            metadata_max_age=self.metadata_max_age_ms / 1000,
+            ssl=self.ssl_context,
+            sasl=self.sasl,
+            backoff=Backoff(
+                initial=self.retry_backoff_ms / 1000,
+                maximum=max(self.retry_backoff_max_ms, self.retry_backoff_ms) / 1000,
+            ),
+        )
+
+
+class ConsumerOptions(TypedDict, total=False):
+    """:class:`ConsumerSettings`' fields but ``bootstrap_servers``, as keyword arguments."""
+
+    client_id: str
+    group_id: str | None
+    group_instance_id: str | None
+    group_protocol: GroupProtocol
+    partition_assignment_strategy: str | Sequence[str]
+    auto_offset_reset: AutoOffsetReset
+    enable_auto_commit: bool
+    auto_commit_interval_ms: int
+    isolation_level: IsolationLevel
+    fetch_min_bytes: int
+    fetch_max_wait_ms: int
+    fetch_max_bytes: int
+    max_partition_fetch_bytes: int
+    max_decompressed_bytes_per_fetch: int | None
+    max_poll_records: int
+    max_poll_interval_ms: int
+    session_timeout_ms: int
+    heartbeat_interval_ms: int
+    check_crcs: bool
+    key_deserializer: Deserializer | None
+    value_deserializer: Deserializer | None
+    request_timeout_ms: int
+    default_api_timeout_ms: int
+    retry_backoff_ms: int
+    retry_backoff_max_ms: int
+    metadata_max_age_ms: int
+    socket_connection_setup_timeout_ms: int
+    ssl_context: ssl.SSLContext | None
+    sasl: SaslMechanism | None

@@ -1,0 +1,112 @@
+"""What the consumer reads: the assigned partitions and, for each, where it stands.
+
+Rules kept here:
+
+- A partition's ``position`` is the offset of the next record the application gets; it moves
+  only when records are handed out (or skipped: aborted, control, compacted away), or by a
+  seek. ``None`` means it is not known yet: the group's committed offset or the reset policy
+  decides it (``reset`` holds the policy to apply).
+- Every change of position that does not come from consuming (a seek, a reset, a new
+  assignment) bumps the partition's ``epoch``: fetched data tagged with an older epoch is
+  dropped, so nothing fetched before a seek is ever returned after it.
+- Changes call ``on_change`` so that the fetcher plans its next requests at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+
+from kafkawire.cluster import TopicPartition
+
+from .errors import NotAssignedError
+
+__all__ = ["PartitionState", "SubscriptionState"]
+
+
+@dataclass(slots=True)
+class PartitionState:
+    position: int | None = None
+    reset: str | None = None  # "earliest" / "latest" / "none" while position is None
+    epoch: int = 0
+    paused: bool = False
+    high_watermark: int = -1
+    last_stable_offset: int = -1
+    leader_epoch: int = -1  # of the last record handed out, for commits
+
+
+class SubscriptionState:
+    """The assignment (manual or from a group), the topics subscribed to, and the positions."""
+
+    def __init__(self, default_reset: str, on_change: Callable[[], None]) -> None:
+        self.default_reset = default_reset
+        self.topics: frozenset[str] = frozenset()  # subscribed topics; empty: manual assignment
+        self._partitions: dict[TopicPartition, PartitionState] = {}
+        self._on_change = on_change
+
+    # --- assignment ------------------------------------------------------------------------
+
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        """Make ``partitions`` the assignment; those kept keep their positions."""
+        old = self._partitions
+        self._partitions = {tp: old.get(tp) or PartitionState() for tp in dict.fromkeys(partitions)}
+        self._on_change()
+
+    def assigned(self) -> list[TopicPartition]:
+        return list(self._partitions)
+
+    def state(self, tp: TopicPartition) -> PartitionState:
+        state = self._partitions.get(tp)
+        if state is None:
+            raise NotAssignedError(f"{tp.topic}/{tp.partition} is not assigned to this consumer")
+        return state
+
+    def get(self, tp: TopicPartition) -> PartitionState | None:
+        return self._partitions.get(tp)
+
+    # --- positions -------------------------------------------------------------------------
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        state = self.state(tp)
+        state.position, state.reset = offset, None
+        state.epoch += 1
+        self._on_change()
+
+    def request_reset(
+        self, partitions: Iterable[TopicPartition], policy: str | None = None
+    ) -> None:
+        """Forget the positions of ``partitions``; the policy (by default the consumer's
+        ``auto_offset_reset``) decides them again."""
+        for tp in partitions:
+            state = self.state(tp)
+            state.position, state.reset = None, policy or self.default_reset
+            state.epoch += 1
+        self._on_change()
+
+    def needing_reset(self) -> dict[TopicPartition, str]:
+        return {tp: s.reset for tp, s in self._partitions.items() if s.reset is not None}
+
+    def unpositioned(self) -> list[TopicPartition]:
+        """Partitions with neither a position nor a reset to apply (waiting for commits)."""
+        return [tp for tp, s in self._partitions.items() if s.position is None and not s.reset]
+
+    def fetchable(self) -> list[TopicPartition]:
+        return [tp for tp, s in self._partitions.items() if s.position is not None and not s.paused]
+
+    def positions(self) -> dict[TopicPartition, int]:
+        return {tp: s.position for tp, s in self._partitions.items() if s.position is not None}
+
+    # --- pausing ---------------------------------------------------------------------------
+
+    def pause(self, partitions: Collection[TopicPartition]) -> None:
+        for tp in partitions:
+            self.state(tp).paused = True
+        self._on_change()
+
+    def resume(self, partitions: Collection[TopicPartition]) -> None:
+        for tp in partitions:
+            self.state(tp).paused = False
+        self._on_change()
+
+    def paused(self) -> set[TopicPartition]:
+        return {tp for tp, s in self._partitions.items() if s.paused}

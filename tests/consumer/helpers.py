@@ -1,0 +1,44 @@
+"""Shared by the consumer tests: fresh topics and records produced to them."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+from kafkawire.client import KafkaClient
+from kafkawire.consumer import Consumer, ConsumerRecord
+from kafkawire.testing.pytest_plugin import Broker
+
+_names = (f"kafkawire-consumer-{i}" for i in itertools.count())
+
+
+async def fresh_topic(broker: Broker, partitions: int = 1) -> str:
+    """A new topic: created where CreateTopics exists; the mock cluster creates topics on
+    first use, with 4 partitions (so tests that count partitions use ``partitions=4``)."""
+    name = next(_names)
+    async with KafkaClient(broker.bootstrap) as client:
+        if broker.capabilities.missing("CreateTopics") is None:
+            await client.create_topic(name, partitions=partitions)
+        else:
+            await client.cluster.refresh_metadata([name], auto_create=True)
+    return name
+
+
+async def produce(broker: Broker, topic: str, values: list[bytes], partition: int = 0) -> None:
+    """``values`` to one partition, in batches of up to 10 (so reads cross batches)."""
+    async with KafkaClient(broker.bootstrap) as client:
+        for start in range(0, len(values), 10):
+            await client.produce(topic, partition, values[start : start + 10])
+
+
+async def read(consumer: Consumer, count: int, timeout: float = 20) -> list[ConsumerRecord]:
+    """``count`` records (or fail after ``timeout`` s: a test must not hang)."""
+    got: list[ConsumerRecord] = []
+
+    async def collect() -> None:
+        while len(got) < count:
+            for records in (await consumer.getmany(timeout_ms=200)).values():
+                got.extend(records)
+
+    await asyncio.wait_for(collect(), timeout)
+    return got

@@ -1,0 +1,196 @@
+"""Classic consumer groups on the embedded Tansu (several members: see docs/design.md for why
+not the mock cluster). Session timeouts are small: Tansu holds every JoinGroup for half of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from kafkawire.consumer import (
+    Consumer,
+    ConsumerRebalanceListener,
+    OffsetAndMetadata,
+    TopicPartition,
+    UnsupportedGroupProtocolError,
+)
+from kafkawire.errors import InconsistentGroupProtocolError
+from kafkawire.testing.pytest_plugin import Broker
+
+from .helpers import fresh_topic, produce, read
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+FAST: dict[str, Any] = {
+    "session_timeout_ms": 2000,
+    "heartbeat_interval_ms": 200,
+    "auto_offset_reset": "earliest",
+}
+_groups = iter(range(1_000_000))
+
+
+class Recorder(ConsumerRebalanceListener):
+    def __init__(self) -> None:
+        self.events: list[tuple[str, set[TopicPartition]]] = []
+
+    def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        self.events.append(("revoked", revoked))
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        self.events.append(("assigned", assigned))
+
+    def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
+        self.events.append(("lost", lost))
+
+
+async def until(condition: Callable[[], bool], *members: Consumer, timeout: float = 20) -> None:
+    """Poll ``members`` until ``condition`` holds (or fail after ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the group did not settle in time"
+        await asyncio.gather(*(m.getmany(timeout_ms=100) for m in members))
+
+
+def member(broker: Broker, topic: str, group: str, **options: Any) -> Consumer:
+    return Consumer(topic, bootstrap_servers=broker.bootstrap, group_id=group, **FAST | options)
+
+
+@pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])
+async def test_two_members_split_and_one_takes_all_back(
+    tansu_broker: Broker, assignor: str
+) -> None:
+    topic = await fresh_topic(tansu_broker, partitions=4)
+    group = f"g-{assignor}-{next(_groups)}"
+    everything = {TopicPartition(topic, p) for p in range(4)}
+    heard = Recorder()
+    a = member(tansu_broker, topic, group, partition_assignment_strategy=assignor)
+    a.subscribe([topic], heard)
+    async with a:
+        await until(lambda: a.assignment() == everything, a)
+        async with member(tansu_broker, topic, group, partition_assignment_strategy=assignor) as b:
+            await until(lambda: len(a.assignment()) == len(b.assignment()) == 2, a, b)
+            assert a.assignment() | b.assignment() == everything
+            if assignor == "range":  # contiguous ranges, whoever sorts first
+                assert {tp.partition for tp in a.assignment()} in ({0, 1}, {2, 3})
+            kept = a.assignment()
+        await until(lambda: a.assignment() == everything, a)
+    revoked = [tps for event, tps in heard.events if event == "revoked"]
+    if assignor == "cooperative-sticky":  # only what moved was revoked, never what a kept
+        assert all(not (tps & kept) for tps in revoked[:-1])
+    else:  # eager: everything, at each rebalance
+        assert revoked[0] == everything
+    assert ("lost", everything) not in heard.events
+
+
+async def test_three_members_join_and_leave(tansu_broker: Broker) -> None:
+    topic = await fresh_topic(tansu_broker, partitions=6)
+    group = f"g-three-{next(_groups)}"
+    members: list[Consumer] = []
+    try:
+        for _ in range(3):
+            members.append(
+                member(tansu_broker, topic, group, partition_assignment_strategy="roundrobin")
+            )
+            await members[-1].start()
+        await until(lambda: [len(m.assignment()) for m in members] == [2, 2, 2], *members)
+        gone = members.pop()
+        await gone.close()
+        await until(lambda: [len(m.assignment()) for m in members] == [3, 3], *members)
+    finally:
+        for m in members:
+            await m.close()
+
+
+async def test_commit_and_resume_after_a_restart(tansu_broker: Broker) -> None:
+    topic = await fresh_topic(tansu_broker)
+    await produce(tansu_broker, topic, [b"%d" % i for i in range(20)])
+    group = f"g-resume-{next(_groups)}"
+    tp = TopicPartition(topic, 0)
+    async with member(tansu_broker, topic, group, enable_auto_commit=False) as first:
+        async for record in first:
+            if record.offset == 9:
+                break
+        await first.commit()  # what was yielded: 0-9, though more was fetched
+        assert await first.committed(tp) == OffsetAndMetadata(10)
+        await first.commit({tp: 12})
+        assert await first.committed(tp) == OffsetAndMetadata(12)
+    async with member(tansu_broker, topic, group) as second:
+        async for record in second:
+            assert record.offset == 12
+            break
+    async with member(tansu_broker, topic, group) as third:  # auto-committed on close
+        assert (await read(third, 1))[0].offset == 13
+
+
+async def test_heartbeats_go_on_during_a_slow_handler(tansu_broker: Broker) -> None:
+    topic = await fresh_topic(tansu_broker, partitions=2)
+    group = f"g-slow-{next(_groups)}"
+    heard = Recorder()
+    async with member(tansu_broker, topic, group) as a:
+        a.subscribe([topic], heard)
+        await until(lambda: len(a.assignment()) == 2, a)
+        generation = a._group.generation  # type: ignore[union-attr]
+        await asyncio.sleep(3)  # the handler takes longer than the session timeout
+        await a.getmany(timeout_ms=100)
+        assert a._group.generation == generation  # type: ignore[union-attr]
+        assert len(a.assignment()) == 2
+    assert [e for e, _ in heard.events] == ["assigned", "revoked"]
+
+
+async def test_a_member_killed_without_leave_group_is_expired(tansu_broker: Broker) -> None:
+    topic = await fresh_topic(tansu_broker, partitions=2)
+    group = f"g-killed-{next(_groups)}"
+    async with member(tansu_broker, topic, group) as a:
+        b = member(tansu_broker, topic, group)
+        await b.start()
+        await until(lambda: len(a.assignment()) == len(b.assignment()) == 1, a, b)
+        # As if b's process died: its heartbeats stop and it sends no LeaveGroup.
+        heartbeats = b._group._task  # type: ignore[union-attr]
+        assert heartbeats is not None
+        heartbeats.cancel()
+        await asyncio.gather(heartbeats, return_exceptions=True)
+        b._group = None
+        await b.close()
+        await until(lambda: len(a.assignment()) == 2, a)  # after b's session expired
+
+
+async def test_max_poll_interval_moves_the_partitions_of_a_stuck_member(
+    tansu_broker: Broker,
+) -> None:
+    topic = await fresh_topic(tansu_broker, partitions=2)
+    group = f"g-stuck-{next(_groups)}"
+    async with (
+        member(tansu_broker, topic, group, max_poll_interval_ms=1500) as a,
+        member(tansu_broker, topic, group, max_poll_interval_ms=1500) as b,
+    ):
+        await until(lambda: len(a.assignment()) == len(b.assignment()) == 1, a, b)
+        deadline = time.monotonic() + 20
+        while len(b.assignment()) != 2:  # a does not poll
+            assert time.monotonic() < deadline
+            await b.getmany(timeout_ms=100)
+        assert a.assignment() == set()
+        await until(lambda: len(a.assignment()) == len(b.assignment()) == 1, a, b)
+
+
+async def test_the_consumer_group_protocol_needs_the_api(tansu_broker: Broker) -> None:
+    consumer = Consumer(
+        "t", bootstrap_servers=tansu_broker.bootstrap, group_id="g", group_protocol="consumer"
+    )
+    with pytest.raises(UnsupportedGroupProtocolError, match="ConsumerGroupHeartbeat"):
+        await consumer.start()
+
+
+async def test_an_assignor_the_group_does_not_share_is_an_error(tansu_broker: Broker) -> None:
+    topic = await fresh_topic(tansu_broker)
+    group = f"g-mixed-{next(_groups)}"
+    async with member(tansu_broker, topic, group, partition_assignment_strategy="range") as a:
+        await until(lambda: len(a.assignment()) == 1, a)
+        async with member(
+            tansu_broker, topic, group, partition_assignment_strategy="roundrobin"
+        ) as b:
+            with pytest.raises(InconsistentGroupProtocolError):
+                await asyncio.wait_for(b.getmany(timeout_ms=10_000), 10)

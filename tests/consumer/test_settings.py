@@ -1,0 +1,78 @@
+"""ConsumerSettings and ConsumerRecord: defaults, validation naming the option, frozen values."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import attrs
+import pytest
+
+from kafkawire.cluster import TopicPartition
+from kafkawire.consumer.record import ConsumerRecord, consumer_records
+from kafkawire.consumer.settings import ConsumerOptions, ConsumerSettings
+from kafkawire.records import Header, RecordBatchBuilder, TimestampType, decode_batches
+
+
+def test_java_defaults() -> None:
+    s = ConsumerSettings(bootstrap_servers="127.0.0.1:9092")
+    assert (s.group_id, s.group_protocol, s.auto_offset_reset) == (None, "classic", "latest")
+    assert s.partition_assignment_strategy == ("range", "cooperative-sticky")
+    assert (s.enable_auto_commit, s.auto_commit_interval_ms) == (True, 5000)
+    assert (s.fetch_min_bytes, s.fetch_max_wait_ms, s.fetch_max_bytes) == (1, 500, 52428800)
+    assert (s.max_partition_fetch_bytes, s.max_poll_records) == (1048576, 500)
+    assert (s.max_poll_interval_ms, s.session_timeout_ms, s.heartbeat_interval_ms) == (
+        300000,
+        45000,
+        3000,
+    )
+    assert s.isolation_level == "read_uncommitted"
+    assert not s.read_committed
+    assert s.client_settings().retry_timeout == 60.0
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "named"),
+    [
+        ("auto_offset_reset", "smallest", "auto_offset_reset"),
+        ("isolation_level", "committed", "isolation_level"),
+        ("group_protocol", "share", "group_protocol"),
+        ("fetch_max_bytes", 0, "fetch_max_bytes"),
+        ("max_poll_records", -1, "max_poll_records"),
+        ("partition_assignment_strategy", ["range", "fair"], "partition_assignment_strategy"),
+        ("partition_assignment_strategy", [], "partition_assignment_strategy"),
+        ("heartbeat_interval_ms", 50000, "heartbeat_interval_ms"),
+        ("group_id", "", "group_id"),
+        ("max_decompressed_bytes_per_fetch", 0, "max_decompressed_bytes_per_fetch"),
+    ],
+)
+def test_bad_values_name_the_option(option: str, value: object, named: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=named):
+        ConsumerSettings(bootstrap_servers="127.0.0.1:9092", **{option: value})  # type: ignore[arg-type]
+
+
+def test_static_membership_needs_a_group() -> None:
+    with pytest.raises(ValueError, match="group_instance_id needs a group_id"):
+        ConsumerSettings(bootstrap_servers="h:1", group_instance_id="a")
+
+
+def test_one_strategy_by_name() -> None:
+    s = ConsumerSettings(bootstrap_servers="h:1", partition_assignment_strategy="roundrobin")
+    assert s.partition_assignment_strategy == ("roundrobin",)
+
+
+def test_options_match_the_settings() -> None:
+    fields = {a.name for a in attrs.fields(ConsumerSettings)} - {"bootstrap_servers"}
+    assert set(ConsumerOptions.__annotations__) == fields
+
+
+def test_records_are_frozen_deserialized_and_start_at_the_position() -> None:
+    builder = RecordBatchBuilder(base_offset=6)
+    builder.append(b"j", b"11", timestamp=999)
+    builder.append(b"k", b"12", timestamp=1000, headers=[("h", b"x")])
+    batch = next(decode_batches(builder.build()))
+    (record,) = consumer_records(TopicPartition("t", 2), batch, 7, bytes.decode, int)
+    assert record == ConsumerRecord(
+        "t", 2, 7, 1000, TimestampType.CREATE_TIME, "k", 12, (Header("h", b"x"),), -1
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        record.offset = 8  # type: ignore[misc]
