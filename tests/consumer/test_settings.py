@@ -8,6 +8,7 @@ import attrs
 import pytest
 
 from kafkawire.cluster import TopicPartition
+from kafkawire.consumer import Consumer
 from kafkawire.consumer.record import ConsumerRecord, consumer_records
 from kafkawire.consumer.settings import ConsumerOptions, ConsumerSettings
 from kafkawire.records import Header, RecordBatchBuilder, TimestampType, decode_batches
@@ -27,7 +28,9 @@ def test_java_defaults() -> None:
     )
     assert s.isolation_level == "read_uncommitted"
     assert not s.read_committed
-    assert s.client_settings().retry_timeout == 60.0
+    assert s.default_api_timeout_ms == 60000
+    # A call such as committed() is bounded by default_api_timeout_ms, as in the Java client.
+    assert Consumer(settings=s)._cluster.settings.retry_timeout == 60.0
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from typing import Any
 
 from typing_extensions import Unpack
 
-from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition, settings_from
+from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition, build_settings
 from kafkawire.errors import ClientClosedError, KafkawireError
 
 from ._waiting import wait_event
@@ -54,17 +54,14 @@ class Consumer:
         connect: ConnectionFactory | None = None,
         **options: Unpack[ConsumerOptions],
     ) -> None:
-        if settings is None:
-            if bootstrap_servers is None:
-                raise TypeError("Consumer() needs bootstrap_servers (or settings)")
-            settings = settings_from(
-                ConsumerSettings, "Consumer", {"bootstrap_servers": bootstrap_servers, **options}
-            )
-        elif bootstrap_servers is not None or options:
-            raise TypeError("Consumer() takes settings or options, not both")
+        settings = build_settings(
+            ConsumerSettings, "Consumer", bootstrap_servers, settings, options
+        )
         self.settings = settings
         self._cluster = Cluster(
-            settings.bootstrap_servers, settings.client_settings(), connect=connect
+            settings.bootstrap_servers,
+            settings.client_settings(call_timeout_ms=settings.default_api_timeout_ms),
+            connect=connect,
         )
         self._subscriptions = SubscriptionState(settings.auto_offset_reset, self._changed)
         self._lookup = OffsetLookup(self._cluster, read_committed=settings.read_committed)

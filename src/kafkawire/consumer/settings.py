@@ -7,15 +7,13 @@ with a message naming the option.
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
 import attrs
 from attrs import validators
 
-from kafkawire.cluster import Backoff, ClientSettings
-from kafkawire.net.sasl import SaslMechanism
+from kafkawire.cluster.java_settings import ConnectionOptions, ConnectionSettings
 
 __all__ = ["ASSIGNORS", "ConsumerOptions", "ConsumerSettings", "Deserializer"]
 
@@ -43,15 +41,10 @@ def _strategies(value: str | Sequence[str]) -> tuple[str, ...]:
 
 
 @attrs.frozen(kw_only=True)
-class ConsumerSettings:
-    """How a :class:`~kafkawire.consumer.Consumer` fetches, joins its group and commits."""
+class ConsumerSettings(ConnectionSettings):
+    """How a :class:`~kafkawire.consumer.Consumer` fetches, joins its group and commits (and,
+    from :class:`~kafkawire.cluster.ConnectionSettings`, how it connects)."""
 
-    bootstrap_servers: str | Sequence[str] = attrs.field(
-        validator=validators.instance_of((str, list, tuple))
-    )
-    """``"host:port,host:port"`` or a list of ``"host:port"``: where to find the cluster."""
-
-    client_id: str = "kafkawire"
     group_id: str | None = attrs.field(
         default=None, validator=validators.optional(validators.min_len(1))
     )
@@ -128,16 +121,8 @@ class ConsumerSettings:
     """Turns a record's key bytes (or ``None``) into what the record carries; ``None``: bytes."""
 
     value_deserializer: Deserializer | None = None
-    request_timeout_ms: int = attrs.field(default=30000, validator=_positive)
     default_api_timeout_ms: int = attrs.field(default=60000, validator=_positive)
     """How long a call such as ``committed`` or ``end_offsets`` may take, retries included."""
-
-    retry_backoff_ms: int = attrs.field(default=100, validator=_not_negative)
-    retry_backoff_max_ms: int = attrs.field(default=1000, validator=_positive)
-    metadata_max_age_ms: int = attrs.field(default=300000, validator=_positive)
-    socket_connection_setup_timeout_ms: int = attrs.field(default=10000, validator=_positive)
-    ssl_context: ssl.SSLContext | None = None
-    sasl: SaslMechanism | None = None
 
     def __attrs_post_init__(self) -> None:
         if self.heartbeat_interval_ms >= self.session_timeout_ms:
@@ -149,27 +134,10 @@ class ConsumerSettings:
     def read_committed(self) -> bool:
         return self.isolation_level == "read_committed"
 
-    def client_settings(self) -> ClientSettings:
-        """The connection-level settings these imply."""
-        return ClientSettings(
-            client_id=self.client_id,
-            request_timeout=self.request_timeout_ms / 1000,
-            retry_timeout=self.default_api_timeout_ms / 1000,
-            connect_timeout=self.socket_connection_setup_timeout_ms / 1000,
-            metadata_max_age=self.metadata_max_age_ms / 1000,
-            ssl=self.ssl_context,
-            sasl=self.sasl,
-            backoff=Backoff(
-                initial=self.retry_backoff_ms / 1000,
-                maximum=max(self.retry_backoff_max_ms, self.retry_backoff_ms) / 1000,
-            ),
-        )
 
-
-class ConsumerOptions(TypedDict, total=False):
+class ConsumerOptions(ConnectionOptions, total=False):
     """:class:`ConsumerSettings`' fields but ``bootstrap_servers``, as keyword arguments."""
 
-    client_id: str
     group_id: str | None
     group_instance_id: str | None
     group_protocol: GroupProtocol
@@ -190,11 +158,4 @@ class ConsumerOptions(TypedDict, total=False):
     check_crcs: bool
     key_deserializer: Deserializer | None
     value_deserializer: Deserializer | None
-    request_timeout_ms: int
     default_api_timeout_ms: int
-    retry_backoff_ms: int
-    retry_backoff_max_ms: int
-    metadata_max_age_ms: int
-    socket_connection_setup_timeout_ms: int
-    ssl_context: ssl.SSLContext | None
-    sasl: SaslMechanism | None
