@@ -79,3 +79,26 @@ def test_records_are_frozen_deserialized_and_start_at_the_position() -> None:
     )
     with pytest.raises(dataclasses.FrozenInstanceError):
         record.offset = 8  # type: ignore[misc]
+
+
+def test_a_rebalance_drops_what_was_fetched_for_iteration_of_revoked_partitions() -> None:
+    consumer = Consumer(bootstrap_servers="127.0.0.1:9092", group_id="g")
+    kept, revoked = TopicPartition("t", 0), TopicPartition("t", 1)
+    consumer._subscriptions.assign([kept, revoked])
+    consumer._iterated.extend(_record(tp, offset) for tp in (kept, revoked) for offset in (0, 1))
+    consumer._subscriptions.assign([kept])  # what the group coordinator does on a rebalance
+    assert [(r.partition, r.offset) for r in consumer._iterated] == [(0, 0), (0, 1)]
+
+
+def _record(tp: TopicPartition, offset: int) -> ConsumerRecord:
+    return ConsumerRecord(
+        topic=tp.topic,
+        partition=tp.partition,
+        offset=offset,
+        timestamp=0,
+        timestamp_type=TimestampType.CREATE_TIME,
+        key=None,
+        value=b"v",
+        headers=(),
+        leader_epoch=-1,
+    )

@@ -76,6 +76,11 @@ class Consumer:
             self._subscriptions.topics = frozenset(topics)
 
     def _changed(self) -> None:
+        # The assignment may have changed under iteration (a rebalance took partitions away):
+        # records fetched for it but not yet yielded must not be handed out any more.
+        if self._iterated:
+            assigned = set(self._subscriptions.assigned())
+            self._drop_iterated(lambda tp: tp not in assigned)
         self._fetcher.wake()
 
     # --- life cycle --------------------------------------------------------------------------
