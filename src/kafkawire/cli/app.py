@@ -11,19 +11,23 @@ from typing import Any
 
 import click
 
-from . import decode
+from . import api_versions, broker, consume, decode, produce, topics
 from ._common import CONTEXT_SETTINGS, DEBUG, Failure, debug_option, one_line
 
 __all__ = ["cli", "main"]
 
 
 class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)  # in the order they are added: the everyday ones first
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
         except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
             raise click.exceptions.Exit(130) from None
         except Exception as exc:  # the command line's last resort: one line, not a traceback
             if ctx.meta.get(DEBUG):
@@ -40,10 +44,27 @@ def cli() -> None:
     Commands that talk to a broker take --bootstrap-server HOST:PORT (or the
     KAFKAWIRE_BOOTSTRAP environment variable). Every command takes --help, with
     examples. Exit codes: 0 success, 1 failure, 2 usage error.
+
+    \b
+    Examples:
+      kafkawire broker                  # a broker to try things on; prints its address
+      export KAFKAWIRE_BOOTSTRAP=127.0.0.1:9092
+      kafkawire topics create greetings --partitions 3
+      seq 10 | kafkawire produce greetings
+      kafkawire consume greetings --from-beginning --format json
+      kafkawire decode --hex 00000012000300000000000100047465737400000000
     """
 
 
-cli.add_command(decode.decode)
+for command in (
+    topics.topics,
+    produce.produce,
+    consume.consume,
+    api_versions.api_versions,
+    decode.decode,
+    broker.broker,
+):
+    cli.add_command(command)
 
 
 def main() -> None:
