@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from . import api_versions, broker, consume, decode, produce, topics
+from . import api_versions, broker, consume, decode, groups, produce, topics
 from ._common import CONTEXT_SETTINGS, DEBUG, Failure, debug_option, one_line
 
 __all__ = ["cli", "main"]
@@ -60,6 +60,7 @@ for command in (
     topics.topics,
     produce.produce,
     consume.consume,
+    groups.groups,
     api_versions.api_versions,
     decode.decode,
     broker.broker,
