@@ -23,3 +23,5 @@ def test_help_has_examples(path: tuple[str, ...]) -> None:
     result = CliRunner().invoke(cli, [*path, "--help"], prog_name="kafkawire")
     assert result.exit_code == 0
     assert "Example" in result.output
+    # Metavars say what a value is (N, P, SECONDS), not click's type names.
+    assert "INTEGER" not in result.output

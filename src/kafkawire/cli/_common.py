@@ -175,7 +175,7 @@ def timestamp_ms(_ctx: click.Context, _param: click.Parameter, value: str | None
 
 
 def plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
 
 
 def run(coroutine: Coroutine[Any, Any, T]) -> T:

@@ -41,7 +41,10 @@ def _no_group(_ctx: click.Context, _param: click.Parameter, value: str | None) -
 @click.argument("topic")
 @click.option("--from-beginning", is_flag=True, help="Start at the earliest offset.")
 @click.option(
-    "--offset", type=int, help="Start at offset N; a negative N starts N records before the end."
+    "--offset",
+    type=int,
+    metavar="N",
+    help="Start at offset N; a negative N starts N records before the end.",
 )
 @click.option(
     "--timestamp",
@@ -53,10 +56,13 @@ def _no_group(_ctx: click.Context, _param: click.Parameter, value: str | None) -
     "--partition",
     "partitions",
     type=click.IntRange(min=0),
+    metavar="P",
     multiple=True,
     help="Read only this partition (repeatable). [default: all]",
 )
-@click.option("--max-messages", type=click.IntRange(min=1), help="Stop after N records.")
+@click.option(
+    "--max-messages", type=click.IntRange(min=1), metavar="N", help="Stop after N records."
+)
 @click.option(
     "-e",
     "--exit-at-end",

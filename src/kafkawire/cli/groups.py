@@ -57,8 +57,12 @@ def list_groups(*, broker: BrokerArgs, states: tuple[str, ...]) -> None:
             found = await admin.list_groups(states=states)
         return sorted((g.group_id, g.type, g.state, g.protocol_type) for g in found)
 
+    found = run(listed())
+    if not found:
+        click.echo("No groups.", err=True)
+        return
     table = Table("group", "type", "state", "protocol type", box=None)
-    for row in run(listed()):
+    for row in found:
         table.add_row(*row)
     _print(table)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import time
 from collections.abc import Callable, Iterator
@@ -12,6 +11,7 @@ import click
 from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from kafkawire.errors import KafkawireError
 from kafkawire.producer.batch import Delivery
 
 from ._common import (
@@ -153,34 +153,48 @@ async def _send_all(
             )
             advance()
         await producer.flush()
-    written = await asyncio.gather(*deliveries, return_exceptions=True)
-    failed = [r for r in written if isinstance(r, BaseException)]
-    partitions = {r.partition for r in written if not isinstance(r, BaseException)}
+    # Every delivery is done once the producer is closed; reading them one by one costs
+    # nothing, where gathering them would make a task for each record.
+    partitions: set[int] = set()
+    failed: list[KafkawireError] = []
+    for delivery in deliveries:
+        try:
+            partitions.add(delivery.result().partition)
+        except KafkawireError as exc:
+            failed.append(exc)
     if failed and error is None:
         error = f"{plural(len(failed), 'record')} failed, the first with: {failed[0]}"
-    return len(written) - len(failed), partitions, error
+    return len(deliveries) - len(failed), partitions, error
 
 
 @contextlib.contextmanager
 def _progress() -> Iterator[Callable[[], None]]:
-    """A progress bar with the rate on stderr while records are sent, when stderr is a
-    terminal; transient, so that the summary line replaces it."""
+    """A progress bar on stderr, when it is a terminal, of the records handed to the producer
+    and their rate. The producer's buffer is bounded, so on long input that rate is the
+    delivery rate; the bar is transient, and the summary line gives the delivered count."""
     console = Console(stderr=True)
     if not console.is_terminal:
         yield lambda: None
         return
     columns = (
         SpinnerColumn(),
-        TextColumn("{task.completed:,} records sent"),
+        TextColumn("{task.completed:,} records queued"),
         TimeElapsedColumn(),
         TextColumn("{task.fields[rate]}"),
     )
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task("produce", total=None, rate="")
+        unshown = 0
+        shown_at = time.monotonic()
 
+        # Updating the bar for every record would cost more than queueing the record.
         def advance() -> None:
-            bar.advance(task)
-            speed = bar.tasks[task].speed
-            bar.update(task, rate=f"{speed:,.0f} records/s" if speed else "")
+            nonlocal unshown, shown_at
+            unshown += 1
+            if time.monotonic() - shown_at >= 0.1:
+                bar.advance(task, unshown)
+                speed = bar.tasks[task].speed
+                bar.update(task, rate=f"{speed:,.0f} records/s" if speed else "")
+                unshown, shown_at = 0, time.monotonic()
 
         yield advance

@@ -86,8 +86,12 @@ def describe(broker: BrokerArgs, name: str, all_configs: bool) -> None:
 
 @topics.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("name")
-@click.option("--partitions", type=click.IntRange(min=1), help="[default: the broker's]")
-@click.option("--replication-factor", type=click.IntRange(min=1), help="[default: the broker's]")
+@click.option(
+    "--partitions", type=click.IntRange(min=1), metavar="N", help="[default: the broker's]"
+)
+@click.option(
+    "--replication-factor", type=click.IntRange(min=1), metavar="R", help="[default: the broker's]"
+)
 @click.option(
     "--config",
     "configs",
