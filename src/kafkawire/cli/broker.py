@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 
 import click
 
@@ -30,10 +31,15 @@ def broker() -> None:
     """
 
     async def serve() -> None:
+        stop = asyncio.Event()
+        # SIGTERM too (kill, systemd, docker stop; and background jobs ignore SIGINT): the
+        # default would end this process at once and leave the broker's process running.
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            asyncio.get_running_loop().add_signal_handler(signum, stop.set)
         async with TansuBroker() as embedded:
             click.echo(embedded.bootstrap)
             click.echo(f"{embedded.name} is listening; Ctrl-C stops it.", err=True)
-            await asyncio.Event().wait()  # until Ctrl-C cancels it
+            await stop.wait()  # or until Ctrl-C cancels it
 
     # Ctrl-C is how this command ends, not a failure: the broker is stopped on the way out.
     with contextlib.suppress(KeyboardInterrupt):
