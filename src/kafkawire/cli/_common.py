@@ -1,0 +1,182 @@
+"""What the commands share: options, the one-line failure, running a coroutine."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import functools
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import click
+
+from kafkawire.admin import Admin
+from kafkawire.client import KafkaClient
+from kafkawire.errors import KafkawireError
+from kafkawire.producer import Producer
+
+__all__ = [
+    "CONTEXT_SETTINGS",
+    "DEBUG",
+    "BrokerArgs",
+    "Failure",
+    "broker_options",
+    "debug_option",
+    "format_option",
+    "key_values",
+    "one_line",
+    "plural",
+    "run",
+    "timestamp_ms",
+]
+
+T = TypeVar("T")
+
+DEBUG = "kafkawire.debug"
+CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class Failure(click.ClickException):
+    """A failure that is not a usage error: exit code 1, one line on stderr."""
+
+    exit_code = 1
+
+
+def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta[DEBUG] = True
+
+
+debug_option = click.option(
+    "--debug",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_set_debug,
+    help="Print the traceback of an error.",
+)
+
+
+def one_line(exc: BaseException) -> str:
+    message = " ".join(str(exc).split())
+    # Our own errors and the operating system's explain themselves; anything else is named.
+    if isinstance(exc, KafkawireError | OSError) and message:
+        return message
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+
+
+@dataclass(frozen=True)
+class BrokerArgs:
+    """Where the broker is and how long a command may wait for it."""
+
+    bootstrap: str
+    timeout: float
+
+    def admin(self) -> Admin:
+        ms = int(self.timeout * 1000)
+        return Admin(
+            self.bootstrap,
+            client_id="kafkawire-cli",
+            request_timeout_ms=ms,
+            default_api_timeout_ms=ms,
+            socket_connection_setup_timeout_ms=ms,
+        )
+
+    def producer(self, **options: Any) -> Producer:
+        ms = int(self.timeout * 1000)
+        return Producer(
+            self.bootstrap,
+            client_id="kafkawire-cli",
+            request_timeout_ms=ms,
+            max_block_ms=ms,
+            # At least a request's timeout and the linger, which the settings check.
+            delivery_timeout_ms=ms + 5,
+            socket_connection_setup_timeout_ms=ms,
+            **options,
+        )
+
+    def client(self) -> KafkaClient:
+        return KafkaClient(
+            self.bootstrap,
+            client_id="kafkawire-cli",
+            request_timeout=self.timeout,
+            retry_timeout=self.timeout,
+            connect_timeout=self.timeout,
+        )
+
+
+def broker_options(command: Callable[..., T]) -> Callable[..., T]:
+    """``-b/--bootstrap-server`` (or KAFKAWIRE_BOOTSTRAP) and ``--timeout``, given to the
+    command as one ``broker`` argument."""
+
+    @functools.wraps(command)
+    def with_broker(*args: Any, bootstrap_server: str, timeout: float, **kwargs: Any) -> T:
+        return command(*args, broker=BrokerArgs(bootstrap_server, timeout), **kwargs)
+
+    with_broker = click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=30.0,
+        show_default=True,
+        metavar="SECONDS",
+        help="How long to wait for the broker, retries included.",
+    )(with_broker)
+    return click.option(
+        "-b",
+        "--bootstrap-server",
+        envvar="KAFKAWIRE_BOOTSTRAP",
+        required=True,
+        metavar="HOST:PORT",
+        help="The broker to talk to [env: KAFKAWIRE_BOOTSTRAP].",
+    )(with_broker)
+
+
+def format_option(help: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """``--format text|json``, given to the command as ``fmt``."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["text", "json"]),
+        default="text",
+        show_default=True,
+        help=help,
+    )
+
+
+def key_values(
+    _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
+) -> dict[str, str]:
+    """``k=v`` options (repeatable) as a dict."""
+    pairs = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE")
+        pairs[key] = value
+    return pairs
+
+
+def timestamp_ms(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
+    """A time as ms since the epoch: given as such, or in ISO 8601 (local time without a zone)."""
+    if value is None:
+        return None
+    if value.isdigit():
+        return int(value)
+    try:
+        moment = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(
+            f"{value!r} is neither ms since the epoch nor an ISO 8601 time"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.astimezone()  # a time without a zone is local, as people write it
+    return int(moment.timestamp() * 1000)
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count:,} {word}" if count == 1 else f"{count:,} {word}s"
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    return asyncio.run(coroutine)

@@ -1,0 +1,47 @@
+"""``kafkawire broker``: the embedded Tansu broker, in the foreground until Ctrl-C."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+
+import click
+
+from kafkawire.testing import TansuBroker
+
+from ._common import CONTEXT_SETTINGS, debug_option, run
+
+__all__ = ["broker"]
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@debug_option
+def broker() -> None:
+    """Run the embedded Tansu broker on a free loopback port until Ctrl-C.
+
+    Prints its address (HOST:PORT) on stdout, for --bootstrap-server or
+    KAFKAWIRE_BOOTSTRAP. Storage is in memory: stopping it loses every topic. Needs the
+    broker extra: pip install 'kafkawire[broker]'.
+
+    \b
+    Example:
+      kafkawire broker
+      export KAFKAWIRE_BOOTSTRAP=127.0.0.1:PORT   # in another terminal, the address it printed
+    """
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        # SIGTERM too (kill, systemd, docker stop; and background jobs ignore SIGINT): the
+        # default would end this process at once and leave the broker's process running.
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            asyncio.get_running_loop().add_signal_handler(signum, stop.set)
+        async with TansuBroker() as embedded:
+            click.echo(embedded.bootstrap)
+            click.echo(f"{embedded.name} is listening; Ctrl-C stops it.", err=True)
+            await stop.wait()  # or until Ctrl-C cancels it
+
+    # Ctrl-C is how this command ends, not a failure: the broker is stopped on the way out.
+    with contextlib.suppress(KeyboardInterrupt):
+        run(serve())
+    click.echo("Stopped.", err=True)

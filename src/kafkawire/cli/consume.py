@@ -1,0 +1,217 @@
+"""``kafkawire consume``: records of a topic's partitions, read directly (no group yet)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from collections.abc import AsyncGenerator, Callable, Sequence
+
+import click
+
+from kafkawire.client import EARLIEST, LATEST, KafkaClient
+from kafkawire.records import Record
+
+from ._common import (
+    CONTEXT_SETTINGS,
+    BrokerArgs,
+    Failure,
+    broker_options,
+    debug_option,
+    format_option,
+    plural,
+    run,
+    timestamp_ms,
+)
+from ._json import record_json
+
+__all__ = ["consume"]
+
+
+def _no_group(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        raise click.BadParameter(
+            "consuming in a group needs kafkawire's consumer, which has not landed yet; "
+            "without --group, consume reads the partitions directly and commits nothing"
+        )
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("topic")
+@click.option("--from-beginning", is_flag=True, help="Start at the earliest offset.")
+@click.option(
+    "--offset",
+    type=int,
+    metavar="N",
+    help="Start at offset N; a negative N starts N records before the end.",
+)
+@click.option(
+    "--timestamp",
+    callback=timestamp_ms,
+    metavar="T",
+    help="Start at the first record at or after T (ms since the epoch, or ISO 8601).",
+)
+@click.option(
+    "--partition",
+    "partitions",
+    type=click.IntRange(min=0),
+    metavar="P",
+    multiple=True,
+    help="Read only this partition (repeatable). [default: all]",
+)
+@click.option(
+    "--max-messages", type=click.IntRange(min=1), metavar="N", help="Stop after N records."
+)
+@click.option(
+    "-e",
+    "--exit-at-end",
+    is_flag=True,
+    help="Stop at the end of the partitions instead of waiting.",
+)
+@format_option("text: the values; json: a JSON object per line.")
+@click.option(
+    "--group",
+    callback=_no_group,
+    expose_value=False,
+    metavar="G",
+    help="Not supported yet: needs the consumer, still to land.",
+)
+@broker_options
+@debug_option
+def consume(
+    *,
+    broker: BrokerArgs,
+    topic: str,
+    from_beginning: bool,
+    offset: int | None,
+    timestamp: int | None,
+    partitions: Sequence[int],
+    max_messages: int | None,
+    exit_at_end: bool,
+    fmt: str,
+) -> None:
+    """Print the records of TOPIC: new ones, unless told where to start.
+
+    With --format json each record is a line {"topic", "partition", "offset", "timestamp",
+    "key", "value", "headers"}; keys, values and header values are strings when they are
+    UTF-8 and {"base64": "..."} when not, and headers are [key, value] pairs. Ctrl-C stops.
+
+    \b
+    Examples:
+      kafkawire consume orders -b localhost:9092
+      kafkawire consume orders --from-beginning --max-messages 10 --format json
+      kafkawire consume orders --partition 0 --offset -5 --exit-at-end
+      kafkawire consume orders --timestamp 2026-11-23T09:00 --format json | jq .value
+    """
+    starts = [from_beginning, offset is not None, timestamp is not None]
+    if sum(starts) > 1:
+        raise click.UsageError("give one of --from-beginning, --offset and --timestamp")
+    start = EARLIEST if from_beginning else timestamp if timestamp is not None else LATEST
+    count = 0
+
+    def show(partition: int, record: Record) -> bool:
+        nonlocal count
+        count += 1
+        if fmt == "json":
+            sys.stdout.write(
+                json.dumps({"topic": topic, "partition": partition, **record_json(record)}) + "\n"
+            )
+        else:
+            sys.stdout.buffer.write((record.value or b"") + b"\n")
+        sys.stdout.flush()
+        return max_messages is not None and count >= max_messages
+
+    # Ctrl-C is how a reader without --max-messages ends: the summary, and exit 0.
+    with contextlib.suppress(KeyboardInterrupt):
+        run(
+            _read(
+                broker,
+                topic,
+                list(partitions),
+                start=start,
+                offset=offset,
+                exit_at_end=exit_at_end,
+                show=show,
+            )
+        )
+    click.echo(f"Consumed {plural(count, 'record')}", err=True)
+
+
+async def _read(
+    broker: BrokerArgs,
+    topic: str,
+    partitions: list[int],
+    *,
+    start: int,
+    offset: int | None,
+    exit_at_end: bool,
+    show: Callable[[int, Record], bool],
+) -> None:
+    async with broker.client() as client:
+        starts = {
+            p: await _first(client, topic, p, start, offset)
+            for p in partitions or await _partitions_of(client, topic)
+        }
+        async with contextlib.aclosing(
+            _merged(client, topic, starts, exit_at_end=exit_at_end)
+        ) as records:
+            async for partition, record in records:
+                if show(partition, record):
+                    return
+
+
+async def _merged(
+    client: KafkaClient, topic: str, starts: dict[int, int], *, exit_at_end: bool
+) -> AsyncGenerator[tuple[int, Record]]:
+    """The records of all the partitions, as they come; a partition's error ends them all."""
+    queue: asyncio.Queue[tuple[int, Record] | Exception | None] = asyncio.Queue(maxsize=1000)
+
+    async def pump(partition: int, offset: int) -> None:
+        try:
+            async for record in client.records(topic, partition, offset, stop_at_end=exit_at_end):
+                await queue.put((partition, record))
+        except Exception as exc:  # handed to the reader of the queue, which raises it
+            await queue.put(exc)
+            return
+        await queue.put(None)  # this partition reached its end
+
+    pumps = [asyncio.create_task(pump(p, offset)) for p, offset in starts.items()]
+    try:
+        running = len(pumps)
+        while running:
+            item = await queue.get()
+            if item is None:
+                running -= 1
+            elif isinstance(item, Exception):
+                raise item
+            else:
+                yield item
+    finally:
+        for task in pumps:
+            task.cancel()
+        await asyncio.gather(*pumps, return_exceptions=True)
+
+
+async def _first(
+    client: KafkaClient, topic: str, partition: int, start: int, offset: int | None
+) -> int:
+    if offset is not None and offset >= 0:
+        return offset
+    found = (
+        await client.list_offsets(topic, partition, start if offset is None else LATEST)
+    ).offset
+    if offset is not None:  # N records before the end, never before the beginning
+        earliest = (await client.list_offsets(topic, partition, EARLIEST)).offset
+        return max(found + offset, earliest)
+    if found < 0:  # no record at or after the timestamp: from the end
+        return (await client.list_offsets(topic, partition, LATEST)).offset
+    return found
+
+
+async def _partitions_of(client: KafkaClient, topic: str) -> list[int]:
+    metadata = await client.cluster.metadata([topic])
+    described = metadata.topics.get(topic)
+    if described is None or not described.partitions:
+        raise Failure(f"topic {topic!r} does not exist")
+    return sorted(described.partitions)

@@ -1,0 +1,187 @@
+"""``kafkawire groups``: list and describe consumer groups, and reset their offsets."""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from kafkawire.admin import GroupDescription, ItemResults, PartitionLag, ResetTo
+from kafkawire.cluster import TopicPartition
+
+from ._common import (
+    CONTEXT_SETTINGS,
+    BrokerArgs,
+    Failure,
+    broker_options,
+    debug_option,
+    plural,
+    run,
+    timestamp_ms,
+)
+
+__all__ = ["groups"]
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+def groups() -> None:
+    """List and describe consumer groups, and reset their committed offsets.
+
+    \b
+    Examples:
+      kafkawire groups list -b localhost:9092
+      kafkawire groups describe billing
+      kafkawire groups reset-offsets billing --topic orders --to-earliest --dry-run
+    """
+
+
+def _print(table: Table) -> None:
+    Console(soft_wrap=True).print(table)
+
+
+@groups.command("list", context_settings=CONTEXT_SETTINGS)
+@click.option("--state", "states", multiple=True, help="Only groups in this state (repeatable).")
+@broker_options
+@debug_option
+def list_groups(*, broker: BrokerArgs, states: tuple[str, ...]) -> None:
+    """List the groups: id, type, state and protocol type.
+
+    \b
+    Examples:
+      kafkawire groups list -b localhost:9092
+      kafkawire groups list --state Stable --state Empty
+    """
+
+    async def listed() -> list[tuple[str, str, str, str]]:
+        async with broker.admin() as admin:
+            found = await admin.list_groups(states=states)
+        return sorted((g.group_id, g.type, g.state, g.protocol_type) for g in found)
+
+    found = run(listed())
+    if not found:
+        click.echo("No groups.", err=True)
+        return
+    table = Table("group", "type", "state", "protocol type", box=None)
+    for row in found:
+        table.add_row(*row)
+    _print(table)
+
+
+@groups.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("group")
+@broker_options
+@debug_option
+def describe(*, broker: BrokerArgs, group: str) -> None:
+    """Show a group's state, its members and their assignments, and per partition the
+    committed offset, the end offset, the lag and the member it is assigned to.
+
+    \b
+    Example:
+      kafkawire groups describe billing -b localhost:9092
+    """
+
+    async def described() -> tuple[GroupDescription, ItemResults[TopicPartition, PartitionLag]]:
+        async with broker.admin() as admin:
+            return (await admin.describe_groups([group]))[group], await admin.group_lag(group)
+
+    description, lags = run(described())
+    click.echo(
+        f"Group {group}  state {description.state or '-'}  protocol {description.protocol or '-'}"
+        f"  members {len(description.members)}"
+    )
+    owners = {tp: m.client_id or m.member_id for m in description.members for tp in m.assignment}
+    table = Table("topic", "partition", "committed", "end", "lag", "member", box=None)
+    for tp in sorted(set(lags) | set(owners)):
+        lag = lags.outcome(tp) if tp in lags else None
+        if isinstance(lag, PartitionLag):
+            numbers = [_or_dash(lag.committed), str(lag.end), _or_dash(lag.lag)]
+        else:
+            numbers = ["-", "-", f"error: {lag}" if lag else "-"]
+        table.add_row(tp.topic, str(tp.partition), *numbers, owners.get(tp, "-"))
+    _print(table)
+
+
+def _or_dash(value: int | None) -> str:
+    return "-" if value is None or value < 0 else str(value)
+
+
+_TARGETS = ("to_earliest", "to_latest", "to_datetime", "shift_by", "to_offset")
+
+
+@groups.command("reset-offsets", context_settings=CONTEXT_SETTINGS)
+@click.argument("group")
+@click.option(
+    "--topic",
+    "topics",
+    multiple=True,
+    help="Reset this topic's partitions (repeatable). [default: all the group committed for]",
+)
+@click.option("--to-earliest", is_flag=True, help="To each partition's first offset.")
+@click.option("--to-latest", is_flag=True, help="To each partition's end.")
+@click.option(
+    "--to-datetime",
+    callback=timestamp_ms,
+    metavar="T",
+    help="To the first record at or after T (ms since the epoch, or ISO 8601).",
+)
+@click.option(
+    "--shift-by", type=int, metavar="N", help="By N from the committed offset (negative: back)."
+)
+@click.option("--to-offset", type=click.IntRange(min=0), metavar="N", help="To offset N.")
+@click.option("--dry-run", is_flag=True, help="Show the new offsets without committing them.")
+@broker_options
+@debug_option
+def reset_offsets(
+    *,
+    broker: BrokerArgs,
+    group: str,
+    topics: tuple[str, ...],
+    dry_run: bool,
+    **targets: int | bool | None,
+) -> None:
+    """Move a group's committed offsets; give exactly one --to-... or --shift-by.
+
+    Offsets are kept within each partition's first and end offsets. The group should have no
+    active members: a running consumer commits over the reset.
+
+    \b
+    Examples:
+      kafkawire groups reset-offsets billing --topic orders --to-earliest -b localhost:9092
+      kafkawire groups reset-offsets billing --to-datetime 2026-11-23T09:00 --dry-run
+      kafkawire groups reset-offsets billing --shift-by -100
+    """
+    given = {name: value for name, value in targets.items() if value not in (None, False)}
+    if len(given) != 1:
+        options = ", ".join("--" + name.replace("_", "-") for name in _TARGETS)
+        raise click.UsageError(f"give exactly one of {options}")
+    ((name, value),) = given.items()
+    to = _reset_to(name, int(value))
+
+    async def reset() -> ItemResults[TopicPartition, int]:
+        async with broker.admin() as admin:
+            return await admin.reset_offsets(group, list(topics) or None, to, dry_run=dry_run)
+
+    moved = run(reset())
+    table = Table("topic", "partition", "new offset", box=None)
+    for tp in sorted(moved):
+        table.add_row(tp.topic, str(tp.partition), str(moved.outcome(tp)))
+    _print(table)
+    if moved.errors:
+        first = next(iter(moved.errors.values()))
+        raise Failure(f"{plural(len(moved.errors), 'partition')} not reset, the first: {first}")
+    click.echo(
+        ("Would reset" if dry_run else "Reset") + f" {plural(len(moved), 'partition')} of {group}",
+        err=True,
+    )
+
+
+def _reset_to(name: str, value: int) -> ResetTo:
+    if name == "to_earliest":
+        return ResetTo.earliest()
+    if name == "to_latest":
+        return ResetTo.latest()
+    if name == "to_datetime":
+        return ResetTo.datetime(value)
+    if name == "shift_by":
+        return ResetTo.shift_by(value)
+    return ResetTo.offset(value)
