@@ -87,9 +87,34 @@ def test_bad_input_and_options(run: Run, tansu_broker: Broker, topic: str) -> No
     bad_json = run("produce", topic, "--format", "json", *bootstrap, input='{"value": 1}\n')
     assert bad_json.returncode == 1
     assert "line 1" in bad_json.stderr
-    grouped = run("consume", topic, "--group", "g", *bootstrap)
+    grouped = run("consume", topic, "--group", "g", "--exit-at-end", *bootstrap)
     assert grouped.returncode == 2
-    assert "--group" in grouped.stderr
+    assert "--group reads until stopped" in grouped.stderr
     both = run("consume", topic, "--offset", "1", "--from-beginning", *bootstrap)
     assert both.returncode == 2
     assert run("produce", topic, "--compression", "brotli", *bootstrap).returncode == 2
+
+
+def test_a_group_member_resumes_where_the_group_committed(
+    run: Run, tansu_broker: Broker, topic: str
+) -> None:
+    group = f"cli-group-{uuid.uuid4().hex[:8]}"
+    first = run("produce", topic, "--partition", "0", "-b", tansu_broker.bootstrap, input="a\nb\n")
+    assert first.returncode == 0, first.stderr
+    read = consume_json(
+        run, tansu_broker, topic, "--group", group, "--from-beginning", "--max-messages", "2"
+    )
+    assert [r["value"] for r in read] == ["a", "b"]
+    more = run("produce", topic, "--partition", "0", "-b", tansu_broker.bootstrap, input="c\n")
+    assert more.returncode == 0, more.stderr
+    # The group committed b: a new member starts after it, from-beginning or not.
+    again = consume_json(
+        run, tansu_broker, topic, "--group", group, "--from-beginning", "--max-messages", "1"
+    )
+    assert [r["value"] for r in again] == ["c"]
+
+
+def test_group_reading_refuses_positions_of_its_own(run: Run, tansu_broker: Broker) -> None:
+    result = run("consume", "t", "--group", "g", "--offset", "3", "-b", tansu_broker.bootstrap)
+    assert result.returncode == 2
+    assert "--group takes its partitions and positions from the group" in result.stderr

@@ -13,6 +13,7 @@ import click
 
 from kafkawire.admin import Admin
 from kafkawire.client import KafkaClient
+from kafkawire.consumer import Consumer
 from kafkawire.errors import KafkawireError
 from kafkawire.producer import Producer
 
@@ -93,6 +94,22 @@ class BrokerArgs:
             # At least a request's timeout and the linger, which the settings check.
             delivery_timeout_ms=ms + 5,
             socket_connection_setup_timeout_ms=ms,
+            **options,
+        )
+
+    def consumer(self, topic: str, **options: Any) -> Consumer:
+        ms = int(self.timeout * 1000)
+        return Consumer(
+            topic,
+            bootstrap_servers=self.bootstrap,
+            client_id="kafkawire-cli",
+            request_timeout_ms=max(ms, 1000),
+            default_api_timeout_ms=ms,
+            socket_connection_setup_timeout_ms=ms,
+            # A short session: a console reader that goes away should hand its partitions
+            # back soon (and brokers that hold a join for half of it answer sooner).
+            session_timeout_ms=10_000,
+            heartbeat_interval_ms=1_000,
             **options,
         )
 

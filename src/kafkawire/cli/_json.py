@@ -14,6 +14,7 @@ import dataclasses
 import uuid
 from typing import Any
 
+from kafkawire.consumer import ConsumerRecord
 from kafkawire.records import Batch, Record, RecordsError, decode_batches
 
 __all__ = ["base64_of", "message_json", "record_json", "text_or_base64"]
@@ -34,7 +35,7 @@ def text_or_base64(data: BytesLike | None) -> str | dict[str, str] | None:
         return base64_of(data)
 
 
-def record_json(record: Record) -> dict[str, Any]:
+def record_json(record: Record | ConsumerRecord) -> dict[str, Any]:
     return {
         "offset": record.offset,
         "timestamp": record.timestamp,

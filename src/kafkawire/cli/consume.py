@@ -1,4 +1,5 @@
-"""``kafkawire consume``: records of a topic's partitions, read directly (no group yet)."""
+"""``kafkawire consume``: records of a topic's partitions, read directly, or as a member of a
+consumer group (``--group``) that commits what it printed."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 import click
 
 from kafkawire.client import EARLIEST, LATEST, KafkaClient
+from kafkawire.consumer import ConsumerRecord
 from kafkawire.records import Record
 
 from ._common import (
@@ -27,14 +29,6 @@ from ._common import (
 from ._json import record_json
 
 __all__ = ["consume"]
-
-
-def _no_group(_ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
-    if value is not None:
-        raise click.BadParameter(
-            "consuming in a group needs kafkawire's consumer, which has not landed yet; "
-            "without --group, consume reads the partitions directly and commits nothing"
-        )
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -72,10 +66,9 @@ def _no_group(_ctx: click.Context, _param: click.Parameter, value: str | None) -
 @format_option("text: the values; json: a JSON object per line.")
 @click.option(
     "--group",
-    callback=_no_group,
-    expose_value=False,
     metavar="G",
-    help="Not supported yet: needs the consumer, still to land.",
+    help="Read as a member of consumer group G: its partitions are shared with the group's "
+    "other members, and what was printed is committed (on exit too).",
 )
 @broker_options
 @debug_option
@@ -90,6 +83,7 @@ def consume(
     max_messages: int | None,
     exit_at_end: bool,
     fmt: str,
+    group: str | None,
 ) -> None:
     """Print the records of TOPIC: new ones, unless told where to start.
 
@@ -103,14 +97,22 @@ def consume(
       kafkawire consume orders --from-beginning --max-messages 10 --format json
       kafkawire consume orders --partition 0 --offset -5 --exit-at-end
       kafkawire consume orders --timestamp 2026-11-23T09:00 --format json | jq .value
+      kafkawire consume orders --group billing --from-beginning
     """
     starts = [from_beginning, offset is not None, timestamp is not None]
     if sum(starts) > 1:
         raise click.UsageError("give one of --from-beginning, --offset and --timestamp")
+    if group is not None and (offset is not None or timestamp is not None or partitions):
+        raise click.UsageError(
+            "--group takes its partitions and positions from the group: "
+            "not with --offset, --timestamp or --partition"
+        )
+    if group is not None and exit_at_end:
+        raise click.UsageError("--group reads until stopped: not with --exit-at-end")
     start = EARLIEST if from_beginning else timestamp if timestamp is not None else LATEST
     count = 0
 
-    def show(partition: int, record: Record) -> bool:
+    def show(partition: int, record: Record | ConsumerRecord) -> bool:
         nonlocal count
         count += 1
         if fmt == "json":
@@ -122,19 +124,22 @@ def consume(
         sys.stdout.flush()
         return max_messages is not None and count >= max_messages
 
+    reading = (
+        _read_in_group(broker, topic, group, from_beginning=from_beginning, show=show)
+        if group is not None
+        else _read(
+            broker,
+            topic,
+            list(partitions),
+            start=start,
+            offset=offset,
+            exit_at_end=exit_at_end,
+            show=show,
+        )
+    )
     # Ctrl-C is how a reader without --max-messages ends: the summary, and exit 0.
     with contextlib.suppress(KeyboardInterrupt):
-        run(
-            _read(
-                broker,
-                topic,
-                list(partitions),
-                start=start,
-                offset=offset,
-                exit_at_end=exit_at_end,
-                show=show,
-            )
-        )
+        run(reading)
     click.echo(f"Consumed {plural(count, 'record')}", err=True)
 
 
@@ -146,7 +151,7 @@ async def _read(
     start: int,
     offset: int | None,
     exit_at_end: bool,
-    show: Callable[[int, Record], bool],
+    show: Callable[[int, Record | ConsumerRecord], bool],
 ) -> None:
     async with broker.client() as client:
         starts = {
@@ -159,6 +164,24 @@ async def _read(
             async for partition, record in records:
                 if show(partition, record):
                     return
+
+
+async def _read_in_group(
+    broker: BrokerArgs,
+    topic: str,
+    group: str,
+    *,
+    from_beginning: bool,
+    show: Callable[[int, Record | ConsumerRecord], bool],
+) -> None:
+    """As a member of ``group``: commits what was shown, as it goes and when it stops."""
+    reset = "earliest" if from_beginning else "latest"
+    async with broker.consumer(topic, group_id=group, auto_offset_reset=reset) as consumer:
+        async for record in consumer:
+            done = show(record.partition, record)
+            if done:
+                await consumer.commit()
+                return
 
 
 async def _merged(
