@@ -50,12 +50,17 @@ schema-check: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/python -m pytest
 
-# GNU SASL's gsasl plays the server in the SCRAM interop tests (they skip without it); installed
-# from Debian's packages when we can (root and apt-get present), never failing the build.
+# GNU SASL's gsasl plays the server in the SCRAM interop tests (they skip without it), and Java 17
+# runs Spark for tests/spark; both installed from Debian's packages when we can (root and apt-get
+# present), never failing the build.
 system-tools:
 	@command -v gsasl >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 		&& timeout 300 sh -c 'apt-get update -qq && apt-get install -y -qq gsasl' >/dev/null 2>&1; } \
 		|| echo "note: gsasl is not installed; the SCRAM interop tests will be skipped"
+	@command -v java >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& timeout 600 sh -c 'apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless' \
+		>/dev/null 2>&1; } \
+		|| echo "note: java is not installed; the Spark tests (tests/spark) will be skipped"
 
 test: system-tools lint types contracts schema-check pytest
 
