@@ -68,14 +68,18 @@ def fill(
     partitions: int = 2,
     headers: bool = False,
     first: int = 0,
+    create: bool = True,
 ) -> list[tuple[bytes, bytes]]:
     """Create ``topic`` (if new) and write ``records`` keyed records round-robin over its
-    partitions, numbered from ``first``; returns (key, value) pairs in the order written."""
+    partitions, numbered from ``first``; returns (key, value) pairs in the order written.
+    Without ``create`` the broker creates the topic (the mock cluster has no CreateTopics:
+    it makes four partitions)."""
     written = [(f"k{i}".encode(), f"v{i}".encode()) for i in range(first, first + records)]
 
     async def run() -> None:
-        async with KafkaClient(bootstrap) as client:
-            await client.create_topic(topic, partitions=partitions, exist_ok=True)
+        if create:
+            async with KafkaClient(bootstrap) as client:
+                await client.create_topic(topic, partitions=partitions, exist_ok=True)
         async with Producer(bootstrap) as producer:
             deliveries = [
                 await producer.send(

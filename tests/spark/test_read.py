@@ -108,6 +108,38 @@ def test_offset_options(spark: SparkSession, tansu_broker: Broker) -> None:
     assert sorted(r.offset for r in split.load().collect()) == sorted(o for _, o in everything)
 
 
+def test_reads_every_partition_of_the_mock_cluster(
+    spark: SparkSession, mock_cluster: Broker
+) -> None:
+    # Three brokers: the partitions' leaders differ, and each task finds its own.
+    topic = new_topic()
+    written = fill(mock_cluster.bootstrap, topic, 12, partitions=4, create=False)
+    df = _read(spark, mock_cluster.bootstrap, subscribe=topic).load()
+    rows = df.select("key", "value", "partition", "offset").collect()
+    assert sorted((bytes(r.key), bytes(r.value)) for r in rows) == sorted(written)
+    assert sorted((r.partition, r.offset) for r in rows) == [
+        (p, o) for p in range(4) for o in range(3)
+    ]
+
+
+def test_an_end_below_the_start_is_data_loss(spark: SparkSession, tansu_broker: Broker) -> None:
+    topic = new_topic()
+    fill(tansu_broker.bootstrap, topic, 4, partitions=1)
+    beyond = json.dumps({topic: {"0": 9}})
+    with pytest.raises(Exception, match="end offset 4 is below the start offset 9"):
+        _read(
+            spark, tansu_broker.bootstrap, subscribe=topic, startingOffsets=beyond
+        ).load().collect()
+    lenient = _read(
+        spark,
+        tansu_broker.bootstrap,
+        subscribe=topic,
+        startingOffsets=beyond,
+        failOnDataLoss="false",
+    )
+    assert sorted(r.offset for r in lenient.load().collect()) == [0, 1, 2, 3]
+
+
 def test_bad_options_are_refused_naming_the_option(
     spark: SparkSession, tansu_broker: Broker
 ) -> None:
