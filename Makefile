@@ -12,7 +12,7 @@ MYPY_FLAGS ?= # test-py313 passes --python-version 3.13
 KAFKAWIRE_REQUIRE_EXTENSIONS ?= $(if $(KAFKAWIRE_NO_EXTENSIONS),0,$(if $(shell command -v cc),1,0))
 export KAFKAWIRE_REQUIRE_EXTENSIONS
 
-.PHONY: all venv system-tools test test-py313 lint types contracts schema schema-check pytest demo bench clean
+.PHONY: all venv system-tools test test-py313 lint types contracts schema schema-check pytest demo demo-spark bench clean
 
 all: test
 
@@ -71,6 +71,10 @@ test-py313:
 
 demo: $(STAMP)
 	$(BIN)/python -m kafkawire.demo
+
+# The streaming pipeline: producer -> Spark (format "kafkawire") -> Kafka -> printed totals.
+demo-spark: $(STAMP)
+	$(BIN)/python -m kafkawire.spark.demo
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'

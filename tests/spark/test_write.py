@@ -58,7 +58,9 @@ def test_overwrite_and_missing_value_are_refused(spark: SparkSession, tansu_brok
         ).save()
 
 
-def test_a_failed_delivery_fails_the_write(spark: SparkSession, tansu_broker: Broker) -> None:
+def test_a_record_the_brokers_cannot_take_fails_the_write(
+    spark: SparkSession, tansu_broker: Broker
+) -> None:
     topic = new_topic()
     fill(tansu_broker.bootstrap, topic, 0, partitions=1)
     df = spark.createDataFrame([(b"x", 7)], "value binary, partition int")
