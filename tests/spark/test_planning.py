@@ -5,8 +5,23 @@ from __future__ import annotations
 import pytest
 
 from kafkawire.cluster import TopicPartition
-from kafkawire.spark.offsets import OffsetRange, from_json, rate_limited, split, to_json
-from kafkawire.spark.options import EARLIEST, OptionError, read_options, write_options
+from kafkawire.spark.offsets import (
+    Bounds,
+    DataLossError,
+    OffsetRange,
+    from_json,
+    next_end,
+    rate_limited,
+    split,
+    to_json,
+)
+from kafkawire.spark.options import (
+    EARLIEST,
+    OptionError,
+    ReadOptions,
+    read_options,
+    write_options,
+)
 
 A0, A1 = TopicPartition("a", 0), TopicPartition("a", 1)
 BOOTSTRAP = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
@@ -75,3 +90,32 @@ def test_offsets_json_is_ordered_and_round_trips() -> None:
     assert list(to_json(offsets)) == ["a", "b"]
     assert list(to_json(offsets)["b"]) == ["2", "10"]
     assert from_json(to_json(offsets)) == offsets
+
+
+def _stream_options(fail_on_data_loss: bool = True) -> ReadOptions:
+    return read_options(
+        {**BOOTSTRAP, "subscribe": "a", "failOnDataLoss": str(fail_on_data_loss)}, streaming=True
+    )
+
+
+def test_next_end_is_the_end_of_each_log() -> None:
+    bounds = {A0: Bounds(0, 10), A1: Bounds(4, 6)}
+    gone = TopicPartition("b", 0)
+    # A1 is new (not in begin): it starts at its earliest offset; b/0 went away and stays.
+    ends = next_end({A0: 2, gone: 7}, bounds, None, None, _stream_options())
+    assert ends == {A0: 10, A1: 6, gone: 7}
+    # A rate limit shares by backlog, A1's counted from its earliest offset: 8 and 2.
+    assert next_end({A0: 2}, bounds, None, 5, _stream_options()) == {A0: 6, A1: 5}
+
+
+def test_next_end_stops_at_the_available_now_target() -> None:
+    bounds = {A0: Bounds(0, 10), A1: Bounds(0, 3)}
+    # A1 appeared after the target was taken: it does not move past its start.
+    assert next_end({A0: 2}, bounds, {A0: 8}, None, _stream_options()) == {A0: 8, A1: 0}
+
+
+def test_next_end_below_the_start_is_data_loss() -> None:
+    bounds = {A0: Bounds(0, 3)}
+    with pytest.raises(DataLossError, match="the log ends at 3, below the offset 9"):
+        next_end({A0: 9}, bounds, None, None, _stream_options())
+    assert next_end({A0: 9}, bounds, None, None, _stream_options(False)) == {A0: 3}

@@ -5,8 +5,8 @@ register it by itself. Batch and streaming reads with the schema of Spark's Kafk
 batch and streaming writes (``.mode("append")``; at least once). See the README's "Spark".
 """
 
+from .offsets import DataLossError
 from .options import OptionError
-from .reading import DataLossError
 from .source import KafkawireDataSource
 
 __all__ = ["DataLossError", "KafkawireDataSource", "OptionError"]

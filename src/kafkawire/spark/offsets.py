@@ -9,6 +9,7 @@ into Spark as ``{topic: {"partition": offset}}`` JSON maps, as Spark's Kafka sou
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import re
 from dataclasses import dataclass
@@ -21,10 +22,13 @@ from .options import EARLIEST, LATEST, OffsetSpec, OptionError, ReadOptions
 
 __all__ = [
     "Bounds",
+    "DataLossError",
     "OffsetRange",
     "Offsets",
     "current_bounds",
+    "data_lost",
     "from_json",
+    "next_end",
     "rate_limited",
     "split",
     "starting_offsets",
@@ -32,6 +36,11 @@ __all__ = [
 ]
 
 Offsets = dict[TopicPartition, int]
+_log = logging.getLogger(__name__)
+
+
+class DataLossError(RuntimeError):
+    """Records a read was to return are gone (deleted by retention, or the topic recreated)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +115,46 @@ async def starting_offsets(
             raise OptionError(f"the offsets given name no offset for {tp.topic}/{tp.partition}")
         offsets[tp] = {EARLIEST: b.earliest, LATEST: b.latest}.get(given, given)
     return offsets
+
+
+def data_lost(options: ReadOptions, message: str, instead: str) -> None:
+    """Raise :class:`DataLossError`, or with failOnDataLoss false log ``message`` and go on
+    as ``instead`` says."""
+    if options.fail_on_data_loss:
+        raise DataLossError(f"{message} (set failOnDataLoss to false to read on)")
+    _log.warning("%s; %s (failOnDataLoss is false)", message, instead)
+
+
+def next_end(
+    begin: Offsets,
+    bounds: dict[TopicPartition, Bounds],
+    target: Offsets | None,
+    max_rows: int | None,
+    options: ReadOptions,
+) -> Offsets:
+    """Where a stream's next batch ends: at each partition's end now, no further than
+    ``target`` (the end of a trigger(availableNow=True) run) and, with ``max_rows``, about that
+    many records past ``begin``.
+
+    A partition that came after the stream started begins at its earliest offset; one that went
+    away stays where it was. A log that now ends below ``begin`` was replaced: data loss.
+    """
+    end = {tp: b.latest for tp, b in bounds.items()}
+    origin = {tp: begin.get(tp, b.earliest) for tp, b in bounds.items()}
+    end.update({tp: o for tp, o in begin.items() if tp not in end})
+    if target is not None:  # partitions newer than the target do not move
+        end = {tp: min(o, target.get(tp, origin.get(tp, o))) for tp, o in end.items()}
+    for tp, offset in end.items():
+        if offset < begin.get(tp, offset):
+            message = (
+                f"{tp.topic}/{tp.partition}: the log ends at {offset}, below the offset"
+                f" {begin[tp]} the stream has reached; was the topic created again?"
+            )
+            data_lost(options, message, "reading it from its start")
+            origin[tp] = bounds[tp].earliest  # the new log is read from its start
+    if max_rows is not None:
+        end = rate_limited({**begin, **origin}, end, max_rows)
+    return end
 
 
 def rate_limited(start: Offsets, end: Offsets, max_rows: int) -> Offsets:

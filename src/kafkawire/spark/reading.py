@@ -9,7 +9,6 @@ next fetch runs). No consumer group is involved: Spark's checkpoint holds the of
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,17 +16,12 @@ from kafkawire.client import EARLIEST as LIST_EARLIEST
 from kafkawire.client import KafkaClient
 
 from .arrow import to_batch
-from .offsets import OffsetRange
+from .offsets import DataLossError, OffsetRange, data_lost
 from .options import ReadOptions
 
-__all__ = ["DataLossError", "read_range"]
+__all__ = ["read_range"]
 
-_log = logging.getLogger(__name__)
 _FETCH_WAIT_MS = 100  # a partition behind its high watermark answers at once anyway
-
-
-class DataLossError(RuntimeError):
-    """Records a read was to return are gone (deleted by retention, or the topic recreated)."""
 
 
 def read_range(options: ReadOptions, wanted: OffsetRange) -> Iterator[Any]:
@@ -74,6 +68,4 @@ def _lost(options: ReadOptions, wanted: OffsetRange, why: str) -> None:
         f"{wanted.topic}/{wanted.partition}: offsets {wanted.start}-{wanted.end - 1} were"
         f" to be read, but {why}"
     )
-    if options.fail_on_data_loss:
-        raise DataLossError(f"{message} (set failOnDataLoss to false to read on)")
-    _log.warning("%s; reading on (failOnDataLoss is false)", message)
+    data_lost(options, message, "reading on")

@@ -9,7 +9,6 @@ call that talks to Kafka opens a client in an event loop of its own (``_with_cli
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -38,18 +37,17 @@ from .offsets import (
     Offsets,
     current_bounds,
     from_json,
-    rate_limited,
+    next_end,
     split,
     starting_offsets,
     to_json,
 )
 from .options import EARLIEST, ReadOptions, read_options, write_options
-from .reading import DataLossError, read_range
+from .reading import read_range
 from .writing import ArrowWriter, StreamArrowWriter, check_write_schema
 
 __all__ = ["KafkawireDataSource"]
 
-_log = logging.getLogger(__name__)
 T = TypeVar("T")
 Bounded = dict[Any, Bounds]
 
@@ -155,25 +153,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         begin = from_json(start)
-        bounds = self._bounds()
-        end = {tp: b.latest for tp, b in bounds.items()}
-        # Partitions that came after the start begin at their earliest offset; those that went
-        # away stay where they were.
-        origin = {tp: begin.get(tp, b.earliest) for tp, b in bounds.items()}
-        end.update({tp: o for tp, o in begin.items() if tp not in end})
-        if self._target is not None:
-            end = {tp: min(o, self._target.get(tp, origin.get(tp, o))) for tp, o in end.items()}
-        for tp, offset in end.items():
-            if offset < begin.get(tp, offset):
-                message = (
-                    f"{tp.topic}/{tp.partition}: the log ends at {offset}, below the offset"
-                    f" {begin[tp]} the stream has reached; was the topic created again?"
-                )
-                if self.options.fail_on_data_loss:
-                    raise DataLossError(f"{message} (set failOnDataLoss to false to read on)")
-                _log.warning("%s; reading it from its start (failOnDataLoss is false)", message)
-        if isinstance(limit, ReadMaxRows):
-            end = rate_limited({**origin, **begin}, end, limit.max_rows)
+        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        end = next_end(begin, self._bounds(), self._target, max_rows, self.options)
         return start if end == begin else to_json(end)
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
