@@ -12,7 +12,7 @@ MYPY_FLAGS ?= # test-py313 passes --python-version 3.13
 KAFKAWIRE_REQUIRE_EXTENSIONS ?= $(if $(KAFKAWIRE_NO_EXTENSIONS),0,$(if $(shell command -v cc),1,0))
 export KAFKAWIRE_REQUIRE_EXTENSIONS
 
-.PHONY: all venv system-tools test test-py313 lint types contracts schema schema-check pytest demo bench clean
+.PHONY: all venv system-tools test test-py313 lint types contracts schema schema-check pytest demo demo-spark bench clean
 
 all: test
 
@@ -50,12 +50,17 @@ schema-check: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/python -m pytest
 
-# GNU SASL's gsasl plays the server in the SCRAM interop tests (they skip without it); installed
-# from Debian's packages when we can (root and apt-get present), never failing the build.
+# GNU SASL's gsasl plays the server in the SCRAM interop tests (they skip without it), and Java 17
+# runs Spark for tests/spark; both installed from Debian's packages when we can (root and apt-get
+# present), never failing the build.
 system-tools:
 	@command -v gsasl >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
 		&& timeout 300 sh -c 'apt-get update -qq && apt-get install -y -qq gsasl' >/dev/null 2>&1; } \
 		|| echo "note: gsasl is not installed; the SCRAM interop tests will be skipped"
+	@command -v java >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+		&& timeout 600 sh -c 'apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless' \
+		>/dev/null 2>&1; } \
+		|| echo "note: java is not installed; the Spark tests (tests/spark) will be skipped"
 
 test: system-tools lint types contracts schema-check pytest
 
@@ -66,6 +71,10 @@ test-py313:
 
 demo: $(STAMP)
 	$(BIN)/python -m kafkawire.demo
+
+# The streaming pipeline: producer -> Spark (format "kafkawire") -> Kafka -> printed totals.
+demo-spark: $(STAMP)
+	$(BIN)/python -m kafkawire.spark.demo
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'

@@ -1,0 +1,71 @@
+"""What a Spark task runs to read one offset range: fetches in a fresh event loop.
+
+Readers are pickled from the planner to Spark's Python workers, so nothing asyncio lives on
+them: each task opens its own client in its own event loop, pages through its range with
+``KafkaClient.fetch`` and yields one Arrow batch per fetch (Spark streams them on while the
+next fetch runs). No consumer group is involved: Spark's checkpoint holds the offsets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+from kafkawire.client import EARLIEST as LIST_EARLIEST
+from kafkawire.client import KafkaClient
+
+from .arrow import to_batch
+from .offsets import DataLossError, OffsetRange, data_lost
+from .options import ReadOptions
+
+__all__ = ["read_range"]
+
+_FETCH_WAIT_MS = 100  # a partition behind its high watermark answers at once anyway
+
+
+def read_range(options: ReadOptions, wanted: OffsetRange) -> Iterator[Any]:
+    """The records ``[start, end)`` of one partition, as Arrow record batches."""
+    if wanted.end < wanted.start:
+        # Spark does not check that a batch's end is past its start; Kafka's offsets only grow.
+        raise DataLossError(
+            f"{wanted.topic}/{wanted.partition}: end offset {wanted.end} is below the start"
+            f" offset {wanted.start}; was the topic deleted and created again?"
+        )
+    loop = asyncio.new_event_loop()
+    client = KafkaClient(options.bootstrap)
+    try:
+        loop.run_until_complete(client.__aenter__())
+        offset = loop.run_until_complete(_first_offset(client, options, wanted))
+        while offset < wanted.end:
+            result = loop.run_until_complete(
+                client.fetch(wanted.topic, wanted.partition, offset, max_wait_ms=_FETCH_WAIT_MS)
+            )
+            records = [r for r in result.records if r.offset < wanted.end]
+            if records:
+                yield to_batch(wanted.topic, wanted.partition, records, options.include_headers)
+            if result.next_offset == offset and result.high_watermark <= offset:
+                _lost(options, wanted, f"the log ends at {result.high_watermark}")
+                return
+            offset = result.next_offset
+    finally:
+        loop.run_until_complete(client.close())
+        loop.close()
+
+
+async def _first_offset(client: KafkaClient, options: ReadOptions, wanted: OffsetRange) -> int:
+    """``wanted.start``, or the first offset kept when that is gone and data loss is allowed."""
+    first = (await client.list_offsets(wanted.topic, wanted.partition, LIST_EARLIEST)).offset
+    if wanted.start >= first:
+        return wanted.start
+    if wanted.start >= 0:  # not EARLIEST: records were wanted that are no longer there
+        _lost(options, wanted, f"its first offset is now {first}")
+    return first
+
+
+def _lost(options: ReadOptions, wanted: OffsetRange, why: str) -> None:
+    message = (
+        f"{wanted.topic}/{wanted.partition}: offsets {wanted.start}-{wanted.end - 1} were"
+        f" to be read, but {why}"
+    )
+    data_lost(options, message, "reading on")

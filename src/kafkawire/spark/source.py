@@ -1,0 +1,164 @@
+"""The data source Spark finds as format "kafkawire", and its batch and stream readers.
+
+Spark calls the readers' planning methods (``partitions``, ``initialOffset``, ``latestOffset``)
+on the driver, in a Python process it keeps per query, and ``read`` on executors, with pickled
+copies of the reader. So a reader holds only its parsed options and plain offsets, and each
+call that talks to Kafka opens a client in an event loop of its own (``_with_client``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceStreamWriter,
+    DataSourceWriter,
+    InputPartition,
+)
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import StructType
+
+from kafkawire.client import KafkaClient
+
+from .arrow import read_schema
+from .offsets import (
+    Bounds,
+    OffsetRange,
+    Offsets,
+    current_bounds,
+    from_json,
+    next_end,
+    split,
+    starting_offsets,
+    to_json,
+)
+from .options import EARLIEST, ReadOptions, read_options, write_options
+from .reading import read_range
+from .writing import ArrowWriter, StreamArrowWriter, check_write_schema
+
+__all__ = ["KafkawireDataSource"]
+
+T = TypeVar("T")
+Bounded = dict[Any, Bounds]
+
+
+def _with_client(options: ReadOptions, call: Callable[[KafkaClient], Awaitable[T]]) -> T:
+    async def run() -> T:
+        async with KafkaClient(options.bootstrap) as client:
+            return await call(client)
+
+    return asyncio.run(run())
+
+
+class KafkawireDataSource(DataSource):
+    """``spark.read.format("kafkawire")`` and friends: Kafka through kafkawire, no JVM package.
+
+    The options are those of Spark's Kafka source (README, "Spark"); the read schema is its
+    schema, with ``headers`` when ``includeHeaders`` is true.
+    """
+
+    @classmethod
+    def name(cls) -> str:
+        return "kafkawire"
+
+    def schema(self) -> str:
+        include = str(self.options.get("includeHeaders", "false")).lower() == "true"
+        return read_schema(include)
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return BatchReader(read_options(self.options, streaming=False))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return StreamReader(read_options(self.options, streaming=True))
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        check_write_schema(schema, write_options(self.options), overwrite)
+        return ArrowWriter(write_options(self.options))
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        check_write_schema(schema, write_options(self.options), overwrite=False)
+        return StreamArrowWriter(write_options(self.options))
+
+
+def _ranges(start: Offsets, end: Offsets, options: ReadOptions) -> list[InputPartition]:
+    ranges = []
+    for tp, offset in sorted(end.items()):
+        first = start.get(tp, EARLIEST)
+        if first > offset and not options.fail_on_data_loss:
+            first = EARLIEST  # the log was replaced: read the new one (read_range raises else)
+        ranges.append(OffsetRange(tp.topic, tp.partition, first, offset))
+    pieces = split(ranges, options.min_partitions, options.max_records_per_partition)
+    return [InputPartition(piece) for piece in pieces]
+
+
+class BatchReader(DataSourceReader):
+    def __init__(self, options: ReadOptions) -> None:
+        self.options = options
+
+    def partitions(self) -> Sequence[InputPartition]:
+        options = self.options
+
+        async def plan(client: KafkaClient) -> tuple[Offsets, Offsets]:
+            bounds = await current_bounds(client, options)
+            start = await starting_offsets(client, options.starting, bounds)
+            return start, await starting_offsets(client, options.ending, bounds)
+
+        start, end = _with_client(options, plan)
+        return _ranges(start, end, options)
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        return read_range(self.options, partition.value)
+
+
+class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Offsets are ``{topic: {"partition": offset}}``: the next offset to read of each.
+
+    ``commit`` and ``stop`` do nothing: Spark's checkpoint holds the offsets, and Spark does not
+    call either reliably (``commit`` lags a batch and never comes for the last one).
+    """
+
+    def __init__(self, options: ReadOptions) -> None:
+        self.options = options
+        self._target: Offsets | None = None  # the end of a trigger(availableNow=True) run
+
+    def _bounds(self) -> Bounded:
+        options = self.options
+        return _with_client(options, lambda client: current_bounds(client, options))
+
+    def initialOffset(self) -> dict[str, Any]:
+        options = self.options
+
+        async def initial(client: KafkaClient) -> Offsets:
+            bounds = await current_bounds(client, options)
+            return await starting_offsets(client, options.starting, bounds)
+
+        return to_json(_with_client(options, initial))
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        limit = self.options.max_offsets_per_trigger
+        return ReadAllAvailable() if limit is None else ReadMaxRows(limit)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._target = {tp: b.latest for tp, b in self._bounds().items()}
+
+    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        begin = from_json(start)
+        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        end = next_end(begin, self._bounds(), self._target, max_rows, self.options)
+        return start if end == begin else to_json(end)
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
+        return _ranges(from_json(start), from_json(end), self.options)
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        return read_range(self.options, partition.value)

@@ -1,0 +1,121 @@
+"""The driver-side rules, without Spark: options, rate limits, how ranges are cut."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkawire.cluster import TopicPartition
+from kafkawire.spark.offsets import (
+    Bounds,
+    DataLossError,
+    OffsetRange,
+    from_json,
+    next_end,
+    rate_limited,
+    split,
+    to_json,
+)
+from kafkawire.spark.options import (
+    EARLIEST,
+    OptionError,
+    ReadOptions,
+    read_options,
+    write_options,
+)
+
+A0, A1 = TopicPartition("a", 0), TopicPartition("a", 1)
+BOOTSTRAP = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
+
+
+def test_options_arrive_lower_cased_or_not() -> None:
+    options = read_options(
+        {**BOOTSTRAP, "subscribe": "a, b", "maxOffsetsPerTrigger": "5", "INCLUDEHEADERS": "true"},
+        streaming=True,
+    )
+    assert options.subscribe == ("a", "b")
+    assert options.max_offsets_per_trigger == 5
+    assert options.include_headers is True
+    assert options.starting == "latest"
+    assert read_options({**BOOTSTRAP, "assign": '{"a": [1, 0]}'}, streaming=False).assign == (
+        ("a", 0),
+        ("a", 1),
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"subscribe": "a", "assign": '{"a": [0]}'}, "exactly one of"),
+        ({"subscribe": "a", "startingOffsets": "latest"}, "would read nothing"),
+        ({"subscribe": "a", "endingOffsets": '{"a": {"0": -2}}'}, "cannot be"),
+        ({"subscribe": "a", "startingOffsets": "{nope"}, "not valid JSON"),
+        ({"subscribe": "a", "failOnDataLoss": "maybe"}, "true or false"),
+        ({"subscribe": "a", "kafka.group.id": "g"}, "unsupported option"),
+    ],
+)
+def test_bad_read_options_name_the_option(options: dict[str, str], message: str) -> None:
+    with pytest.raises(OptionError, match=message):
+        read_options({**BOOTSTRAP, **options}, streaming=False)
+
+
+def test_write_options_pass_producer_settings() -> None:
+    options = write_options({**BOOTSTRAP, "kafka.linger.ms": "20", "topic": "t"})
+    assert (options.topic, options.producer) == ("t", (("linger_ms", 20),))
+    with pytest.raises(OptionError, match=r"kafka\.linger\.ms must be an int"):
+        write_options({**BOOTSTRAP, "kafka.linger.ms": "soon"})
+
+
+def test_rate_limit_shares_by_backlog() -> None:
+    start = {A0: 0, A1: 0}
+    assert rate_limited(start, {A0: 30, A1: 10}, 100) == {A0: 30, A1: 10}
+    assert rate_limited(start, {A0: 30, A1: 10}, 8) == {A0: 6, A1: 2}
+    # A partition whose share is below one record still moves by one.
+    assert rate_limited(start, {A0: 1000, A1: 1}, 10) == {A0: 9, A1: 1}
+
+
+def test_split_cuts_large_ranges_and_keeps_unknown_starts() -> None:
+    ranges = [OffsetRange("a", 0, 0, 10), OffsetRange("a", 1, EARLIEST, 5)]
+    assert split(ranges, 1, 4) == [
+        OffsetRange("a", 1, EARLIEST, 5),
+        OffsetRange("a", 0, 0, 4),
+        OffsetRange("a", 0, 4, 8),
+        OffsetRange("a", 0, 8, 10),
+    ]
+    assert len(split([OffsetRange("a", 0, 0, 10)], 5, 1000)) == 5
+    assert split([OffsetRange("a", 0, 3, 3)], 1, 10) == [OffsetRange("a", 0, 3, 3)]
+
+
+def test_offsets_json_is_ordered_and_round_trips() -> None:
+    offsets = {TopicPartition("b", 10): 1, TopicPartition("b", 2): 2, A0: 3}
+    assert list(to_json(offsets)) == ["a", "b"]
+    assert list(to_json(offsets)["b"]) == ["2", "10"]
+    assert from_json(to_json(offsets)) == offsets
+
+
+def _stream_options(fail_on_data_loss: bool = True) -> ReadOptions:
+    return read_options(
+        {**BOOTSTRAP, "subscribe": "a", "failOnDataLoss": str(fail_on_data_loss)}, streaming=True
+    )
+
+
+def test_next_end_is_the_end_of_each_log() -> None:
+    bounds = {A0: Bounds(0, 10), A1: Bounds(4, 6)}
+    gone = TopicPartition("b", 0)
+    # A1 is new (not in begin): it starts at its earliest offset; b/0 went away and stays.
+    ends = next_end({A0: 2, gone: 7}, bounds, None, None, _stream_options())
+    assert ends == {A0: 10, A1: 6, gone: 7}
+    # A rate limit shares by backlog, A1's counted from its earliest offset: 8 and 2.
+    assert next_end({A0: 2}, bounds, None, 5, _stream_options()) == {A0: 6, A1: 5}
+
+
+def test_next_end_stops_at_the_available_now_target() -> None:
+    bounds = {A0: Bounds(0, 10), A1: Bounds(0, 3)}
+    # A1 appeared after the target was taken: it does not move past its start.
+    assert next_end({A0: 2}, bounds, {A0: 8}, None, _stream_options()) == {A0: 8, A1: 0}
+
+
+def test_next_end_below_the_start_is_data_loss() -> None:
+    bounds = {A0: Bounds(0, 3)}
+    with pytest.raises(DataLossError, match="the log ends at 3, below the offset 9"):
+        next_end({A0: 9}, bounds, None, None, _stream_options())
+    assert next_end({A0: 9}, bounds, None, None, _stream_options(False)) == {A0: 3}
