@@ -12,7 +12,7 @@ MYPY_FLAGS ?= # test-py313 passes --python-version 3.13
 KAFKAWIRE_REQUIRE_EXTENSIONS ?= $(if $(KAFKAWIRE_NO_EXTENSIONS),0,$(if $(shell command -v cc),1,0))
 export KAFKAWIRE_REQUIRE_EXTENSIONS
 
-.PHONY: all venv system-tools test test-py313 lint types contracts schema schema-check pytest demo demo-spark bench clean
+.PHONY: all venv system-tools test test-py313 lint types contracts schema schema-check pytest demo bench clean
 
 all: test
 
@@ -69,11 +69,9 @@ test: system-tools lint types contracts schema-check pytest
 test-py313:
 	MAKE='$(MAKE)' .ci/python313.sh
 
-demo: $(STAMP)
-	$(BIN)/python -m kafkawire.demo
-
-# The streaming pipeline: producer -> Spark (format "kafkawire") -> Kafka -> printed totals.
-demo-spark: $(STAMP)
+# The main job, on the embedded broker: a producer's events -> a Spark Structured Streaming
+# query through kafkawire -> totals back to Kafka -> printed by the async consumer.
+demo: system-tools $(STAMP)
 	$(BIN)/python -m kafkawire.spark.demo
 
 bench: $(STAMP)

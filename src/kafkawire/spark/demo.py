@@ -1,12 +1,12 @@
-"""``make demo-spark``: events to Kafka, a Structured Streaming aggregation through kafkawire,
-results back to Kafka, printed as they arrive.
+"""``make demo``, the main job: events to Kafka, a Structured Streaming aggregation through
+kafkawire, results back to Kafka, printed as they arrive.
 
 An async producer writes purchase events (user, amount) to ``demo-events``, stamped 100 ms of
 event time apart; a streaming query reads them with ``format("kafkawire")``, sums amounts and
 counts events per user per 10 s window of event time, and writes each window's totals to
 ``demo-totals`` with kafkawire once the watermark closes it (append mode: Spark's Python sinks
-take no update mode); a last event an hour later closes the open windows. A reader long-polls
-``demo-totals`` and prints the totals as they arrive. Runs against
+take no update mode); a last event an hour later closes the open windows. kafkawire's async
+consumer reads ``demo-totals`` and prints the totals as they arrive. Runs against
 ``KAFKAWIRE_BOOTSTRAP`` when set, else on an embedded Tansu broker; stops the broker and
 Spark's JVM by pid on the way out.
 """
@@ -22,6 +22,8 @@ import time
 from typing import Any
 
 from kafkawire.client import KafkaClient
+from kafkawire.cluster import TopicPartition
+from kafkawire.consumer import Consumer
 from kafkawire.producer import Producer
 from kafkawire.testing import TansuBroker
 
@@ -47,19 +49,22 @@ async def _produce(bootstrap: str) -> None:
 
 
 async def _print_totals(bootstrap: str, stop: threading.Event) -> None:
-    """Print each total as it arrives; once ``stop`` is set, what is left, then return."""
-    async with KafkaClient(bootstrap) as client:
-        offset, end = 0, 1
-        while not stop.is_set() or offset < end:
-            result = await client.fetch(TOTALS, 0, offset, max_wait_ms=200)
-            end = result.high_watermark
-            for record in result.records:
+    """Print each total as it arrives, read by kafkawire's async consumer; once ``stop`` is
+    set, what is left, then return."""
+    totals = TopicPartition(TOTALS, 0)
+    async with Consumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([totals])
+        while True:
+            for record in (await consumer.getmany(timeout_ms=200)).get(totals, []):
                 total = json.loads(record.value or b"{}")
                 print(
                     f"total: {total['user']:<6} {total['start']}  {total['events']:>3} events,"
                     f" amount {total['amount']}"
                 )
-            offset = result.next_offset
+            if stop.is_set():
+                end = (await consumer.end_offsets([totals]))[totals]
+                if await consumer.position(totals) >= end:
+                    return
 
 
 def _session() -> Any:
