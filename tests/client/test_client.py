@@ -102,3 +102,18 @@ async def test_read_committed_drops_the_records_of_aborted_transactions() -> Non
     assert [(r.offset, r.value) for r in result.records] == [(0, b"a"), (1, b"b"), (5, b"c")]
     assert result.next_offset == 6
     assert paged == [b"a", b"b", b"c"]
+
+
+def test_fetch_results_carry_each_records_timestamp_type() -> None:
+    from types import SimpleNamespace
+
+    from kafkawire.client.client import _fetch_result
+    from kafkawire.records import TimestampType
+
+    appended = RecordBatchBuilder(base_offset=2, log_append_time=1_700_000_000_000)
+    appended.append(None, b"c", timestamp=1)
+    data = SimpleNamespace(records=batch(0, b"a", b"b") + appended.build(), high_watermark=3)
+    result = _fetch_result(data, 1)  # from inside the first batch
+    assert [r.offset for r in result.records] == [1, 2]
+    assert result.timestamp_types == (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME)
+    assert result.records[1].timestamp == 1_700_000_000_000

@@ -119,3 +119,17 @@ def test_next_end_below_the_start_is_data_loss() -> None:
     with pytest.raises(DataLossError, match="the log ends at 3, below the offset 9"):
         next_end({A0: 9}, bounds, None, None, _stream_options())
     assert next_end({A0: 9}, bounds, None, None, _stream_options(False)) == {A0: 3}
+
+
+def test_arrow_batches_carry_each_records_timestamp_type() -> None:
+    from kafkawire.records import Header, Record
+    from kafkawire.spark.arrow import to_batch
+
+    records = [
+        Record(offset=5, timestamp=1, key=None, value=b"a", headers=()),
+        Record(offset=6, timestamp=2, key=b"k", value=None, headers=(Header("h", b"v"),)),
+    ]
+    batch = to_batch("t", 3, records, [1, 0], True)
+    assert batch.column("timestampType").to_pylist() == [1, 0]
+    assert batch.column("offset").to_pylist() == [5, 6]
+    assert batch.column("headers").to_pylist()[1] == [{"key": "h", "value": b"v"}]

@@ -36,6 +36,7 @@ from kafkawire.records import (
     ReadCommittedFilter,
     Record,
     RecordBatchBuilder,
+    TimestampType,
     decode_batches,
 )
 
@@ -65,6 +66,9 @@ class FetchResult:
     high_watermark: int
     log_start_offset: int
     last_stable_offset: int = -1  # the end of what read_committed may see; -1 before Fetch v4
+    timestamp_types: tuple[TimestampType, ...] = ()
+    """Each record's timestamp type (its batch's: the producer's create time, or the broker's
+    log-append time), in the order of ``records``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,13 +349,17 @@ def _fetch_result(data: Any, offset: int) -> FetchResult:
     """
     visible = ReadCommittedFilter(getattr(data, "aborted_transactions", None)).accepts
     records: list[Record] = []
+    types: list[TimestampType] = []
     next_offset = offset
     for batch in decode_batches(data.records or b""):
         next_offset = max(next_offset, batch.next_offset)
         if visible(batch):
-            records += [r for r in batch.records if r.offset >= offset]
+            kept = [r for r in batch.records if r.offset >= offset]
+            records += kept
+            types += [batch.timestamp_type] * len(kept)
     return FetchResult(
         records=records,
+        timestamp_types=tuple(types),
         next_offset=next_offset,
         high_watermark=data.high_watermark,
         log_start_offset=getattr(data, "log_start_offset", -1),

@@ -48,12 +48,15 @@ def arrow_schema(include_headers: bool) -> Any:
     return _SCHEMAS[include_headers]
 
 
-def to_batch(topic: str, partition: int, records: Sequence[Record], include_headers: bool) -> Any:
-    """One Arrow record batch of ``records`` of one partition.
-
-    timestampType is 0 (CreateTime) for every record: the client's records do not carry their
-    batch's timestamp type.
-    """
+def to_batch(
+    topic: str,
+    partition: int,
+    records: Sequence[Record],
+    timestamp_types: Sequence[int],
+    include_headers: bool,
+) -> Any:
+    """One Arrow record batch of ``records`` of one partition, ``timestamp_types`` being each
+    record's (0: create time, 1: log-append time)."""
     count = len(records)
     # map(attrgetter) and Arrow's own arithmetic and repeats: about a fifth faster than list
     # comprehensions, in what is most of a task's own time (benchmarks/bench_spark.py).
@@ -66,7 +69,7 @@ def to_batch(topic: str, partition: int, records: Sequence[Record], include_head
         pa.array(list(map(_OFFSET, records)), pa.int64()),
         # Milliseconds since the epoch, as microseconds: exact, unlike a datetime round trip.
         pc.multiply(stamps, 1000).cast(_FIELDS[5][1]),
-        pa.repeat(pa.scalar(0, pa.int32()), count),
+        pa.array(timestamp_types, pa.int32()),
     ]
     if include_headers:
         columns.append(

@@ -41,9 +41,12 @@ def read_range(options: ReadOptions, wanted: OffsetRange) -> Iterator[Any]:
             result = loop.run_until_complete(
                 client.fetch(wanted.topic, wanted.partition, offset, max_wait_ms=_FETCH_WAIT_MS)
             )
-            records = [r for r in result.records if r.offset < wanted.end]
+            records = [r for r in result.records if r.offset < wanted.end]  # a prefix
             if records:
-                yield to_batch(wanted.topic, wanted.partition, records, options.include_headers)
+                types = result.timestamp_types[: len(records)]
+                yield to_batch(
+                    wanted.topic, wanted.partition, records, types, options.include_headers
+                )
             if result.next_offset == offset and result.high_watermark <= offset:
                 _lost(options, wanted, f"the log ends at {result.high_watermark}")
                 return
