@@ -187,7 +187,6 @@ async def test_close_ends_calls_in_flight_and_nothing_reconnects() -> None:
         await cluster.close()
         with pytest.raises(ClientClosedError):
             await asyncio.wait_for(in_flight, WAIT)
-        assert not in_flight.get_name().startswith("kafkawire")
         with pytest.raises(ClientClosedError):
             await cluster.send(offsets_of(0))
         with pytest.raises(ClientClosedError):

@@ -46,15 +46,11 @@ def produce_request(
     request_cls = request_type(_PRODUCE, version)
     topic_cls = struct_type(request_cls, "topic_data")
     partition_cls = struct_type(topic_cls, "partition_data")
-    names = {f.name for f in dataclasses.fields(topic_cls)}
     topics = []
     for topic, partitions in data.items():
-        naming: dict[str, Any] = {"name": topic} if "name" in names else {}
-        if "topic_id" in names:
-            naming = {"topic_id": topic_ids[topic]}
         topics.append(
             topic_cls(
-                **naming,
+                **topic_naming(topic_cls, topic, topic_ids[topic]),
                 partition_data=tuple(
                     partition_cls(index=index, records=records) for index, records in partitions
                 ),

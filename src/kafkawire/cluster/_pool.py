@@ -68,7 +68,7 @@ class _Failures:
     avoid_until: float  # time.monotonic(); until then other brokers are preferred
 
 
-def describe(key: NodeKey, host: str, port: int) -> str:
+def _describe(key: NodeKey, host: str, port: int) -> str:
     """``broker 3 (host:9092)`` or ``bootstrap address host:9092``, for messages."""
     return (
         f"broker {key} ({host}:{port})"
@@ -128,7 +128,7 @@ class ConnectionPool:
             conn = await self._connect(host, port)
         except ConnectError as exc:
             self.failed(key)
-            raise ConnectError(f"{describe(key, host, port)}: {exc}") from exc
+            raise ConnectError(f"{_describe(key, host, port)}: {exc}") from exc
         self._connections[slot] = conn
         return conn
 

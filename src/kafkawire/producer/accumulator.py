@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from kafkawire.cluster import TopicPartition
 from kafkawire.records import Compression, HeaderInput
@@ -180,11 +180,6 @@ class RecordAccumulator:
             index += 1
         queue.insert(index, batch)
         self.wakeup.set()
-
-    def batches(self) -> Iterator[ProducerBatch]:
-        """Every batch not yet sent (or waiting to be sent again)."""
-        for queue in self._queues.values():
-            yield from queue
 
     def remove_all(self) -> list[ProducerBatch]:
         """Take every queued batch out (to fail or abort them)."""

@@ -35,7 +35,7 @@ from kafkawire.records import HeaderInput
 
 from .accumulator import RecordAccumulator
 from .batch import Delivery, RecordMetadata
-from .errors import RecordTooLargeError
+from .errors import RecordTooLargeError, TransactionAbortedError
 from .idempotence import ProducerIdentity
 from .partitioner import StickyPartitioner, partition_for_key
 from .sender import Sender
@@ -334,8 +334,6 @@ class Producer:
 
     async def abort_transaction(self) -> None:
         """Drop the transaction's records not yet sent, wait for those in flight, abort."""
-        from .errors import TransactionAbortedError
-
         transactions = self._txn()
         accumulator = self._accumulator
         assert accumulator is not None

@@ -86,10 +86,6 @@ class Sender:
         self._requests: set[asyncio.Task[None]] = set()
         self._stopping = False
 
-    @property
-    def idle(self) -> bool:
-        return not self._requests
-
     def stop(self) -> None:
         """Send what is queued at once (lingering no more), then end :meth:`run`."""
         self._stopping = True
