@@ -468,3 +468,30 @@ def test_the_batch_builder_appends_through_the_encoded_records_in_use() -> None:
     assert issubclass(RecordBatchBuilder, v2_records.EncodedRecords)
     if v2_records.ACCELERATED:  # no Python frame between a producer and the C append
         assert type(RecordBatchBuilder.append).__name__ == "method_descriptor"
+
+
+@needs_accel
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="__buffer__ in Python needs 3.12")
+def test_python_code_run_while_taking_a_buffer_cannot_free_what_append_reads() -> None:
+    # A header value whose buffer method rebinds the Header's key and empties the list of
+    # headers: the append reads neither from freed memory (it crashed before it held them).
+    headers: list[Any] = []
+    header = Header("key-" + "x" * 50, None)
+
+    class Hostile:
+        def __buffer__(self, flags: int) -> memoryview:
+            object.__setattr__(header, "key", "other")
+            headers.clear()
+            return memoryview(b"value")
+
+    headers += [header, ("second", Hostile()), ("third", b"3")]
+    records = v2_records.EncodedRecords()
+    records.append(b"k", b"v", timestamp=0, headers=headers)
+    [record] = v2_records.read_records_pure(
+        records.encoded(), base_offset=0, base_timestamp=0, log_append_time=None, count=1
+    )
+    assert [(h.key, h.value) for h in record.headers] == [
+        ("key-" + "x" * 50, None),
+        ("second", b"value"),
+        ("third", b"3"),
+    ]

@@ -722,7 +722,8 @@ put_nullable(unsigned char *at, const Nullable *nullable)
 }
 
 typedef struct {
-    const char *key; /* UTF-8, owned by the key str */
+    PyObject *key_object; /* a strong reference: the UTF-8 below is the str's own */
+    const char *key;
     Py_ssize_t key_size;
     Nullable value;
 } HeaderParts;
@@ -756,11 +757,15 @@ header_parts(PyObject *header, Py_ssize_t index, HeaderParts *out)
                      Py_TYPE(key)->tp_name);
         return -1;
     }
+    /* Held, not borrowed: taking the value's buffer may run Python code (a __buffer__
+     * method), which could rebind a Header's slots and free a borrowed key. */
+    out->key_object = Py_NewRef(key);
     out->key = PyUnicode_AsUTF8AndSize(key, &out->key_size);
-    if (out->key == NULL) {
+    if (out->key == NULL || nullable_view(value, &out->value, "header value") < 0) {
+        Py_CLEAR(out->key_object);
         return -1;
     }
-    return nullable_view(value, &out->value, "header value");
+    return 0;
 }
 
 static void
@@ -876,7 +881,7 @@ encoded_append(EncodedRecords *self, PyObject *const *args, Py_ssize_t nargsf, P
     }
 
     PyObject *result = NULL;
-    PyObject *headers = NULL; /* a fast sequence, or NULL for none */
+    PyObject *headers = NULL; /* a tuple, or NULL for none */
     HeaderParts stack_parts[STACK_HEADERS];
     HeaderParts *parts = stack_parts;
     Py_ssize_t header_count = 0, described = 0;
@@ -890,11 +895,16 @@ encoded_append(EncodedRecords *self, PyObject *const *args, Py_ssize_t nargsf, P
         goto done;
     }
     if (has_headers) {
-        headers = PySequence_Fast(arg[3], "headers must be a sequence");
+        /* A tuple of its own (not PySequence_Fast, which keeps a list as it is): Python code
+         * run below (a __buffer__ method) cannot resize it under the loop. */
+        headers = PySequence_Tuple(arg[3]);
         if (headers == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+                PyErr_SetString(PyExc_TypeError, "headers must be a sequence");
+            }
             goto done;
         }
-        header_count = PySequence_Fast_GET_SIZE(headers);
+        header_count = PyTuple_GET_SIZE(headers);
         if (header_count > STACK_HEADERS) {
             parts = PyMem_Malloc(sizeof(HeaderParts) * header_count);
             if (parts == NULL) {
@@ -903,10 +913,9 @@ encoded_append(EncodedRecords *self, PyObject *const *args, Py_ssize_t nargsf, P
             }
         }
         headers_size = varint_size(header_count);
-        PyObject **items = PySequence_Fast_ITEMS(headers);
         for (; described < header_count; described++) {
             HeaderParts *part = &parts[described];
-            if (header_parts(items[described], described, part) < 0) {
+            if (header_parts(PyTuple_GET_ITEM(headers, described), described, part) < 0) {
                 goto done;
             }
             headers_size += varint_size(part->key_size) + part->key_size;
@@ -945,6 +954,7 @@ encoded_append(EncodedRecords *self, PyObject *const *args, Py_ssize_t nargsf, P
 done:
     for (Py_ssize_t i = 0; i < described; i++) {
         nullable_release(&parts[i].value);
+        Py_DECREF(parts[i].key_object);
     }
     if (parts != stack_parts) {
         PyMem_Free(parts);
