@@ -5,6 +5,8 @@ leader's log after a leader change (KIP-320), by OffsetForLeaderEpoch or a diver
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,27 +193,34 @@ async def test_list_offsets_carries_the_leader_epoch() -> None:
     assert sent == [6, 8]
 
 
-async def changed_leader(
-    leader: EpochLeader, brokers: FakeCluster, consumer: Consumer
-) -> list[ConsumerRecord]:
-    """Read the 3 records written at epoch 3, then move the leadership to epoch 4."""
-    consumer.assign([T0])
-    consumer.seek(T0, 0)
-    first = await take(consumer, 3)
-    assert [r.leader_epoch for r in first] == [3, 3, 3]
-    leader.epoch = brokers.leader_epoch = 4  # the next Fetch (epoch 3) is fenced
-    return first
-
-
-@pytest.mark.parametrize("policy", ["earliest", "none"])
-async def test_a_position_is_validated_after_a_leader_change(policy: Any) -> None:
+@contextlib.asynccontextmanager
+async def three_read_at_epoch_3(
+    policy: Any,
+) -> AsyncIterator[tuple[EpochLeader, FakeCluster, Consumer]]:
+    """A consumer (``auto_offset_reset=policy``) that has read the 3 records written at
+    leader epoch 3, its leader and the cluster."""
     leader = EpochLeader(epoch=3)
     leader.write(3)
     async with (
         FakeCluster(1, leader, leader_epoch=3) as brokers,
         Consumer(bootstrap_servers=brokers.bootstrap, auto_offset_reset=policy, **FAST) as consumer,
     ):
-        await changed_leader(leader, brokers, consumer)
+        consumer.assign([T0])
+        consumer.seek(T0, 0)
+        first = await take(consumer, 3)
+        assert [r.leader_epoch for r in first] == [3, 3, 3]
+        yield leader, brokers, consumer
+
+
+def change_leader(leader: EpochLeader, brokers: FakeCluster) -> None:
+    """Leadership moves to epoch 4: the next Fetch (at epoch 3) is fenced."""
+    leader.epoch = brokers.leader_epoch = 4
+
+
+@pytest.mark.parametrize("policy", ["earliest", "none"])
+async def test_a_position_is_validated_after_a_leader_change(policy: Any) -> None:
+    async with three_read_at_epoch_3(policy) as (leader, brokers, consumer):
+        change_leader(leader, brokers)
         leader.write(2, b"new")  # the new leader kept all three and writes on
         got = await take(consumer, 2)
     assert [(r.offset, r.value, r.leader_epoch) for r in got] == [(3, b"new3", 4), (4, b"new4", 4)]
@@ -222,15 +231,8 @@ async def test_a_position_is_validated_after_a_leader_change(policy: Any) -> Non
 
 
 async def test_a_truncated_log_moves_the_position_back_to_where_it_parts() -> None:
-    leader = EpochLeader(epoch=3)
-    leader.write(3)
-    async with (
-        FakeCluster(1, leader, leader_epoch=3) as brokers,
-        Consumer(
-            bootstrap_servers=brokers.bootstrap, auto_offset_reset="latest", **FAST
-        ) as consumer,
-    ):
-        await changed_leader(leader, brokers, consumer)
+    async with three_read_at_epoch_3("latest") as (leader, brokers, consumer):
+        change_leader(leader, brokers)
         leader.truncate(1)  # the new leader has only offset 0 of epoch 3 ...
         leader.write(3, b"new")  # ... and writes offsets 1-3 anew
         got = await take(consumer, 3)
@@ -240,13 +242,8 @@ async def test_a_truncated_log_moves_the_position_back_to_where_it_parts() -> No
 
 
 async def test_a_truncated_log_without_a_reset_policy_is_an_error() -> None:
-    leader = EpochLeader(epoch=3)
-    leader.write(3)
-    async with (
-        FakeCluster(1, leader, leader_epoch=3) as brokers,
-        Consumer(bootstrap_servers=brokers.bootstrap, auto_offset_reset="none", **FAST) as consumer,
-    ):
-        await changed_leader(leader, brokers, consumer)
+    async with three_read_at_epoch_3("none") as (leader, brokers, consumer):
+        change_leader(leader, brokers)
         leader.truncate(1)
         leader.write(3, b"new")
         with pytest.raises(LogTruncationError, match="t/0 at offset 3") as raised:
@@ -260,24 +257,15 @@ async def test_a_truncated_log_without_a_reset_policy_is_an_error() -> None:
 
 @pytest.mark.parametrize("policy", ["earliest", "none"])
 async def test_a_diverging_epoch_in_a_fetch_answer(policy: Any) -> None:
-    leader = EpochLeader(epoch=3)
-    leader.write(3)
-    async with (
-        FakeCluster(1, leader, leader_epoch=3) as brokers,
-        Consumer(bootstrap_servers=brokers.bootstrap, auto_offset_reset=policy, **FAST) as consumer,
-    ):
-        consumer.assign([T0])
-        consumer.seek(T0, 0)
-        await take(consumer, 3)
+    async with three_read_at_epoch_3(policy) as (leader, _, consumer):
         leader.truncate(2)
-        leader.epoch = 4
         leader.write(2, b"new")
         leader.diverging = (3, 2)  # epoch 3 ends at offset 2 in the leader's log
-        brokers.leader_epoch = 4
         if policy == "none":
             with pytest.raises(LogTruncationError) as raised:
                 await take(consumer, 1)
             assert raised.value.divergent_offset == 2
-            return
-        got = await take(consumer, 2)
-    assert [(r.offset, r.value) for r in got] == [(2, b"new2"), (3, b"new3")]
+        else:
+            got = await take(consumer, 2)
+            assert [(r.offset, r.value) for r in got] == [(2, b"new2"), (3, b"new3")]
+    assert OFFSET_FOR_LEADER_EPOCH not in leader.seen  # the Fetch answer said it all
