@@ -88,12 +88,11 @@ class FakeCluster:
 
     def _metadata(self, version: int) -> Any:
         module = messages(3, version)
+        epoch = {"leader_epoch": self.leader_epoch} if version >= 7 else {}  # from v7
         brokers = [(n, "127.0.0.1", b.port) for n, b in self.brokers.items()]
         brokers += list(self.extra_brokers)
         partitions = tuple(
-            module.MetadataResponsePartition(
-                partition_index=p, leader_id=1, leader_epoch=self.leader_epoch
-            )
+            module.MetadataResponsePartition(partition_index=p, leader_id=1, **epoch)
             for p in range(self.partitions)
         )
         topic = {"name": "t", "partitions": partitions}

@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from kafkawire.consumer import Consumer, ConsumerRecord, TopicPartition
-from kafkawire.consumer.errors import LogTruncationError
+from kafkawire.consumer import Consumer, ConsumerRecord, LogTruncationError, TopicPartition
 from kafkawire.records import RecordBatchBuilder
 from tests.cluster.hostile import FakeCluster
 from tests.net.fakebroker import FakeClient, messages
@@ -269,3 +268,24 @@ async def test_a_diverging_epoch_in_a_fetch_answer(policy: Any) -> None:
             got = await take(consumer, 2)
             assert [(r.offset, r.value) for r in got] == [(2, b"new2"), (3, b"new3")]
     assert OFFSET_FOR_LEADER_EPOCH not in leader.seen  # the Fetch answer said it all
+
+
+async def test_validation_is_retried_after_a_lost_connection() -> None:
+    async with three_read_at_epoch_3("earliest") as (leader, brokers, consumer):
+        dropped = 0
+
+        async def dropping(node: int, client: FakeClient, header: Any, request: Any) -> Any:
+            nonlocal dropped
+            if header.request_api_key == OFFSET_FOR_LEADER_EPOCH and not dropped:
+                dropped += 1
+                client.abort()
+                return None
+            return await leader(node, client, header, request)
+
+        brokers.handler = dropping
+        change_leader(leader, brokers)
+        leader.write(2, b"new")
+        got = await take(consumer, 2)
+    assert [r.offset for r in got] == [3, 4]
+    assert dropped == 1
+    assert len(leader.seen[OFFSET_FOR_LEADER_EPOCH]) == 1  # the dropped one never reached it

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kafkawire.cluster import TopicPartition
-from kafkawire.consumer.errors import LogTruncationError
+from kafkawire.consumer import LogTruncationError
 from kafkawire.consumer.leader_epochs import EpochEnd
 from kafkawire.consumer.subscription import SubscriptionState
 

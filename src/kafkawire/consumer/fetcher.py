@@ -267,11 +267,18 @@ class Fetcher:
             leader = metadata.leader_for(tp.topic, tp.partition)
             by_leader.setdefault(leader, {})[tp] = EpochQuery(state.leader_epoch, current)
         answers = await asyncio.gather(
-            *(epoch_ends(self._cluster, leader, asked) for leader, asked in by_leader.items())
+            *(epoch_ends(self._cluster, leader, asked) for leader, asked in by_leader.items()),
+            return_exceptions=True,  # one leader's failure is its partitions' failure
         )
-        found = {tp: answer for answers_of in answers for tp, answer in answers_of.items()}
-        for tp in wanted:
-            self._apply_validation(tp, epochs[tp], found.get(tp))
+        for asked, answer in zip(by_leader.values(), answers, strict=True):
+            if isinstance(answer, ClientClosedError) or not isinstance(
+                answer, dict | KafkawireError
+            ):
+                raise answer
+            for tp in asked:
+                self._apply_validation(
+                    tp, epochs[tp], answer.get(tp) if isinstance(answer, dict) else answer
+                )
 
     def _apply_validation(
         self,
