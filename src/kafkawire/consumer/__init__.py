@@ -10,6 +10,7 @@ from .commits import OffsetAndMetadata
 from .consumer import Consumer
 from .errors import (
     ConsumerStateError,
+    LogTruncationError,
     NoOffsetForPartitionError,
     NotAssignedError,
     OffsetOutOfRangeError,
@@ -27,6 +28,7 @@ __all__ = [
     "ConsumerRecord",
     "ConsumerSettings",
     "ConsumerStateError",
+    "LogTruncationError",
     "NoOffsetForPartitionError",
     "NotAssignedError",
     "OffsetAndMetadata",

@@ -360,8 +360,8 @@ class Consumer:
                 continue  # revoked, or seeked by the application meanwhile
             if found is None:
                 self._subscriptions.request_reset([tp])
-            else:
-                self._subscriptions.seek(tp, found.offset)
+            else:  # with the committed leader epoch: validated first where the broker can
+                self._subscriptions.seek(tp, found.offset, found.leader_epoch)
 
     def _consumed(self) -> dict[TopicPartition, OffsetAndMetadata]:
         """The position of every assigned partition after what the application has got."""
