@@ -9,6 +9,9 @@ Rules kept here:
 - Every change of position that does not come from consuming (a seek, a reset, a new
   assignment) bumps the partition's ``epoch``: fetched data tagged with an older epoch is
   dropped, so nothing fetched before a seek is ever returned after it.
+- A partition being revoked (:meth:`SubscriptionState.start_revoking`) is neither fetched nor
+  handed out any more, so the positions committed before it goes are the last ones the
+  application saw: its next owner reads on from there, and nothing is read twice.
 - Changes call ``on_change`` so that the fetcher plans its next requests at once.
 """
 
@@ -30,9 +33,15 @@ class PartitionState:
     reset: str | None = None  # "earliest" / "latest" / "none" while position is None
     epoch: int = 0
     paused: bool = False
+    revoking: bool = False  # being given up: no more fetching, nothing more handed out
     high_watermark: int = -1
     last_stable_offset: int = -1
     leader_epoch: int = -1  # of the last record handed out, for commits
+
+    @property
+    def readable(self) -> bool:
+        """Whether records of the partition may be fetched and handed out."""
+        return not (self.paused or self.revoking)
 
 
 class SubscriptionState:
@@ -91,7 +100,7 @@ class SubscriptionState:
         return [tp for tp, s in self._partitions.items() if s.position is None and not s.reset]
 
     def fetchable(self) -> list[TopicPartition]:
-        return [tp for tp, s in self._partitions.items() if s.position is not None and not s.paused]
+        return [tp for tp, s in self._partitions.items() if s.position is not None and s.readable]
 
     def positions(self) -> dict[TopicPartition, int]:
         return {tp: s.position for tp, s in self._partitions.items() if s.position is not None}
@@ -110,3 +119,14 @@ class SubscriptionState:
 
     def paused(self) -> set[TopicPartition]:
         return {tp for tp, s in self._partitions.items() if s.paused}
+
+    # --- revoking --------------------------------------------------------------------------
+
+    def start_revoking(self, partitions: Collection[TopicPartition]) -> None:
+        """Stop fetching ``partitions`` and handing out their records: the group takes them
+        away once their positions are committed (they stay assigned until then)."""
+        for tp in partitions:
+            state = self._partitions.get(tp)
+            if state is not None:
+                state.revoking = True
+        self._on_change()
