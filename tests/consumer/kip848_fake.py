@@ -33,7 +33,8 @@ def assignment(*partitions: int) -> dict[str, Any]:
 
 class FakeCoordinator:
     """``async with FakeCoordinator(answer) as fake``: brokers 1..``brokers``; the group's
-    coordinator is ``fake.coordinator`` (changeable), ``fake.heartbeats`` what it was sent."""
+    coordinator is ``fake.coordinator`` (changeable); ``heartbeats``, ``commits`` and
+    ``fetches`` (OffsetFetch) hold what it was sent."""
 
     def __init__(
         self,
@@ -63,15 +64,19 @@ class FakeCoordinator:
     def bootstrap(self) -> str:
         return self._cluster.bootstrap
 
-    async def until_heartbeats(self, count: int, timeout: float = 10) -> None:
-        """Wait until ``count`` heartbeats have arrived (or fail after ``timeout`` s)."""
+    async def until_heartbeat(self, wanted: Callable[[Any], bool], timeout: float = 10) -> Any:
+        """The first heartbeat ``wanted`` accepts, waiting for it if need be (or failing after
+        ``timeout`` s)."""
 
-        async def wait() -> None:
-            while len(self.heartbeats) < count:
+        async def wait() -> Any:
+            while True:
+                found = next((r for r in self.heartbeats if wanted(r)), None)
+                if found is not None:
+                    return found
                 self.heartbeat_seen.clear()
                 await self.heartbeat_seen.wait()
 
-        await asyncio.wait_for(wait(), timeout)
+        return await asyncio.wait_for(wait(), timeout)
 
     async def _handle(self, node: int, client: FakeClient, header: Any, request: Any) -> Any:
         key, version = header.request_api_key, header.request_api_version
@@ -93,33 +98,18 @@ class FakeCoordinator:
         if key == OFFSET_COMMIT:
             self.commits.append(request)
             code = self.commit_error(request)
-            return m.OffsetCommitResponse(
-                topics=tuple(
-                    m.OffsetCommitResponseTopic(
-                        name=t.name,
-                        partitions=tuple(
-                            m.OffsetCommitResponsePartition(
-                                partition_index=p.partition_index, error_code=code
-                            )
-                            for p in t.partitions
-                        ),
-                    )
-                    for t in request.topics
-                )
+            answers = _each_partition(
+                m.OffsetCommitResponseTopic,
+                m.OffsetCommitResponsePartition,
+                request.topics,
+                error_code=code,
             )
+            return m.OffsetCommitResponse(topics=answers)
         if key == LIST_OFFSETS:
-            return m.ListOffsetsResponse(
-                topics=tuple(
-                    m.ListOffsetsTopicResponse(
-                        name=t.name,
-                        partitions=tuple(
-                            m.ListOffsetsPartitionResponse(partition_index=p.partition_index)
-                            for p in t.partitions
-                        ),
-                    )
-                    for t in request.topics
-                )
+            answers = _each_partition(
+                m.ListOffsetsTopicResponse, m.ListOffsetsPartitionResponse, request.topics
             )
+            return m.ListOffsetsResponse(topics=answers)
         if key == FETCH:
             await asyncio.sleep(min(request.max_wait_ms, 100) / 1000)
             return m.FetchResponse(
@@ -162,37 +152,40 @@ def _same_topic(topic: Any) -> dict[str, Any]:
     return {"topic": topic.topic}
 
 
-def _nothing_committed(m: Any, request: Any) -> Any:
-    if hasattr(request, "groups"):
-        return m.OffsetFetchResponse(
-            groups=tuple(
-                m.OffsetFetchResponseGroup(
-                    group_id=g.group_id,
-                    topics=tuple(
-                        m.OffsetFetchResponseTopics(
-                            name=t.name,
-                            partitions=tuple(
-                                m.OffsetFetchResponsePartitions(
-                                    partition_index=p, committed_offset=-1
-                                )
-                                for p in t.partition_indexes
-                            ),
-                        )
-                        for t in g.topics or ()
-                    ),
-                )
-                for g in request.groups
-            )
+def _each_partition(topic: Any, partition: Any, asked: Any, **fields: Any) -> tuple[Any, ...]:
+    """An answer (``topic`` and ``partition`` classes, ``fields`` set) for every partition of
+    the topics ``asked`` names (by ``partitions`` or ``partition_indexes``)."""
+    return tuple(
+        topic(
+            name=t.name,
+            partitions=tuple(
+                partition(partition_index=getattr(p, "partition_index", p), **fields)
+                for p in getattr(t, "partitions", None) or t.partition_indexes
+            ),
         )
-    return m.OffsetFetchResponse(
-        topics=tuple(
-            m.OffsetFetchResponseTopic(
-                name=t.name,
-                partitions=tuple(
-                    m.OffsetFetchResponsePartition(partition_index=p, committed_offset=-1)
-                    for p in t.partition_indexes
+        for t in asked or ()
+    )
+
+
+def _nothing_committed(m: Any, request: Any) -> Any:
+    if hasattr(request, "groups"):  # v8+: batched by group
+        groups = tuple(
+            m.OffsetFetchResponseGroup(
+                group_id=g.group_id,
+                topics=_each_partition(
+                    m.OffsetFetchResponseTopics,
+                    m.OffsetFetchResponsePartitions,
+                    g.topics,
+                    committed_offset=-1,
                 ),
             )
-            for t in request.topics or ()
+            for g in request.groups
         )
+        return m.OffsetFetchResponse(groups=groups)
+    answers = _each_partition(
+        m.OffsetFetchResponseTopic,
+        m.OffsetFetchResponsePartition,
+        request.topics,
+        committed_offset=-1,
     )
+    return m.OffsetFetchResponse(topics=answers)

@@ -54,9 +54,10 @@ async def test_the_join_carries_everything_and_later_heartbeats_only_changes() -
         heard = Recorder()
         async with member(fake, heard, group_instance_id="i-1", max_poll_interval_ms=45_000):
             await heard.until(1)
-            await fake.until_heartbeats(3)
-        join, ack, later = fake.heartbeats[:3]
-        leave = fake.heartbeats[-1]
+            ack = await fake.until_heartbeat(lambda r: bool(r.topic_partitions))
+            acked = len(fake.heartbeats)
+            await fake.until_heartbeat(lambda r: len(fake.heartbeats) > acked)
+        join, later, leave = fake.heartbeats[0], fake.heartbeats[acked], fake.heartbeats[-1]
     assert heard.events[0] == ("assigned", {T0, T1})
     assert (len(join.member_id), join.member_epoch) == (22, 0)  # a Kafka Uuid string; joining
     assert (join.rebalance_timeout_ms, join.subscribed_topic_names) == (45_000, ("t",))
@@ -221,3 +222,18 @@ async def test_close_commits_revokes_then_leaves() -> None:
     }
     assert committed[("t", 0)] == 7
     assert (leave.member_epoch, leave.instance_id) == (-1, None)
+
+
+async def test_unsubscribe_leaves_and_a_new_subscription_joins_again() -> None:
+    heard = Recorder()
+    async with FakeCoordinator(steady(0, 1)) as fake, member(fake, heard) as consumer:
+        await heard.until(1)
+        consumer.unsubscribe()
+        leave = await fake.until_heartbeat(lambda r: r.member_epoch < 0)
+        assert (leave.member_epoch, consumer.assignment()) == (-1, set())
+        joins = len([r for r in fake.heartbeats if r.member_epoch == 0])
+        consumer.subscribe(["t"], heard)
+        await heard.until(2)
+        assert consumer.assignment() == {T0, T1}
+    rejoin = [r for r in fake.heartbeats if r.member_epoch == 0][joins]
+    assert (rejoin.member_id, rejoin.subscribed_topic_names) == (leave.member_id, ("t",))

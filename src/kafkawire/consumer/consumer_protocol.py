@@ -121,8 +121,8 @@ class ConsumerProtocolCoordinator(GroupMembership):
         the membership has ended for good."""
         await self._wait_for_turn()
         if not self._subscriptions.topics:
+            self._wake.clear()  # before leaving: a subscription meanwhile must wake it
             await self._leave()
-            self._wake.clear()
             await self._wake.wait()  # until the consumer subscribes again
             return True
         if self._in_group and self._poll_overdue():
@@ -316,17 +316,10 @@ class ConsumerProtocolCoordinator(GroupMembership):
             with contextlib.suppress(KafkawireError):
                 await self._cluster.send(request, negotiate=True, retry=False)
 
-    async def _leave_for_slowness(self) -> None:
-        _log.warning(
-            "group %s: no poll for more than max_poll_interval_ms (%d ms): leaving the group "
-            "so that its partitions move on; the next poll joins again",
-            self._group_id,
-            self._settings.max_poll_interval_ms,
-        )
+    async def _give_up_for_slowness(self) -> None:
         await self._leave()
         async with self._changes:
-            await self._lose_all()
-        await self._next_poll()
+            await self._lose_all()  # as Java does: it can no longer commit them
 
     async def _fenced(self, error: KafkawireError) -> None:
         self._out_of_group()

@@ -120,6 +120,7 @@ class ClassicCoordinator(GroupMembership):
             return
         if self._poll_overdue():
             await self._leave_for_slowness()
+            self._rejoin.set()
             return
         await self._heartbeat()
         if self._auto_commit_due():
@@ -140,18 +141,10 @@ class ClassicCoordinator(GroupMembership):
         response = await self._cluster.send(request, negotiate=True)
         _raise_for(response.error_code, f"heartbeat of group {self._group_id}")
 
-    async def _leave_for_slowness(self) -> None:
-        _log.warning(
-            "group %s: no poll for more than max_poll_interval_ms (%d ms): leaving the group "
-            "so that its partitions move on; the next poll joins again",
-            self._group_id,
-            self._settings.max_poll_interval_ms,
-        )
+    async def _give_up_for_slowness(self) -> None:
         await notify(self.listener, "revoked", set(self._subscriptions.assigned()))
         self._subscriptions.assign([])
         await self._leave("consumer poll timeout has expired")
-        await self._next_poll()
-        self._rejoin.set()
 
     async def _lost(self, error: BaseException) -> None:
         member_id = "" if isinstance(error, UnknownMemberIdError) else self.generation.member_id

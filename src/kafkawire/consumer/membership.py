@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
@@ -26,6 +27,8 @@ from .settings import ConsumerSettings
 from .subscription import SubscriptionState
 
 __all__ = ["ConsumerHooks", "GroupMembership"]
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,10 +126,26 @@ class GroupMembership(ABC):
         """Whether the application has not polled for longer than ``max_poll_interval_ms``."""
         return time.monotonic() - self._last_poll > self._settings.max_poll_interval_ms / 1000
 
-    async def _next_poll(self) -> None:
-        """Wait until the application polls again."""
-        self._polled.clear()
-        await self._polled.wait()
+    async def _leave_for_slowness(self) -> None:
+        """``max_poll_interval_ms`` passed without a poll: leave the group so that the
+        partitions move on, and wait for the application's next poll (the member then joins
+        again)."""
+        overdue = self._last_poll
+        _log.warning(
+            "group %s: no poll for more than max_poll_interval_ms (%d ms): leaving the group "
+            "so that its partitions move on; the next poll joins again",
+            self._group_id,
+            self._settings.max_poll_interval_ms,
+        )
+        await self._give_up_for_slowness()
+        while self._last_poll == overdue:
+            self._polled.clear()
+            if self._last_poll == overdue:
+                await self._polled.wait()
+
+    @abstractmethod
+    async def _give_up_for_slowness(self) -> None:
+        """Leave the group, and drop the partitions, as the protocol does it."""
 
     def _auto_commit_due(self) -> bool:
         """Whether an auto-commit is due now (the clock then starts the next interval)."""
