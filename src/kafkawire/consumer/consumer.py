@@ -214,7 +214,10 @@ class Consumer:
     ) -> dict[TopicPartition, list[ConsumerRecord]]:
         """Records of the assigned partitions (or of ``partitions``): what is buffered at
         once, else what arrives within ``timeout_ms``; ``{}`` if nothing does. At most
-        ``max_records`` (default ``max_poll_records``). Cancelling it loses nothing."""
+        ``max_records`` (default ``max_poll_records``). Cancelling it loses nothing.
+
+        Errors of the background work are raised here; an error that ended the group
+        membership for good (such as ``GroupAuthorizationFailedError``) by every call."""
         self._check_running()
         if self._group is not None:
             self._group.polled()

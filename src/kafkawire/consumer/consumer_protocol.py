@@ -199,7 +199,13 @@ class ConsumerProtocolCoordinator(GroupMembership):
         if response.heartbeat_interval_ms > 0:
             self._interval = response.heartbeat_interval_ms / 1000
             self._next_beat = min(self._next_beat, time.monotonic() + self._interval)
-        self.generation = Generation(self.epoch, self.member_id, self._settings.group_instance_id)
+        instance_id = self._settings.group_instance_id
+        # Commits name the member only once it has an epoch (as Java's do): at 0 it has none.
+        self.generation = (
+            Generation(self.epoch, self.member_id, instance_id)
+            if self.epoch > 0
+            else Generation(group_instance_id=instance_id)
+        )
         if response.assignment is not None:
             self._target = {
                 tp.topic_id: frozenset(tp.partitions) for tp in response.assignment.topic_partitions
