@@ -31,7 +31,9 @@ while the listener's callbacks run. Rules, after Kafka's Java client (its
 - Closing: after the consumer's last auto-commit the listener hears that everything is
   revoked, and the member leaves with epoch -1 (-2 for a static member: the broker keeps its
   assignment for the session timeout, so a restart gets it back).
-- Commits carry the member epoch where the classic protocol has the generation id.
+- Commits carry the member epoch where the classic protocol has the generation id, once the
+  member has one; one refused with STALE_MEMBER_EPOCH goes again when a heartbeat brings the
+  new epoch (the consumer's ``_as_member``), so auto-commits run beside the heartbeat loop.
 """
 
 from __future__ import annotations
