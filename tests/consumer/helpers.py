@@ -1,4 +1,5 @@
-"""Shared by the consumer tests: fresh topics and records produced to them."""
+"""Shared by the consumer tests: fresh topics, records produced to them, and a rebalance
+listener that records what it hears."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ import asyncio
 import itertools
 
 from kafkawire.client import KafkaClient
-from kafkawire.consumer import Consumer, ConsumerRecord
+from kafkawire.consumer import (
+    Consumer,
+    ConsumerRebalanceListener,
+    ConsumerRecord,
+    TopicPartition,
+)
 from kafkawire.testing.pytest_plugin import Broker
 
 _names = (f"kafkawire-consumer-{i}" for i in itertools.count())
@@ -42,3 +48,35 @@ async def read(consumer: Consumer, count: int, timeout: float = 20) -> list[Cons
 
     await asyncio.wait_for(collect(), timeout)
     return got
+
+
+class Recorder(ConsumerRebalanceListener):
+    """Records each callback as ``(event, partitions)``; ``on_partitions_assigned`` is
+    ``async`` on purpose (listeners may be either)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, set[TopicPartition]]] = []
+        self._changed = asyncio.Event()
+
+    def _heard(self, event: str, partitions: set[TopicPartition]) -> None:
+        self.events.append((event, partitions))
+        self._changed.set()
+
+    def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
+        self._heard("revoked", revoked)
+
+    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+        self._heard("assigned", assigned)
+
+    def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
+        self._heard("lost", lost)
+
+    async def until(self, count: int, timeout: float = 10) -> None:
+        """Wait until ``count`` events were heard (or fail after ``timeout`` s)."""
+
+        async def wait() -> None:
+            while len(self.events) < count:
+                self._changed.clear()
+                await self._changed.wait()
+
+        await asyncio.wait_for(wait(), timeout)

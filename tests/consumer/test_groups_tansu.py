@@ -13,7 +13,6 @@ import pytest
 
 from kafkawire.consumer import (
     Consumer,
-    ConsumerRebalanceListener,
     OffsetAndMetadata,
     TopicPartition,
     UnsupportedGroupProtocolError,
@@ -21,7 +20,7 @@ from kafkawire.consumer import (
 from kafkawire.errors import InconsistentGroupProtocolError
 from kafkawire.testing.pytest_plugin import Broker
 
-from .helpers import fresh_topic, produce, read
+from .helpers import Recorder, fresh_topic, produce, read
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -31,20 +30,6 @@ FAST: dict[str, Any] = {
     "auto_offset_reset": "earliest",
 }
 _groups = iter(range(1_000_000))
-
-
-class Recorder(ConsumerRebalanceListener):
-    def __init__(self) -> None:
-        self.events: list[tuple[str, set[TopicPartition]]] = []
-
-    def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
-        self.events.append(("revoked", revoked))
-
-    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
-        self.events.append(("assigned", assigned))
-
-    def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
-        self.events.append(("lost", lost))
 
 
 async def until(condition: Callable[[], bool], *members: Consumer, timeout: float = 20) -> None:

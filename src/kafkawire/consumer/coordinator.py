@@ -10,6 +10,8 @@ the coordinator says the group is rebalancing. Rules it keeps:
   Cooperative (every configured assignor is cooperative-sticky, KIP-429): it keeps consuming
   what it owns while the group rebalances, gives up only what the new assignment takes away
   (committing it first), and then joins once more so those partitions reach their new owner.
+- Revoking (either way) first stops the partitions' records reaching the application, then
+  commits, so the next owner reads on from the last record handed out.
 - Thrown out of the group (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID): its
   partitions are *lost* (the listener hears so; nothing is committed for them) and it joins
   afresh.
@@ -26,8 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kafkawire.cluster import Cluster, TopicPartition
@@ -48,13 +48,14 @@ from kafkawire.messages.sync_group import v5 as sync_group
 from ._waiting import wait_event
 from .assignors import COOPERATIVE, assign
 from .commits import Generation
-from .listener import ConsumerRebalanceListener, notify
+from .listener import notify
 from .member_data import (
     decode_assignment,
     decode_subscription,
     encode_assignment,
     encode_subscription,
 )
+from .membership import ConsumerHooks, GroupMembership
 from .settings import ConsumerSettings
 from .subscription import SubscriptionState
 
@@ -65,7 +66,7 @@ _log = logging.getLogger(__name__)
 _FENCED = (IllegalGenerationError, UnknownMemberIdError, FencedInstanceIdError)
 
 
-class ClassicCoordinator:
+class ClassicCoordinator(GroupMembership):
     """The membership of one consumer in its group (classic protocol)."""
 
     def __init__(
@@ -73,47 +74,20 @@ class ClassicCoordinator:
         cluster: Cluster,
         settings: ConsumerSettings,
         subscriptions: SubscriptionState,
-        *,
-        on_assigned: Callable[[set[TopicPartition]], Awaitable[None]],
-        commit: Callable[[set[TopicPartition] | None], Awaitable[None]],
-        on_error: Callable[[BaseException], None],
+        hooks: ConsumerHooks,
     ) -> None:
-        assert settings.group_id is not None
-        self._cluster = cluster
-        self._settings = settings
-        self._group_id = settings.group_id
-        self._subscriptions = subscriptions
-        self._on_assigned = on_assigned
-        self._commit = commit  # commits the consumed positions (all, or of some partitions)
-        self._on_error = on_error  # hands an error to the application's next poll
-        self.listener: ConsumerRebalanceListener | None = None
-        self.generation = Generation(group_instance_id=settings.group_instance_id)
+        super().__init__(cluster, settings, subscriptions, hooks)
         self.cooperative = set(settings.partition_assignment_strategy) <= COOPERATIVE
         self._rejoin = asyncio.Event()
         self._rejoin.set()
-        self._polled = asyncio.Event()
-        self._last_poll = time.monotonic()
-        self._left_for_slowness = False
-        self._next_commit = time.monotonic() + settings.auto_commit_interval_ms / 1000
-        self._task: asyncio.Task[None] | None = None
-        self.joined = asyncio.Event()  # set once the first assignment has arrived
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="kafkawire-group")
-
-    def polled(self) -> None:
-        """The application asked for records: it is alive (see ``max_poll_interval_ms``)."""
-        self._last_poll = time.monotonic()
-        self._polled.set()
 
     def request_rejoin(self) -> None:
         self._rejoin.set()
 
     async def close(self) -> None:
-        """Stop heartbeating; commit (with auto-commit) and leave the group."""
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        """Stop heartbeating; tell the listener everything is revoked and leave the group
+        (the consumer has committed just before, with auto-commit)."""
+        await self._stop_task()
         if self.generation.member_id and self._subscriptions.assigned():
             await notify(self.listener, "revoked", set(self._subscriptions.assigned()))
         await self._leave("the consumer is closing")
@@ -142,17 +116,15 @@ class ClassicCoordinator:
     async def _heartbeat_once(self) -> None:
         """Sleep a heartbeat interval (or until a rejoin is asked), then heartbeat, commit and
         check the poll interval."""
-        settings = self._settings
-        if await wait_event(self._rejoin, settings.heartbeat_interval_ms / 1000):
+        if await wait_event(self._rejoin, self._settings.heartbeat_interval_ms / 1000):
             return
-        if time.monotonic() - self._last_poll > settings.max_poll_interval_ms / 1000:
+        if self._poll_overdue():
             await self._leave_for_slowness()
+            self._rejoin.set()
             return
         await self._heartbeat()
-        if settings.enable_auto_commit and time.monotonic() >= self._next_commit:
-            self._next_commit = time.monotonic() + settings.auto_commit_interval_ms / 1000
-            with contextlib.suppress(KafkawireError):  # the next interval tries again
-                await self._commit(None)
+        if self._auto_commit_due():
+            await self._auto_commit()
 
     def _identity(self) -> dict[str, Any]:
         """The fields that say who is asking, as Heartbeat and SyncGroup name them."""
@@ -169,42 +141,26 @@ class ClassicCoordinator:
         response = await self._cluster.send(request, negotiate=True)
         _raise_for(response.error_code, f"heartbeat of group {self._group_id}")
 
-    async def _leave_for_slowness(self) -> None:
-        _log.warning(
-            "group %s: no poll for more than max_poll_interval_ms (%d ms): leaving the group "
-            "so that its partitions move on; the next poll joins again",
-            self._group_id,
-            self._settings.max_poll_interval_ms,
-        )
+    async def _give_up_for_slowness(self) -> None:
         await notify(self.listener, "revoked", set(self._subscriptions.assigned()))
         self._subscriptions.assign([])
         await self._leave("consumer poll timeout has expired")
-        self._polled.clear()
-        await self._polled.wait()
-        self._rejoin.set()
 
     async def _lost(self, error: BaseException) -> None:
-        lost = set(self._subscriptions.assigned())
+        member_id = "" if isinstance(error, UnknownMemberIdError) else self.generation.member_id
+        self.generation = Generation(-1, member_id, self._settings.group_instance_id)
+        lost = await self._lose_all()
         _log.warning(
             "group %s: %s; %d partitions lost, joining again", self._group_id, error, len(lost)
         )
-        member_id = "" if isinstance(error, UnknownMemberIdError) else self.generation.member_id
-        self.generation = Generation(-1, member_id, self._settings.group_instance_id)
-        if lost:
-            await notify(self.listener, "lost", lost)
-        self._subscriptions.assign([])
         self._rejoin.set()
 
     # --- joining -----------------------------------------------------------------------------
 
     async def _join(self) -> None:
         owned = set(self._subscriptions.assigned())
-        if not self.cooperative and owned:
-            with contextlib.suppress(KafkawireError):
-                if self._settings.enable_auto_commit:
-                    await self._commit(None)
-            await notify(self.listener, "revoked", owned)
-            self._subscriptions.assign([])
+        if not self.cooperative:
+            await self._revoke(owned)
             owned = set()
         self._rejoin.clear()
         joined = await self._join_group(owned)
@@ -285,10 +241,7 @@ class ClassicCoordinator:
         """Apply a new assignment: give up what it takes away, then take up what it adds."""
         revoked = owned - assigned
         if revoked:  # cooperative only: eager members own nothing by now
-            with contextlib.suppress(KafkawireError):
-                if self._settings.enable_auto_commit:
-                    await self._commit(revoked)
-            await notify(self.listener, "revoked", revoked)
+            await self._revoke(revoked)
             self._rejoin.set()  # so that the revoked partitions reach their new owner
         self._subscriptions.assign(sorted(assigned))
         added = assigned - owned

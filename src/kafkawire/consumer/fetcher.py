@@ -159,7 +159,7 @@ class Fetcher:
         queue = self._buffers[tp]
         state = self._subscriptions.get(tp)
         out: list[ConsumerRecord] = []
-        if state is not None and state.paused:
+        if state is not None and not state.readable:
             return out
         settings = self._settings
         while queue and len(out) < wanted:

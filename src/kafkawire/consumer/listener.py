@@ -21,8 +21,10 @@ class ConsumerRebalanceListener:
       what auto-commit does not cover.
     - ``on_partitions_assigned``: these are now the member's (positions are known).
     - ``on_partitions_lost``: these were taken away without a chance to commit (the member
-      was thrown out of the group: session expired, or fenced); another member may already
-      be reading them.
+      was thrown out of the group: session expired, or fenced; with
+      ``group_protocol="consumer"`` also when it left for not polling within
+      ``max_poll_interval_ms``, and on a fatal group error); another member may already be
+      reading them.
     """
 
     def on_partitions_revoked(self, revoked: set[TopicPartition]) -> Any:

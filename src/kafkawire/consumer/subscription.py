@@ -16,6 +16,9 @@ Rules kept here:
   validation (KIP-320, see :mod:`.leader_epochs`) and is not fetched until it passes;
   :meth:`SubscriptionState.complete_validation` applies the leader's answer as Java's
   ``SubscriptionState.maybeCompleteValidation`` does.
+- A partition being revoked (:meth:`SubscriptionState.start_revoking`) is neither fetched nor
+  handed out any more, so the positions committed before it goes are the last ones the
+  application saw: its next owner reads on from there, and nothing is read twice.
 - Changes call ``on_change`` so that the fetcher plans its next requests at once.
 """
 
@@ -38,6 +41,7 @@ class PartitionState:
     reset: str | None = None  # "earliest" / "latest" / "none" while position is None
     epoch: int = 0
     paused: bool = False
+    revoking: bool = False  # being given up: no more fetching, nothing more handed out
     high_watermark: int = -1
     last_stable_offset: int = -1
     leader_epoch: int = -1  # of the record before the position: for commits and validation
@@ -49,6 +53,11 @@ class PartitionState:
         self.position, self.leader_epoch = position, leader_epoch
         self.current_leader, self.awaiting_validation = None, False
         self.epoch += 1
+
+    @property
+    def readable(self) -> bool:
+        """Whether records of the partition may be fetched and handed out."""
+        return not (self.paused or self.revoking)
 
 
 class SubscriptionState:
@@ -112,7 +121,7 @@ class SubscriptionState:
         return [
             tp
             for tp, s in self._partitions.items()
-            if s.position is not None and not s.paused and not s.awaiting_validation
+            if s.position is not None and s.readable and not s.awaiting_validation
         ]
 
     def positions(self) -> dict[TopicPartition, int]:
@@ -178,3 +187,14 @@ class SubscriptionState:
 
     def paused(self) -> set[TopicPartition]:
         return {tp for tp, s in self._partitions.items() if s.paused}
+
+    # --- revoking --------------------------------------------------------------------------
+
+    def start_revoking(self, partitions: Collection[TopicPartition]) -> None:
+        """Stop fetching ``partitions`` and handing out their records: the group takes them
+        away once their positions are committed (they stay assigned until then)."""
+        for tp in partitions:
+            state = self._partitions.get(tp)
+            if state is not None:
+                state.revoking = True
+        self._on_change()
