@@ -4,17 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import pickle
 import warnings
 from typing import Any
 
 import pytest
 
 from kafkawire.client import KafkaClient
+from kafkawire.cluster import RequestRefusedError
+from kafkawire.errors import InvalidProducerEpochError, ProducerFencedError
 from kafkawire.messages.fetch import v11 as fetch
 from kafkawire.net import Connection
-from kafkawire.producer import Producer, RecordTooLargeError, partition_for_key
+from kafkawire.producer import (
+    Producer,
+    RecordTooLargeError,
+    TransactionStateError,
+    end_transaction,
+    partition_for_key,
+)
 from kafkawire.records import ControlType, Header, control_type, decode_batches
-from kafkawire.testing.pytest_plugin import Broker
+from kafkawire.testing.pytest_plugin import Broker, mock_cluster_bug, tansu_bug
 from tests.net.proxy import Proxy
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -192,6 +201,62 @@ async def test_a_transaction_commits_and_another_aborts(mock_cluster: Broker) ->
         b"committed too",
         ControlType.COMMIT,
     ]
+
+
+@pytest.mark.parametrize("commit", [True, False])
+async def test_a_prepared_transaction_is_ended_by_another_client(
+    kafka_broker: Broker, commit: bool
+) -> None:
+    """Two-phase commit: the producer hands its transaction over open and closes; a client
+    elsewhere ends it with the producer id and epoch it was given."""
+    topic = await fresh_topic(kafka_broker)
+    async with Producer(kafka_broker.bootstrap, transactional_id=f"tx-{topic}") as producer:
+        producer.begin_transaction()
+        await producer.send(topic, b"prepared", partition=0)
+        prepared = await producer.prepare_transaction()
+        with pytest.raises(TransactionStateError, match="end_transaction"):
+            producer.begin_transaction()
+    assert _markers(await _raw_log(kafka_broker, topic)) == [b"prepared"]  # still open
+    async with KafkaClient(kafka_broker.bootstrap) as client:
+        await end_transaction(client, pickle.loads(pickle.dumps(prepared)), commit=commit)
+        await end_transaction(client, prepared, commit=commit)  # a retried EndTxn succeeds
+    ended = ControlType.COMMIT if commit else ControlType.ABORT
+    assert _markers(await _raw_log(kafka_broker, topic)) == [b"prepared", ended]
+
+
+@pytest.mark.parametrize(
+    "kafka_broker",
+    [
+        pytest.param(
+            "tansu",
+            marks=tansu_bug(
+                "EndTxn with a fenced epoch drops the connection", raises=RequestRefusedError
+            ),
+        ),
+        pytest.param(
+            "mock_cluster",
+            marks=mock_cluster_bug(
+                "InitProducerId gives a new producer id: nothing is fenced or aborted"
+            ),
+        ),
+    ],
+    indirect=True,
+)
+async def test_a_new_producer_with_the_id_fences_a_prepared_transaction(
+    kafka_broker: Broker,
+) -> None:
+    topic = await fresh_topic(kafka_broker)
+    transactional_id = f"tx-{topic}"
+    async with Producer(kafka_broker.bootstrap, transactional_id=transactional_id) as producer:
+        producer.begin_transaction()
+        await producer.send(topic, b"zombie", partition=0)
+        prepared = await producer.prepare_transaction()
+    async with Producer(kafka_broker.bootstrap, transactional_id=transactional_id):
+        pass  # InitProducerId: fences the epoch that prepared, and aborts its transaction
+    assert _markers(await _raw_log(kafka_broker, topic)) == [b"zombie", ControlType.ABORT]
+    async with KafkaClient(kafka_broker.bootstrap) as client:
+        with pytest.raises((ProducerFencedError, InvalidProducerEpochError)):
+            await end_transaction(client, prepared, commit=True)
 
 
 async def test_sends_wait_for_a_new_topic_the_broker_creates(mock_cluster: Broker) -> None:
