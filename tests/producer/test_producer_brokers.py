@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
+from kafkawire.admin import Admin
 from kafkawire.client import KafkaClient
-from kafkawire.cluster import RequestRefusedError
+from kafkawire.cluster import RequestRefusedError, TopicPartition
 from kafkawire.errors import InvalidProducerEpochError, ProducerFencedError
 from kafkawire.messages.fetch import v11 as fetch
 from kafkawire.net import Connection
@@ -222,6 +223,39 @@ async def test_a_prepared_transaction_is_ended_by_another_client(
         await end_transaction(client, prepared, commit=commit)  # a retried EndTxn succeeds
     ended = ControlType.COMMIT if commit else ControlType.ABORT
     assert _markers(await _raw_log(kafka_broker, topic)) == [b"prepared", ended]
+
+
+@pytest.mark.parametrize(
+    "kafka_broker",
+    [
+        "tansu",
+        pytest.param(
+            "mock_cluster",
+            marks=mock_cluster_bug("TxnOffsetCommit stores nothing: OffsetFetch answers -1"),
+        ),
+    ],
+    indirect=True,
+)
+async def test_offsets_sent_to_a_transaction_are_committed_with_it(kafka_broker: Broker) -> None:
+    topic = await fresh_topic(kafka_broker)
+    tp, group = TopicPartition(topic, 0), f"group-{topic}"
+
+    async def committed() -> int:
+        async with Admin(kafka_broker.bootstrap) as admin:
+            return (await admin.list_group_offsets(group, [tp]))[tp].offset
+
+    async with Producer(kafka_broker.bootstrap, transactional_id=f"tx-{topic}") as producer:
+        producer.begin_transaction()
+        await producer.send(topic, b"aborted", partition=0)
+        await producer.send_offsets_to_transaction({tp: (5, "five")}, group)
+        await producer.flush()
+        assert await committed() == -1  # not while the transaction is open
+        await producer.abort_transaction()
+        assert await committed() == -1
+        async with producer.transaction():
+            await producer.send(topic, b"committed", partition=0)
+            await producer.send_offsets_to_transaction({tp: 7}, group)
+    assert await committed() == 7
 
 
 @pytest.mark.parametrize(
