@@ -14,7 +14,6 @@ from kafkawire.admin import Admin
 from kafkawire.client import KafkaClient
 from kafkawire.cluster import RequestRefusedError, TopicPartition
 from kafkawire.errors import InvalidProducerEpochError, ProducerFencedError
-from kafkawire.messages.fetch import v11 as fetch
 from kafkawire.net import Connection
 from kafkawire.producer import (
     Producer,
@@ -23,9 +22,10 @@ from kafkawire.producer import (
     end_transaction,
     partition_for_key,
 )
-from kafkawire.records import ControlType, Header, control_type, decode_batches
+from kafkawire.records import ControlType, Header
 from kafkawire.testing.pytest_plugin import Broker, mock_cluster_bug, tansu_bug
 from tests.net.proxy import Proxy
+from tests.transaction_log import markers, raw_log, read_committed
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -140,44 +140,6 @@ async def test_idempotent_retries_after_cuts_neither_lose_nor_duplicate(
     assert values == [b"%06d" % i for i in range(3_000)]
 
 
-async def _raw_log(broker: Broker, topic: str) -> list[Any]:
-    """Every batch of partition 0, control batches included, read one fetch at a time.
-
-    The crcs are not checked: librdkafka's mock cluster writes control batches with crc 0
-    (and lists no aborted transactions in Fetch, so read_committed cannot be shown there).
-    """
-    batches: list[Any] = []
-    async with KafkaClient(broker.bootstrap) as client:
-        leader = (await client.cluster.metadata([topic])).leader_for(topic, 0)
-        offset = 0
-        while True:
-            wanted = fetch.FetchPartition(
-                partition=0, fetch_offset=offset, partition_max_bytes=1 << 20
-            )
-            request = fetch.FetchRequest(
-                max_wait_ms=10, topics=(fetch.FetchTopic(topic=topic, partitions=(wanted,)),)
-            )
-            data = (await client.cluster.send(request, node_id=leader)).responses[0].partitions[0]
-            found = list(decode_batches(data.records or b"", check_crcs=False))
-            if not found:
-                return batches
-            batches += found
-            offset = found[-1].next_offset
-
-
-def _markers(batches: list[Any]) -> list[Any]:
-    """The data values and transaction markers of a log, in order."""
-    seen: list[Any] = []
-    for batch in batches:
-        for record in batch.records:
-            if batch.is_control:
-                seen.append(control_type(record))
-            else:
-                assert batch.is_transactional
-                seen.append(record.value)
-    return seen
-
-
 async def test_a_transaction_commits_and_another_aborts(mock_cluster: Broker) -> None:
     topic = next(_names)
     async with Producer(mock_cluster.bootstrap, transactional_id=f"tx-{topic}") as producer:
@@ -194,7 +156,8 @@ async def test_a_transaction_commits_and_another_aborts(mock_cluster: Broker) ->
             await change_of_mind()
         async with producer.transaction():
             await producer.send(topic, b"committed too", partition=0)
-    assert _markers(await _raw_log(mock_cluster, topic)) == [
+    log = await raw_log(mock_cluster.bootstrap, topic)
+    assert markers(log) == [
         b"committed",
         ControlType.COMMIT,
         b"aborted",
@@ -202,6 +165,7 @@ async def test_a_transaction_commits_and_another_aborts(mock_cluster: Broker) ->
         b"committed too",
         ControlType.COMMIT,
     ]
+    assert [r.value for r in read_committed(log)] == [b"committed", b"committed too"]
 
 
 @pytest.mark.parametrize("commit", [True, False])
@@ -217,12 +181,15 @@ async def test_a_prepared_transaction_is_ended_by_another_client(
         prepared = await producer.prepare_transaction()
         with pytest.raises(TransactionStateError, match="end_transaction"):
             producer.begin_transaction()
-    assert _markers(await _raw_log(kafka_broker, topic)) == [b"prepared"]  # still open
+    log = await raw_log(kafka_broker.bootstrap, topic)
+    assert (markers(log), read_committed(log)) == ([b"prepared"], [])  # still open
     async with KafkaClient(kafka_broker.bootstrap) as client:
         await end_transaction(client, pickle.loads(pickle.dumps(prepared)), commit=commit)
         await end_transaction(client, prepared, commit=commit)  # a retried EndTxn succeeds
     ended = ControlType.COMMIT if commit else ControlType.ABORT
-    assert _markers(await _raw_log(kafka_broker, topic)) == [b"prepared", ended]
+    log = await raw_log(kafka_broker.bootstrap, topic)
+    assert markers(log) == [b"prepared", ended]
+    assert [r.value for r in read_committed(log)] == ([b"prepared"] if commit else [])
 
 
 @pytest.mark.parametrize(
@@ -287,7 +254,7 @@ async def test_a_new_producer_with_the_id_fences_a_prepared_transaction(
         prepared = await producer.prepare_transaction()
     async with Producer(kafka_broker.bootstrap, transactional_id=transactional_id):
         pass  # InitProducerId: fences the epoch that prepared, and aborts its transaction
-    assert _markers(await _raw_log(kafka_broker, topic)) == [b"zombie", ControlType.ABORT]
+    assert markers(await raw_log(kafka_broker.bootstrap, topic)) == [b"zombie", ControlType.ABORT]
     async with KafkaClient(kafka_broker.bootstrap) as client:
         with pytest.raises((ProducerFencedError, InvalidProducerEpochError)):
             await end_transaction(client, prepared, commit=True)
