@@ -14,6 +14,7 @@ import pytest
 
 from kafkawire.client import KafkaClient
 from kafkawire.producer import Producer
+from kafkawire.testing.pytest_plugin import Broker
 
 pyspark = pytest.importorskip("pyspark")
 if shutil.which("java") is None:
@@ -58,6 +59,11 @@ def spark() -> Iterator[SparkSession]:
 
 def new_topic() -> str:
     return f"spark-{os.getpid()}-{next(_names)}"
+
+
+def creates_topics(broker: Broker) -> bool:
+    """Whether ``fill`` can create topics there (the mock cluster has no CreateTopics)."""
+    return broker.capabilities.missing("CreateTopics") is None
 
 
 def fill(

@@ -21,7 +21,7 @@ from kafkawire.client import KafkaClient
 from kafkawire.testing.pytest_plugin import Broker, mock_cluster_bug
 from tests.transaction_log import raw_log, read_committed
 
-from .conftest import fill, new_topic
+from .conftest import creates_topics, fill, new_topic
 
 LIMIT = 6
 
@@ -32,7 +32,7 @@ def _topics(
     """A source holding ``records`` records in its first ``partitions`` partitions, and an
     empty sink (the mock cluster makes both topics itself, with four partitions)."""
     source, sink = new_topic(), new_topic()
-    create = broker.capabilities.missing("CreateTopics") is None
+    create = creates_topics(broker)
     written = fill(broker.bootstrap, source, records, partitions=partitions, create=create)
     if create:
         fill(broker.bootstrap, sink, 0)
