@@ -18,7 +18,16 @@ from pyspark.sql import SparkSession
 from pyspark.sql.functions import col, udf
 
 from kafkawire.client import KafkaClient
+from kafkawire.producer import PreparedTransaction
+from kafkawire.spark.options import write_options
+from kafkawire.spark.transactional import (
+    ExactlyOnceError,
+    Prepared,
+    check_transactions_served,
+    end_all,
+)
 from kafkawire.testing.pytest_plugin import Broker, mock_cluster_bug
+from tests.net.fakebroker import ALL_APIS, FakeBroker, FakeClient, messages
 from tests.transaction_log import raw_log, read_committed
 
 from .conftest import creates_topics, fill, new_topic
@@ -160,3 +169,32 @@ def test_a_failed_attempt_leaves_nothing_visible(
     again.awaitTermination()
     assert again.exception() is None
     assert _committed(bootstrap, sink)[0] == Counter(written)
+
+
+async def _no_topics(client: FakeClient, header: Any, request: Any) -> Any:
+    """Metadata with no brokers and no topics: clients keep to the bootstrap address."""
+    return messages(header.request_api_key, header.request_api_version).MetadataResponse()
+
+
+async def test_a_broker_without_the_transaction_apis_is_refused_naming_them() -> None:
+    served = {key: versions for key, versions in ALL_APIS.items() if key not in (26, 28)}
+    async with FakeBroker(_no_topics, api_versions=served) as broker:
+        bootstrap = f"127.0.0.1:{broker.port}"
+        with pytest.raises(ExactlyOnceError, match="does not serve EndTxn, TxnOffsetCommit"):
+            await asyncio.to_thread(check_transactions_served, bootstrap)
+    async with FakeBroker(_no_topics) as broker:
+        await asyncio.to_thread(check_transactions_served, f"127.0.0.1:{broker.port}")
+
+
+def test_a_commit_that_fails_names_the_timeout_and_an_abort_only_logs(
+    mock_cluster: Broker, caplog: pytest.LogCaptureFixture
+) -> None:
+    options = write_options({"kafka.bootstrap.servers": mock_cluster.bootstrap})
+    unknown = PreparedTransaction("kafkawire-unknown-0", producer_id=4242, producer_epoch=0)
+    messages = [Prepared(7, 3, unknown), None]
+    with pytest.raises(ExactlyOnceError, match=r"1 of 1 .*kafka\.transaction\.timeout\.ms"):
+        end_all(options, messages, 7, commit=True)
+    end_all(options, messages, 7, commit=False)
+    assert "ending the transaction of kafkawire-unknown-0 failed" in caplog.text
+    with pytest.raises(ExactlyOnceError, match=r"batch 8 got commit messages of batches \[7\]"):
+        end_all(options, messages, 8, commit=True)
