@@ -260,6 +260,45 @@ async def test_a_new_producer_with_the_id_fences_a_prepared_transaction(
             await end_transaction(client, prepared, commit=True)
 
 
+async def test_a_batch_sent_as_the_connection_opens_does_not_overtake_older_ones(
+    tansu_broker: Broker,
+) -> None:
+    """Batches dispatched while the produce connection opens wait for it; one dispatched just
+    as it opens must still be built and written after them. It once went first, with a
+    sequence number above theirs: OUT_OF_ORDER_SEQUENCE_NUMBER, and the transaction lost."""
+    topic = await fresh_topic(tansu_broker)
+    armed, release = asyncio.Event(), asyncio.Event()
+
+    async def connect(host: str, port: int) -> Connection:
+        conn = await Connection.open(host, port, connect_timeout=5)
+        if armed.is_set():  # the produce connection: the others opened before
+            armed.clear()
+            await release.wait()
+            await producer.send(topic, b"late", partition=0)
+        return conn
+
+    async with Producer(
+        tansu_broker.bootstrap, connect=connect, transactional_id=f"tx-{topic}", linger_ms=0
+    ) as producer:
+        await producer.partitions_for(topic)
+        producer.begin_transaction()
+        armed.set()
+        for value in (b"early-0", b"early-1", b"early-2"):
+            await producer.send(topic, value, partition=0)
+            await _dispatched(producer)
+        release.set()
+        await producer.commit_transaction()
+    values = [r.value for r in await read_back(tansu_broker, topic)]
+    assert values == [b"early-0", b"early-1", b"early-2", b"late"]
+
+
+async def _dispatched(producer: Producer) -> None:
+    """Until the producer's queue is empty: every batch is in a request (no event says so)."""
+    async with asyncio.timeout(10):
+        while not producer._accumulator.empty:
+            await asyncio.sleep(0.001)
+
+
 async def test_sends_wait_for_a_new_topic_the_broker_creates(mock_cluster: Broker) -> None:
     topic = next(_names)  # the mock cluster creates topics on first use
     async with Producer(mock_cluster.bootstrap) as producer:
