@@ -144,7 +144,7 @@ def check_transactions_served(bootstrap: str) -> None:
                 missing.append(name)
         return versions.peer, missing
 
-    peer, missing = asyncio.run(served())
+    peer, missing = in_new_loop(served())
     if missing:
         raise ExactlyOnceError(
             f"exactlyOnce needs Kafka's transaction APIs, and the broker at {peer} does not "
@@ -176,7 +176,7 @@ async def write_prepared(
                 task.batch_id,
                 done,
             )
-            for _ in rows:  # Spark expects its input read to the end
+            for _ in rows:  # read the input to its end, as a task that writes does
                 pass
             return Prepared(task.batch_id, 0, None, already_committed=True)
         producer.begin_transaction()
