@@ -116,7 +116,7 @@ def test_a_batch_committed_before_a_restart_is_not_written_again(
     spark: SparkSession, kafka_broker: Broker, tmp_path: Path
 ) -> None:
     bootstrap = kafka_broker.bootstrap
-    source, sink, written = _topics(kafka_broker, 12)
+    source, sink, written = _topics(kafka_broker, LIMIT)  # one batch
     first = _start(spark, bootstrap, source, sink, tmp_path)
     first.awaitTermination()
     assert first.exception() is None
@@ -136,10 +136,10 @@ def test_a_batch_committed_before_a_restart_is_not_written_again(
 def test_a_failed_attempt_leaves_nothing_visible(
     spark: SparkSession, kafka_broker: Broker, tmp_path: Path
 ) -> None:
-    """The first attempt of the last batch fails at its last row, after the brokers took the
-    rows before it; none of them becomes visible, and the run after it writes each row once."""
+    """The first attempt of the batch fails at its last row, after the brokers took the rows
+    before it; none of them becomes visible, and the run after it writes each row once."""
     bootstrap = kafka_broker.bootstrap
-    source, sink, written = _topics(kafka_broker, 12, partitions=1)  # one task with rows
+    source, sink, written = _topics(kafka_broker, LIMIT, partitions=1)  # one task with rows
     failed_once = tmp_path / "failed-once"
     victim = written[-1][1]
 

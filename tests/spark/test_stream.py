@@ -16,7 +16,7 @@ LIMIT = 6
 
 
 def _run_once(
-    spark: SparkSession, bootstrap: str, source: str, sink: str, checkpoint: Path
+    spark: SparkSession, bootstrap: str, source: str, sink: str, checkpoint: Path, *, limit: int
 ) -> list[int]:
     """One availableNow run; the number of input rows of each of its batches."""
     stream = (
@@ -24,7 +24,7 @@ def _run_once(
         .option("kafka.bootstrap.servers", bootstrap)
         .option("subscribe", source)
         .option("startingOffsets", "earliest")
-        .option("maxOffsetsPerTrigger", str(LIMIT))
+        .option("maxOffsetsPerTrigger", str(limit))
         .load()
     )
     query = (
@@ -46,20 +46,21 @@ def test_available_now_in_bounded_batches_and_restart(
 ) -> None:
     bootstrap = kafka_broker.bootstrap
     source, sink = new_topic(), new_topic()
-    # The mock cluster creates topics itself, with four partitions.
+    # The mock cluster creates topics itself, with four partitions (and fewer, larger batches
+    # keep its test short: each batch there takes about a second).
     create = creates_topics(kafka_broker)
-    partitions, sink_partitions = (2, 1) if create else (4, 4)
+    partitions, sink_partitions, limit = (2, 1, LIMIT) if create else (4, 4, 2 * LIMIT)
     first = fill(bootstrap, source, 20, partitions=partitions, create=create)
     fill(bootstrap, sink, 0, partitions=1, create=create)
 
-    batches = _run_once(spark, bootstrap, source, sink, tmp_path)
+    batches = _run_once(spark, bootstrap, source, sink, tmp_path, limit=limit)
     assert sum(batches) == 20
-    assert len(batches) >= 20 // LIMIT
+    assert len(batches) >= 20 // limit
     # Spark's rule: each partition with a backlog moves by at least one record.
-    assert max(batches) <= LIMIT + partitions - 1
+    assert max(batches) <= limit + partitions - 1
 
     more = fill(bootstrap, source, 8, partitions=partitions, first=20, create=False)
-    again = _run_once(spark, bootstrap, source, sink, tmp_path)
+    again = _run_once(spark, bootstrap, source, sink, tmp_path, limit=limit)
     assert sum(again) == len(more)
 
     written = Counter((k, v) for _, _, k, v in read_back(bootstrap, sink, sink_partitions))
