@@ -30,7 +30,7 @@ from kafkawire.testing.pytest_plugin import Broker
 from tests.net.fakebroker import ALL_APIS, FakeBroker, FakeClient, messages
 from tests.transaction_log import raw_log, read_committed
 
-from .conftest import creates_topics, fill, new_topic
+from .conftest import creates_topics, fill, new_topic, start_copy
 
 LIMIT = 6
 
@@ -57,26 +57,10 @@ def _start(
     *,
     frame: Any = None,
 ) -> Any:
-    """An availableNow query from ``source`` to ``sink``, exactly once, in batches of about
+    """An availableNow copy from ``source`` to ``sink``, exactly once, in batches of about
     LIMIT records; ``frame`` changes the rows on the way."""
-    stream = (
-        spark.readStream.format("kafkawire")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", source)
-        .option("startingOffsets", "earliest")
-        .option("maxOffsetsPerTrigger", str(LIMIT))
-        .load()
-        .select("key", "value")
-    )
-    return (
-        (stream if frame is None else frame(stream))
-        .writeStream.format("kafkawire")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("topic", sink)
-        .option("exactlyOnce", "true")
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
+    return start_copy(
+        spark, bootstrap, source, sink, checkpoint, limit=LIMIT, change=frame, exactlyOnce="true"
     )
 
 

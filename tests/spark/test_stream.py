@@ -10,7 +10,7 @@ from pyspark.sql import SparkSession
 
 from kafkawire.testing.pytest_plugin import Broker
 
-from .conftest import creates_topics, fill, new_topic, read_back
+from .conftest import creates_topics, fill, new_topic, read_back, start_copy
 
 LIMIT = 6
 
@@ -19,23 +19,7 @@ def _run_once(
     spark: SparkSession, bootstrap: str, source: str, sink: str, checkpoint: Path, *, limit: int
 ) -> list[int]:
     """One availableNow run; the number of input rows of each of its batches."""
-    stream = (
-        spark.readStream.format("kafkawire")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", source)
-        .option("startingOffsets", "earliest")
-        .option("maxOffsetsPerTrigger", str(limit))
-        .load()
-    )
-    query = (
-        stream.select("key", "value")
-        .writeStream.format("kafkawire")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("topic", sink)
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
-        .start()
-    )
+    query = start_copy(spark, bootstrap, source, sink, checkpoint, limit=limit)
     query.awaitTermination()
     assert query.exception() is None
     return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
