@@ -61,6 +61,17 @@ async def test_pipelined_requests_with_responses_in_reverse_order() -> None:
         assert len(set(ids)) == count
 
 
+async def test_write_puts_requests_on_the_wire_in_call_order() -> None:
+    async with FakeBroker(echo_handler) as broker, await open_to(broker) as conn:
+        first, second = conn.write(request("first")), conn.write(request("second"))
+        assert names(await second) == ["second"]  # awaited first, written second
+        assert names(await first) == ["first"]
+        assert [names(body) for _, body in broker.clients[0].requests[1:]] == [
+            ["first"],
+            ["second"],
+        ]
+
+
 async def test_correlation_ids_wrap_around_and_skip_ids_in_use() -> None:
     async with FakeBroker(echo_handler) as broker, await open_to(broker) as conn:
         conn._next_id = 2**31 - 2

@@ -4,18 +4,28 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import pickle
 import warnings
 from typing import Any
 
 import pytest
 
+from kafkawire.admin import Admin
 from kafkawire.client import KafkaClient
-from kafkawire.messages.fetch import v11 as fetch
+from kafkawire.cluster import RequestRefusedError, TopicPartition
+from kafkawire.errors import InvalidProducerEpochError, ProducerFencedError
 from kafkawire.net import Connection
-from kafkawire.producer import Producer, RecordTooLargeError, partition_for_key
-from kafkawire.records import ControlType, Header, control_type, decode_batches
-from kafkawire.testing.pytest_plugin import Broker
+from kafkawire.producer import (
+    Producer,
+    RecordTooLargeError,
+    TransactionStateError,
+    end_transaction,
+    partition_for_key,
+)
+from kafkawire.records import ControlType, Header
+from kafkawire.testing.pytest_plugin import Broker, mock_cluster_bug, tansu_bug
 from tests.net.proxy import Proxy
+from tests.transaction_log import markers, raw_log, read_committed
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -130,44 +140,6 @@ async def test_idempotent_retries_after_cuts_neither_lose_nor_duplicate(
     assert values == [b"%06d" % i for i in range(3_000)]
 
 
-async def _raw_log(broker: Broker, topic: str) -> list[Any]:
-    """Every batch of partition 0, control batches included, read one fetch at a time.
-
-    The crcs are not checked: librdkafka's mock cluster writes control batches with crc 0
-    (and lists no aborted transactions in Fetch, so read_committed cannot be shown there).
-    """
-    batches: list[Any] = []
-    async with KafkaClient(broker.bootstrap) as client:
-        leader = (await client.cluster.metadata([topic])).leader_for(topic, 0)
-        offset = 0
-        while True:
-            wanted = fetch.FetchPartition(
-                partition=0, fetch_offset=offset, partition_max_bytes=1 << 20
-            )
-            request = fetch.FetchRequest(
-                max_wait_ms=10, topics=(fetch.FetchTopic(topic=topic, partitions=(wanted,)),)
-            )
-            data = (await client.cluster.send(request, node_id=leader)).responses[0].partitions[0]
-            found = list(decode_batches(data.records or b"", check_crcs=False))
-            if not found:
-                return batches
-            batches += found
-            offset = found[-1].next_offset
-
-
-def _markers(batches: list[Any]) -> list[Any]:
-    """The data values and transaction markers of a log, in order."""
-    seen: list[Any] = []
-    for batch in batches:
-        for record in batch.records:
-            if batch.is_control:
-                seen.append(control_type(record))
-            else:
-                assert batch.is_transactional
-                seen.append(record.value)
-    return seen
-
-
 async def test_a_transaction_commits_and_another_aborts(mock_cluster: Broker) -> None:
     topic = next(_names)
     async with Producer(mock_cluster.bootstrap, transactional_id=f"tx-{topic}") as producer:
@@ -184,7 +156,8 @@ async def test_a_transaction_commits_and_another_aborts(mock_cluster: Broker) ->
             await change_of_mind()
         async with producer.transaction():
             await producer.send(topic, b"committed too", partition=0)
-    assert _markers(await _raw_log(mock_cluster, topic)) == [
+    log = await raw_log(mock_cluster.bootstrap, topic)
+    assert markers(log) == [
         b"committed",
         ControlType.COMMIT,
         b"aborted",
@@ -192,6 +165,138 @@ async def test_a_transaction_commits_and_another_aborts(mock_cluster: Broker) ->
         b"committed too",
         ControlType.COMMIT,
     ]
+    assert [r.value for r in read_committed(log)] == [b"committed", b"committed too"]
+
+
+@pytest.mark.parametrize("commit", [True, False])
+async def test_a_prepared_transaction_is_ended_by_another_client(
+    kafka_broker: Broker, commit: bool
+) -> None:
+    """Two-phase commit: the producer hands its transaction over open and closes; a client
+    elsewhere ends it with the producer id and epoch it was given."""
+    topic = await fresh_topic(kafka_broker)
+    async with Producer(kafka_broker.bootstrap, transactional_id=f"tx-{topic}") as producer:
+        producer.begin_transaction()
+        await producer.send(topic, b"prepared", partition=0)
+        prepared = await producer.prepare_transaction()
+        with pytest.raises(TransactionStateError, match="end_transaction"):
+            producer.begin_transaction()
+    log = await raw_log(kafka_broker.bootstrap, topic)
+    assert (markers(log), read_committed(log)) == ([b"prepared"], [])  # still open
+    async with KafkaClient(kafka_broker.bootstrap) as client:
+        await end_transaction(client, pickle.loads(pickle.dumps(prepared)), commit=commit)
+        await end_transaction(client, prepared, commit=commit)  # a retried EndTxn succeeds
+    ended = ControlType.COMMIT if commit else ControlType.ABORT
+    log = await raw_log(kafka_broker.bootstrap, topic)
+    assert markers(log) == [b"prepared", ended]
+    assert [r.value for r in read_committed(log)] == ([b"prepared"] if commit else [])
+
+
+@pytest.mark.parametrize(
+    "kafka_broker",
+    [
+        "tansu",
+        pytest.param(
+            "mock_cluster",
+            marks=mock_cluster_bug("TxnOffsetCommit stores nothing: OffsetFetch answers -1"),
+        ),
+    ],
+    indirect=True,
+)
+async def test_offsets_sent_to_a_transaction_are_committed_with_it(kafka_broker: Broker) -> None:
+    topic = await fresh_topic(kafka_broker)
+    tp, group = TopicPartition(topic, 0), f"group-{topic}"
+
+    async def committed() -> int:
+        async with Admin(kafka_broker.bootstrap) as admin:
+            return (await admin.list_group_offsets(group, [tp]))[tp].offset
+
+    async with Producer(kafka_broker.bootstrap, transactional_id=f"tx-{topic}") as producer:
+        producer.begin_transaction()
+        await producer.send(topic, b"aborted", partition=0)
+        await producer.send_offsets_to_transaction({tp: (5, "five")}, group)
+        await producer.flush()
+        assert await committed() == -1  # not while the transaction is open
+        await producer.abort_transaction()
+        assert await committed() == -1
+        async with producer.transaction():
+            await producer.send(topic, b"committed", partition=0)
+            await producer.send_offsets_to_transaction({tp: 7}, group)
+    assert await committed() == 7
+
+
+@pytest.mark.parametrize(
+    "kafka_broker",
+    [
+        pytest.param(
+            "tansu",
+            marks=tansu_bug(
+                "EndTxn with a fenced epoch drops the connection", raises=RequestRefusedError
+            ),
+        ),
+        pytest.param(
+            "mock_cluster",
+            marks=mock_cluster_bug(
+                "InitProducerId gives a new producer id: nothing is fenced or aborted"
+            ),
+        ),
+    ],
+    indirect=True,
+)
+async def test_a_new_producer_with_the_id_fences_a_prepared_transaction(
+    kafka_broker: Broker,
+) -> None:
+    topic = await fresh_topic(kafka_broker)
+    transactional_id = f"tx-{topic}"
+    async with Producer(kafka_broker.bootstrap, transactional_id=transactional_id) as producer:
+        producer.begin_transaction()
+        await producer.send(topic, b"zombie", partition=0)
+        prepared = await producer.prepare_transaction()
+    async with Producer(kafka_broker.bootstrap, transactional_id=transactional_id):
+        pass  # InitProducerId: fences the epoch that prepared, and aborts its transaction
+    assert markers(await raw_log(kafka_broker.bootstrap, topic)) == [b"zombie", ControlType.ABORT]
+    async with KafkaClient(kafka_broker.bootstrap) as client:
+        with pytest.raises((ProducerFencedError, InvalidProducerEpochError)):
+            await end_transaction(client, prepared, commit=True)
+
+
+async def test_a_batch_sent_as_the_connection_opens_does_not_overtake_older_ones(
+    tansu_broker: Broker,
+) -> None:
+    """Batches dispatched while the produce connection opens wait for it; one dispatched just
+    as it opens must still be built and written after them. It once went first, with a
+    sequence number above theirs: OUT_OF_ORDER_SEQUENCE_NUMBER, and the transaction lost."""
+    topic = await fresh_topic(tansu_broker)
+    armed, release = asyncio.Event(), asyncio.Event()
+
+    async def connect(host: str, port: int) -> Connection:
+        conn = await Connection.open(host, port, connect_timeout=5)
+        if armed.is_set():  # the produce connection: the others opened before
+            armed.clear()
+            await release.wait()
+            await producer.send(topic, b"late", partition=0)
+        return conn
+
+    async with Producer(
+        tansu_broker.bootstrap, connect=connect, transactional_id=f"tx-{topic}", linger_ms=0
+    ) as producer:
+        await producer.partitions_for(topic)
+        producer.begin_transaction()
+        armed.set()
+        for value in (b"early-0", b"early-1", b"early-2"):
+            await producer.send(topic, value, partition=0)
+            await _dispatched(producer)
+        release.set()
+        await producer.commit_transaction()
+    values = [r.value for r in await read_back(tansu_broker, topic)]
+    assert values == [b"early-0", b"early-1", b"early-2", b"late"]
+
+
+async def _dispatched(producer: Producer) -> None:
+    """Until the producer's queue is empty: every batch is in a request (no event says so)."""
+    async with asyncio.timeout(10):
+        while not producer._accumulator.empty:
+            await asyncio.sleep(0.001)
 
 
 async def test_sends_wait_for_a_new_topic_the_broker_creates(mock_cluster: Broker) -> None:

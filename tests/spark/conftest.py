@@ -7,13 +7,16 @@ import asyncio
 import os
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from itertools import count
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kafkawire.client import KafkaClient
 from kafkawire.producer import Producer
+from kafkawire.testing.pytest_plugin import Broker
 
 pyspark = pytest.importorskip("pyspark")
 if shutil.which("java") is None:
@@ -58,6 +61,11 @@ def spark() -> Iterator[SparkSession]:
 
 def new_topic() -> str:
     return f"spark-{os.getpid()}-{next(_names)}"
+
+
+def creates_topics(broker: Broker) -> bool:
+    """Whether ``fill`` can create topics there (the mock cluster has no CreateTopics)."""
+    return broker.capabilities.missing("CreateTopics") is None
 
 
 def fill(
@@ -111,3 +119,38 @@ def read_back(bootstrap: str, topic: str, partitions: int) -> list[tuple[int, in
             ]
 
     return asyncio.run(run())
+
+
+def start_copy(
+    spark: SparkSession,
+    bootstrap: str,
+    source: str,
+    sink: str,
+    checkpoint: Path,
+    *,
+    limit: int,
+    change: Callable[[Any], Any] | None = None,
+    **sink_options: str,
+) -> Any:
+    """Start an availableNow query that copies ``source`` (key and value, from its earliest
+    records, at most about ``limit`` a batch) to ``sink`` through kafkawire; ``change`` alters
+    the rows on the way."""
+    stream = (
+        spark.readStream.format("kafkawire")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", source)
+        .option("startingOffsets", "earliest")
+        .option("maxOffsetsPerTrigger", str(limit))
+        .load()
+        .select("key", "value")
+    )
+    return (
+        (stream if change is None else change(stream))
+        .writeStream.format("kafkawire")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", sink)
+        .options(**sink_options)
+        .option("checkpointLocation", str(checkpoint))
+        .trigger(availableNow=True)
+        .start()
+    )

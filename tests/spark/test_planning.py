@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from pyspark.sql.types import BinaryType, StructType
 
 from kafkawire.cluster import TopicPartition
 from kafkawire.spark.offsets import (
@@ -22,6 +23,7 @@ from kafkawire.spark.options import (
     read_options,
     write_options,
 )
+from kafkawire.spark.source import KafkawireDataSource
 
 A0, A1 = TopicPartition("a", 0), TopicPartition("a", 1)
 BOOTSTRAP = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
@@ -63,6 +65,36 @@ def test_write_options_pass_producer_settings() -> None:
     assert (options.topic, options.producer) == ("t", (("linger_ms", 20),))
     with pytest.raises(OptionError, match=r"kafka\.linger\.ms must be an int"):
         write_options({**BOOTSTRAP, "kafka.linger.ms": "soon"})
+
+
+def test_exactly_once_options() -> None:
+    options = write_options(
+        {
+            **BOOTSTRAP,
+            "exactlyOnce": "true",
+            "transactionalIdPrefix": "orders",
+            "kafka.transaction.timeout.ms": "120000",
+        }
+    )
+    assert (options.exactly_once, options.transactional_id_prefix) == (True, "orders")
+    assert options.producer == (("transaction_timeout_ms", 120000),)
+    assert write_options({**BOOTSTRAP, "kafka.acks": "1"}).producer == (("acks", 1),)
+    refused = [
+        ({"transactionalIdPrefix": "orders"}, "need exactlyOnce=true"),
+        ({"kafka.transaction.timeout.ms": "1000"}, "need exactlyOnce=true"),
+        ({"exactlyOnce": "true", "kafka.acks": "1"}, "needs kafka.acks=all"),
+        ({"exactlyOnce": "true", "transactionalIdPrefix": " "}, "cannot be empty"),
+        ({"kafka.linger.ms": "200000"}, "do not make a producer: delivery_timeout_ms"),
+    ]
+    for given, message in refused:
+        with pytest.raises(OptionError, match=message):
+            write_options({**BOOTSTRAP, **given})
+
+
+def test_exactly_once_is_for_streaming_writes() -> None:
+    source = KafkawireDataSource({**BOOTSTRAP, "topic": "t", "exactlyOnce": "true"})
+    with pytest.raises(OptionError, match="exactlyOnce is for streaming writes"):
+        source.writer(StructType().add("value", BinaryType()), overwrite=False)
 
 
 def test_rate_limit_shares_by_backlog() -> None:

@@ -7,22 +7,23 @@ from pyspark.sql import SparkSession
 
 from kafkawire.testing.pytest_plugin import Broker
 
-from .conftest import fill, new_topic, read_back
+from .conftest import creates_topics, fill, new_topic, read_back
 
 
-def test_write_then_read_back(spark: SparkSession, tansu_broker: Broker) -> None:
+def test_write_then_read_back(spark: SparkSession, kafka_broker: Broker) -> None:
     topic = new_topic()
-    fill(tansu_broker.bootstrap, topic, 0)  # creates the two partitions
+    # Two partitions (the mock cluster makes four when the first record arrives).
+    fill(kafka_broker.bootstrap, topic, 0, create=creates_topics(kafka_broker))
     rows = [(f"k{i}", f"v{i}".encode(), i % 2) for i in range(50)]
     df = spark.createDataFrame(rows, "key string, value binary, partition int")
     (
         df.write.format("kafkawire")
-        .option("kafka.bootstrap.servers", tansu_broker.bootstrap)
+        .option("kafka.bootstrap.servers", kafka_broker.bootstrap)
         .option("topic", topic)
         .mode("append")
         .save()
     )
-    got = read_back(tansu_broker.bootstrap, topic, 2)
+    got = read_back(kafka_broker.bootstrap, topic, 2)
     assert sorted((p, k, v) for p, _, k, v in got) == sorted((p, k.encode(), v) for k, v, p in rows)
 
 

@@ -138,6 +138,11 @@ class ConnectionPool:
         if not task.cancelled():
             task.exception()  # seen here, so an error no caller awaited is not logged as lost
 
+    def connection_for(self, key: NodeKey, purpose: Purpose) -> Connection | None:
+        """The open connection for ``purpose`` to ``key``, or ``None`` (nothing is opened)."""
+        conn = self._connections.get((key, purpose))
+        return conn if conn is not None and not conn.closed else None
+
     def open_connection(self, key: NodeKey) -> Connection | None:
         """Any open connection to ``key`` (for its API versions), or ``None``."""
         return next(

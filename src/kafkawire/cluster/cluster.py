@@ -37,7 +37,7 @@ import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Coroutine, Sequence
 from typing import Any, Literal, TypeVar, overload
 
 from typing_extensions import Unpack
@@ -484,8 +484,15 @@ class Cluster:
             if max_version is not None:
                 version = min(version, max_version)
             request = convert(request, version)
+        return await self._answered(
+            key, conn, conn.send(request, timeout=self._timeout(held)), held
+        )
+
+    async def _answered(
+        self, key: NodeKey, conn: Connection, pending: Coroutine[Any, Any, Any], held: float
+    ) -> Any:
         try:
-            response = await conn.send(request, timeout=self._timeout(held))
+            response = await pending
         except (RequestTimeoutError, ConnectionClosedError, ConnectError):
             self._pool.failed(key)
             raise
@@ -500,6 +507,41 @@ class Cluster:
         if error is not None and error.retriable:
             raise error
         return response
+
+    def write(self, request: RequestMessage[R], *, node_id: int) -> Coroutine[Any, Any, Any]:
+        """Write ``request`` to broker ``node_id`` before returning, on its open connection for
+        the request's purpose, and return what awaits the response (within one bounded call,
+        not retried). For callers whose requests must reach a broker in the order they make
+        them, such as a producer's batches. Open the connection first (:meth:`connection`):
+        without it, :class:`ConnectError` is raised and nothing is written."""
+        self._check_usable()
+        purpose = purpose_of(type(request))
+        conn = self._pool.connection_for(node_id, purpose)
+        if conn is None:
+            self._metadata_stale = True
+            raise ConnectError(f"no open {purpose} connection to broker {node_id} to write on")
+        held = held_for(request)
+        what = f"{type(request).__name__} v{request.__version__}"
+        deadline = self.deadline(held)
+        try:
+            written = conn.write(request, timeout=self._timeout(held))
+        except KafkawireError as exc:
+            if isinstance(exc, ConnectionClosedError):
+                self._pool.failed(node_id)
+            self._forget(exc, request)
+            raise
+        pending = self._answered(node_id, conn, written, held)
+        return self._bounded_answer(what, deadline, request, pending)
+
+    async def _bounded_answer(
+        self, what: str, deadline: float, request: Any, pending: Coroutine[Any, Any, Any]
+    ) -> Any:
+        try:
+            async with self.bounded(what, deadline):
+                return await pending
+        except KafkawireError as exc:
+            self._forget(exc, request)
+            raise
 
     async def _sleep(self, delay: float) -> None:
         """The backoff before a retry, cut short (with ClientClosedError) by close()."""

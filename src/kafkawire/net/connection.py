@@ -5,6 +5,8 @@ Invariants:
 - Requests are written whole and in order: ``send`` registers the request and hands its whole
   frame to the transport in one ``write`` call, with no ``await`` in between, so frames of
   concurrent senders never interleave. Writing is then awaited (``drain``) with no lock.
+  :meth:`Connection.write` does the first part before it returns, for callers whose requests
+  must reach the broker in the order they make them.
 - Correlation ids are int32s counted up from 0, wrapping from 2**31 - 1 to 0; an id still in
   flight or abandoned (below) is skipped, so no two requests awaiting an answer share one.
 - One reader task reads every frame and resolves the future of the request with the frame's
@@ -41,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl as _ssl
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, TypeVar, cast
@@ -228,16 +231,30 @@ class Connection:
         doc). Produce with ``acks=0`` gets an empty response (no partitions) once it is
         written: the broker sends nothing back.
         """
+        return await self.write(request, timeout=timeout)
+
+    def write(
+        self, request: RequestMessage[R], *, timeout: float | None = None
+    ) -> Coroutine[Any, Any, R]:
+        """:meth:`send`, in two steps: the request is written before this returns (or it
+        raises), and what it returns awaits the response. Requests written one after another
+        reach the broker in that order, whatever order their responses are awaited in; a
+        producer's batches need that (their sequence numbers are given as they are built)."""
         cls = type(request)
         self.api_versions.check(cls.__api_key__, cls.__version__)
-        response = await self._send(request, self._request_timeout if timeout is None else timeout)
+        pending = self._write(request, self._request_timeout if timeout is None else timeout)
+        return self._response(request, pending)
+
+    @staticmethod
+    async def _response(request: RequestMessage[R], pending: Coroutine[Any, Any, Any]) -> R:
+        response = await pending
         if response is None:  # acks=0
             return request.__response__()
         return cast("R", response)
 
     async def _send_untimed(self, request: Any) -> Any:
         """For setup requests, bounded by ``open``'s deadline instead of a per-request one."""
-        return await self._send(request, None)
+        return await self._write(request, None)
 
     async def close(self) -> None:
         """Fail every request in flight with ConnectionClosedError and close the socket.
@@ -273,7 +290,9 @@ class Connection:
         self._next_id = correlation_id + 1 if correlation_id < _MAX_CORRELATION_ID else 0
         return correlation_id
 
-    async def _send(self, request: Any, timeout: float | None) -> Any:
+    def _write(self, request: Any, timeout: float | None) -> Coroutine[Any, Any, Any]:
+        """Register ``request`` and hand its frame to the transport now; what it returns
+        drains the write and awaits the answer (``None`` for acks=0)."""
         if asyncio.get_running_loop() is not self._loop:
             raise EventLoopError(
                 f"the connection to {self.peer} belongs to another event loop; "
@@ -292,11 +311,27 @@ class Connection:
         else:
             future = asyncio.get_running_loop().create_future()
             self._in_flight[correlation_id] = _InFlight(future, cls.__api_key__, cls.__version__)
+        failed: OSError | None = None
+        try:
+            self._writer.write(frame)
+        except OSError as exc:
+            failed = exc
+        return self._answer(cls, correlation_id, future, timeout, failed)
+
+    async def _answer(
+        self,
+        cls: Any,
+        correlation_id: int,
+        future: asyncio.Future[Any] | None,
+        timeout: float | None,
+        failed: OSError | None,
+    ) -> Any:
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
                 try:
-                    self._writer.write(frame)
+                    if failed is not None:
+                        raise failed
                     await self._writer.drain()
                 except OSError as exc:
                     self._shutdown(f"writing to the socket failed: {exc}", exc)
@@ -394,7 +429,7 @@ class Connection:
     ) -> None:
         """Close once: record why, fail every request in flight, stop reading, drop the socket.
 
-        Runs synchronously, so no request can be registered between the check in ``_send``
+        Runs synchronously, so no request can be registered between the check in ``_write``
         and the failing here. Unless ``graceful`` (``close()``), the socket is aborted:
         buffered bytes are dropped, as nothing more should reach a broker that misbehaved.
         """

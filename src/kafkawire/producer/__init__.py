@@ -15,12 +15,14 @@ from .errors import (
 from .partitioner import Partitioner, murmur2, partition_for_key
 from .producer import Producer
 from .settings import ProducerOptions, ProducerSettings
+from .transactions import PreparedTransaction, end_transaction
 
 __all__ = [
     "BufferFullError",
     "Delivery",
     "DeliveryTimeoutError",
     "Partitioner",
+    "PreparedTransaction",
     "Producer",
     "ProducerOptions",
     "ProducerSettings",
@@ -28,6 +30,7 @@ __all__ = [
     "RecordTooLargeError",
     "TransactionAbortedError",
     "TransactionStateError",
+    "end_transaction",
     "murmur2",
     "partition_for_key",
 ]

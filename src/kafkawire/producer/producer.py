@@ -40,7 +40,7 @@ from .idempotence import ProducerIdentity
 from .partitioner import StickyPartitioner, partition_for_key
 from .sender import Sender
 from .settings import ProducerOptions, ProducerSettings
-from .transactions import TransactionManager
+from .transactions import OffsetWithMetadata, PreparedTransaction, TransactionManager
 
 __all__ = ["Producer"]
 
@@ -342,10 +342,10 @@ class Producer:
         self._txn().begin()
 
     async def send_offsets_to_transaction(
-        self, offsets: Mapping[TopicPartition, int], group_id: str
+        self, offsets: Mapping[TopicPartition, OffsetWithMetadata], group_id: str
     ) -> None:
-        """Commit a consumer group's ``offsets`` (the next offset to read per partition) with
-        the transaction: consume-transform-produce, exactly once."""
+        """Commit a consumer group's ``offsets`` (the next offset to read per partition, or
+        ``(offset, metadata)``) with the transaction: consume-transform-produce, exactly once."""
         await self._txn().send_offsets(offsets, group_id)
 
     async def commit_transaction(self) -> None:
@@ -354,6 +354,21 @@ class Producer:
         transactions.check_sendable()
         await self.flush()
         await transactions.end(commit=True)
+
+    async def prepare_transaction(self) -> PreparedTransaction:
+        """Deliver every record of the transaction and hand it over open: the first phase of
+        a two-phase commit.
+
+        :func:`~kafkawire.producer.end_transaction` then commits or aborts it, from this
+        process or another, with the producer id and epoch in the returned value. This
+        producer begins no other transaction; close it. Until the transaction ends, a new
+        producer with the same ``transactional_id`` fences it (and aborts it), and the
+        coordinator aborts it once ``transaction_timeout_ms`` has passed since it began.
+        """
+        transactions = self._txn()
+        transactions.check_sendable()
+        await self.flush()
+        return transactions.prepare()
 
     async def abort_transaction(self) -> None:
         """Drop the transaction's records not yet sent, wait for those in flight, abort."""

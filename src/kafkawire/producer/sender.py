@@ -7,6 +7,14 @@ Rules:
   its own Produce request, written in order on the broker's produce connection (which it
   answers in order). One request carries one batch per partition (Kafka allows no more) and at
   most ``max_request_size`` bytes; a broker has at most that many requests in flight.
+- The requests to one broker take turns, in the order they were dispatched: a request's
+  batches get their sequence numbers (are built) only once that broker's produce connection is
+  open, and it is written (``Cluster.write``) right after, before the next request's turn. A
+  request dispatched while the connection was opening, or its metadata refreshing, must not
+  overtake older ones: the broker would answer OUT_OF_ORDER_SEQUENCE_NUMBER for their
+  sequences (fatal to a transaction), and records would land out of order. For the same
+  reason a batch not yet built goes back to its queue when an older batch of its partition
+  failed meanwhile (say, its connection could not be opened).
 - A retriable error (from the partition's answer, or a lost connection or timeout for the
   whole request) sends the batch back into its partition's queue, in creation order, after a
   backoff, until ``delivery_timeout_ms`` from its creation has passed; a batch still queued
@@ -83,6 +91,7 @@ class Sender:
         self._flying: dict[TopicPartition, deque[ProducerBatch]] = defaultdict(deque)
         self._held: set[TopicPartition] = set()
         self._in_flight: dict[int, int] = defaultdict(int)  # requests in flight per broker
+        self._turns: dict[int, asyncio.Lock] = defaultdict(asyncio.Lock)  # per broker, FIFO
         self._requests: set[asyncio.Task[None]] = set()
         self._stopping = False
 
@@ -199,13 +208,23 @@ class Sender:
     async def _send(
         self, node: int, batches: list[ProducerBatch], metadata: ClusterMetadata
     ) -> None:
+        sending = batches
         try:
-            response = await self._produce(node, batches, metadata)
+            async with self._turns[node]:  # taken in dispatch order: tasks start in that order
+                connection = await self._cluster.connection(node, "produce")
+                sending = self._not_overtaking(batches)
+                if not sending:
+                    return
+                pending = self._cluster.write(
+                    self._request(node, connection.version_for(_PRODUCE), sending, metadata),
+                    node_id=node,
+                )
+            response = await pending
         except KafkawireError as exc:
-            for batch in batches:
+            for batch in sending:
                 await self._failed_attempt(batch, exc)
         else:
-            for batch in batches:
+            for batch in sending:
                 await self._settle(batch, response, metadata)
         finally:
             self._in_flight[node] -= 1
@@ -215,15 +234,26 @@ class Sender:
             self._requests.discard(asyncio.current_task())
             self._accumulator.wakeup.set()
 
-    async def _produce(
-        self, node: int, batches: list[ProducerBatch], metadata: ClusterMetadata
+    def _not_overtaking(self, batches: list[ProducerBatch]) -> list[ProducerBatch]:
+        """The batches that may be built and sent now. One whose partition has an older batch
+        waiting to be retried (it failed after this one was dispatched, before or after it
+        was built) goes back to its queue, behind that batch, without a sequence number."""
+        going = []
+        for batch in batches:
+            if batch.tp in self._held and batch.producer_state is None:
+                self._accumulator.put_back(batch)
+            else:
+                going.append(batch)
+        return going
+
+    def _request(
+        self, node: int, served: int, batches: list[ProducerBatch], metadata: ClusterMetadata
     ) -> Any:
+        """The Produce request of ``batches``, built now: their sequence numbers are given."""
         settings = self._settings
         transactional = self._transactions is not None
         topic_ids = {b.tp.topic: metadata.topics[b.tp.topic].topic_id for b in batches}
-        version = produce_version(
-            await self._cluster.versions_for(node, _PRODUCE), list(topic_ids.values())
-        )
+        version = produce_version(served, list(topic_ids.values()))
         if transactional:
             version = min(version, _LAST_VERSION_BEFORE_KIP_890)
         if version < _FIRST_VERSION_WITH_HEADERS:
@@ -238,7 +268,7 @@ class Sender:
                 (batch.tp.partition, batch.build(state, transactional=transactional))
             )
             batch.attempts += 1
-        request = produce_request(
+        return produce_request(
             version,
             data,
             topic_ids=topic_ids,
@@ -246,7 +276,6 @@ class Sender:
             timeout_ms=settings.request_timeout_ms,
             transactional_id=settings.transactional_id,
         )
-        return await self._cluster.send(request, node_id=node, retry=False)
 
     async def _settle(self, batch: ProducerBatch, response: Any, metadata: ClusterMetadata) -> None:
         """Complete, retry or fail ``batch`` by its partition's part of ``response``."""

@@ -10,13 +10,20 @@ AddPartitionsToTxn (v3 or older: v4+ is for brokers); offsets join with AddOffse
 TxnOffsetCommit; EndTxn commits or aborts. CONCURRENT_TRANSACTIONS (the previous transaction
 still completing) and the coordinator's retriable errors are retried within the producer's
 ``max_block_ms``.
+
+Two-phase commit: ``prepare`` leaves a delivered transaction open (state ``prepared``) and hands
+back a :class:`PreparedTransaction`; :func:`end_transaction` ends it from any process with the
+same producer id and epoch, as Flink's Kafka sink does. It must not call InitProducerId: that
+fences the epoch which opened the transaction and aborts it.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 
+from kafkawire.client import KafkaClient
 from kafkawire.cluster import Cluster, TopicPartition
 from kafkawire.errors import (
     BrokerError,
@@ -34,10 +41,49 @@ from kafkawire.messages.txn_offset_commit import v3 as txn_offset_commit
 from .errors import TransactionStateError
 from .idempotence import ProducerIdentity
 
-__all__ = ["TransactionManager"]
+__all__ = ["OffsetWithMetadata", "PreparedTransaction", "TransactionManager", "end_transaction"]
 
 _log = logging.getLogger(__name__)
 _FATAL = (ProducerFencedError, InvalidProducerEpochError, TransactionalIdAuthorizationFailedError)
+_END_TXN_LAST = 4  # before KIP-890: v5 bumps the epoch at every end, which a prepared handle cannot
+
+OffsetWithMetadata = int | tuple[int, str]
+"""A committed offset (the next to read), or ``(offset, metadata)``, as ``Consumer.commit``
+takes them."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedTransaction:
+    """An open transaction whose records are all delivered, handed over to be ended elsewhere:
+    its transactional id and the producer id and epoch that opened it. Plain data: it pickles
+    and travels to another process."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+
+
+async def end_transaction(
+    client: KafkaClient, transaction: PreparedTransaction, *, commit: bool
+) -> None:
+    """EndTxn at ``transaction``'s coordinator: commit or abort it, as the producer that opened
+    it would. Ending it again the same way succeeds, as Kafka answers a retried EndTxn; after
+    the coordinator aborted it (its timeout passed) or a newer producer with its id fenced it,
+    brokers answer ``ProducerFencedError`` or ``InvalidProducerEpochError``."""
+    await _end(client.cluster, transaction, commit=commit)
+
+
+async def _end(cluster: Cluster, transaction: PreparedTransaction, *, commit: bool) -> None:
+    request = end_txn.EndTxnRequest(
+        transactional_id=transaction.transactional_id,
+        producer_id=transaction.producer_id,
+        producer_epoch=transaction.producer_epoch,
+        committed=commit,
+    )
+    response = await cluster.send(request, negotiate=True, max_version=_END_TXN_LAST)
+    error = error_for_code(response.error_code, f"EndTxn for {transaction.transactional_id}")
+    if error is not None:
+        raise error
 
 
 class TransactionManager:
@@ -111,15 +157,15 @@ class TransactionManager:
 
     async def send_offsets(
         self,
-        offsets: Mapping[TopicPartition, int],
+        offsets: Mapping[TopicPartition, OffsetWithMetadata],
         group_id: str,
         *,
         generation_id: int = -1,
         member_id: str = "",
         group_instance_id: str | None = None,
     ) -> None:
-        """Commit ``offsets`` (the next offset to read, per partition) for ``group_id`` as part
-        of the transaction."""
+        """Commit ``offsets`` (the next offset to read, per partition, or ``(offset,
+        metadata)``) for ``group_id`` as part of the transaction."""
         self.check_sendable()
         identity = self._identity
         if not self._offsets_added:
@@ -134,10 +180,13 @@ class TransactionManager:
             )
             self._offsets_added = True
         by_topic: dict[str, list[txn_offset_commit.TxnOffsetCommitRequestPartition]] = {}
-        for tp, offset in sorted(offsets.items()):
+        for tp, value in sorted(offsets.items()):
+            offset, metadata = value if isinstance(value, tuple) else (value, "")
             by_topic.setdefault(tp.topic, []).append(
                 txn_offset_commit.TxnOffsetCommitRequestPartition(
-                    partition_index=tp.partition, committed_offset=offset
+                    partition_index=tp.partition,
+                    committed_offset=offset,
+                    committed_metadata=metadata,
                 )
             )
         commit = txn_offset_commit.TxnOffsetCommitRequest(
@@ -174,16 +223,34 @@ class TransactionManager:
         elif self.state not in ("in_transaction", "abortable"):
             raise self._state_error("abort a transaction")
         if self._partitions or self._offsets_added:
-            request = end_txn.EndTxnRequest(
-                transactional_id=self.transactional_id,
-                producer_id=self._identity.producer_id,
-                producer_epoch=self._identity.epoch,
-                committed=commit,
-            )
-            response = await self._cluster.send(request, negotiate=True, max_version=4)
-            self._check(response.error_code, "EndTxn")
+            try:
+                await _end(self._cluster, self._handle(), commit=commit)
+            except _FATAL as error:
+                self.state, self._error = "fatal", error
+                raise
         _log.debug("transaction %s %s", self.transactional_id, "committed" if commit else "aborted")
         self.state = "ready"
+
+    def prepare(self) -> PreparedTransaction:
+        """Hand the transaction over, open, to be ended by :func:`end_transaction` (the caller
+        has flushed). The producer begins no other transaction after this."""
+        if self.state == "abortable":
+            raise TransactionStateError(
+                f"the transaction must be aborted: a batch in it failed: {self._error}"
+            ) from self._error
+        self._require("in_transaction", "prepare a transaction")
+        if not (self._partitions or self._offsets_added):
+            raise TransactionStateError(
+                "cannot prepare a transaction with no records and no offsets: the coordinator "
+                "has nothing to end"
+            )
+        self.state = "prepared"
+        return self._handle()
+
+    def _handle(self) -> PreparedTransaction:
+        return PreparedTransaction(
+            self.transactional_id, self._identity.producer_id, self._identity.epoch
+        )
 
     def _require(self, state: str, action: str) -> None:
         if self.state != state:
@@ -196,6 +263,8 @@ class TransactionManager:
             "in_transaction": "a transaction is open",
             "abortable": f"the transaction must be aborted ({self._error})",
             "fatal": f"the producer is fenced or unauthorized ({self._error}); close it",
+            "prepared": "the transaction was handed over (prepare_transaction): end it with "
+            "end_transaction() and close this producer",
         }[self.state]
         error = TransactionStateError(f"cannot {action}: {hint}")
         error.__cause__ = self._error

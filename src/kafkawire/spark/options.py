@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kafkawire.producer import ProducerSettings
+
 __all__ = [
     "EARLIEST",
     "LATEST",
@@ -33,14 +35,27 @@ OffsetSpec = str | dict[str, dict[int, int]] | int
 
 _BOOTSTRAP = "kafka.bootstrap.servers"
 _SUBSCRIPTIONS = ("subscribe", "subscribepattern", "assign")
-_PRODUCER_OPTIONS = {  # kafka.* options a write passes to the producer, with their types
+
+
+def _acks(value: str) -> int | str:
+    """``all``, or the number ("1" arrives as text; the producer takes 1)."""
+    text = value.strip().lower()
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+_PRODUCER_OPTIONS: dict[str, Any] = {  # kafka.* options a write passes to the producer, typed
     "kafka.client.id": str,
-    "kafka.acks": str,
+    "kafka.acks": _acks,
     "kafka.compression.type": str,
     "kafka.linger.ms": int,
     "kafka.batch.size": int,
     "kafka.request.timeout.ms": int,
     "kafka.delivery.timeout.ms": int,
+    "kafka.transaction.timeout.ms": int,
+}
+_EXACTLY_ONCE_ONLY = {  # lower-cased -> as documented
+    "transactionalidprefix": "transactionalIdPrefix",
+    "kafka.transaction.timeout.ms": "kafka.transaction.timeout.ms",
 }
 
 
@@ -68,6 +83,8 @@ class WriteOptions:
     bootstrap: str
     topic: str | None
     producer: tuple[tuple[str, Any], ...]  # ProducerSettings keyword arguments
+    exactly_once: bool = False  # transactions, committed by the driver (spark/transactional.py)
+    transactional_id_prefix: str | None = None  # None: one derived from the query's id
 
 
 def read_options(options: Mapping[str, str], *, streaming: bool) -> ReadOptions:
@@ -111,15 +128,30 @@ def read_options(options: Mapping[str, str], *, streaming: bool) -> ReadOptions:
 
 
 def write_options(options: Mapping[str, str]) -> WriteOptions:
-    """Check and parse a write's options: where to, and the producer's kafka.* options."""
+    """Check and parse a write's options: where to, the producer's kafka.* options, and
+    whether it is exactly once (exactlyOnce, transactionalIdPrefix)."""
     opts = _lowered(options)
     _check_kafka_options(opts, allowed=tuple(_PRODUCER_OPTIONS))
+    exactly_once = _boolean(opts, "exactlyonce", False)
+    stray = [shown for name, shown in _EXACTLY_ONCE_ONLY.items() if name in opts]
+    if stray and not exactly_once:
+        raise OptionError(f"the option(s) {', '.join(stray)} need exactlyOnce=true")
+    prefix = opts.get("transactionalidprefix")
+    if prefix is not None and not prefix.strip():
+        raise OptionError("the option transactionalIdPrefix cannot be empty")
+    if exactly_once and _acks(opts.get("kafka.acks", "all")) not in ("all", -1):
+        raise OptionError("exactlyOnce needs kafka.acks=all (transactions are idempotent)")
     producer = tuple(
         (name.removeprefix("kafka.").replace(".", "_"), _typed(name, opts[name], kind))
         for name, kind in _PRODUCER_OPTIONS.items()
         if name in opts
     )
-    return WriteOptions(_required(opts, _BOOTSTRAP), opts.get("topic"), producer)
+    bootstrap = _required(opts, _BOOTSTRAP)
+    try:  # on the driver, so a bad combination fails the query before any task runs
+        ProducerSettings(bootstrap_servers=bootstrap, **dict(producer))
+    except ValueError as error:
+        raise OptionError(f"the kafka.* options do not make a producer: {error}") from None
+    return WriteOptions(bootstrap, opts.get("topic"), producer, exactly_once, prefix)
 
 
 def _lowered(options: Mapping[str, str]) -> dict[str, str]:

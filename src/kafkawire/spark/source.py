@@ -42,8 +42,9 @@ from .offsets import (
     starting_offsets,
     to_json,
 )
-from .options import EARLIEST, ReadOptions, read_options, write_options
+from .options import EARLIEST, OptionError, ReadOptions, read_options, write_options
 from .reading import read_range
+from .transactional import ExactlyOnceStreamWriter, check_transactions_served
 from .writing import ArrowWriter, StreamArrowWriter, check_write_schema
 
 __all__ = ["KafkawireDataSource"]
@@ -82,12 +83,22 @@ class KafkawireDataSource(DataSource):
         return StreamReader(read_options(self.options, streaming=True))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        check_write_schema(schema, write_options(self.options), overwrite)
-        return ArrowWriter(write_options(self.options))
+        options = write_options(self.options)
+        check_write_schema(schema, options, overwrite)
+        if options.exactly_once:
+            raise OptionError(
+                "exactlyOnce is for streaming writes (writeStream), whose batches Spark may "
+                "run again; a batch write is at least once"
+            )
+        return ArrowWriter(options)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
-        check_write_schema(schema, write_options(self.options), overwrite=False)
-        return StreamArrowWriter(write_options(self.options))
+        options = write_options(self.options)
+        check_write_schema(schema, options, overwrite=False)
+        if options.exactly_once:
+            check_transactions_served(options.bootstrap)
+            return ExactlyOnceStreamWriter(options)
+        return StreamArrowWriter(options)
 
 
 def _ranges(start: Offsets, end: Offsets, options: ReadOptions) -> list[InputPartition]:

@@ -4,14 +4,16 @@ A task reports success only after ``flush`` and after every record's delivery ca
 acknowledged; the first failed delivery fails the task with its error, so Spark retries or
 aborts the job. Records a failed task did write stay in Kafka: like Spark's own Kafka sink,
 a write is at least once (a retried task or a re-run streaming batch writes its rows again).
+A streaming write with ``exactlyOnce=true`` runs in transactions instead
+(:mod:`.transactional`), with the same sending loop (:func:`send_all`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
@@ -31,9 +33,17 @@ from kafkawire.producer import Delivery, Producer
 
 from .options import OptionError, WriteOptions
 
-__all__ = ["ArrowWriter", "StreamArrowWriter", "Written", "check_write_schema"]
+__all__ = [
+    "ArrowWriter",
+    "StreamArrowWriter",
+    "Written",
+    "check_write_schema",
+    "in_new_loop",
+    "send_all",
+]
 
 _BYTES_OR_TEXT = (BinaryType, StringType)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -79,7 +89,7 @@ class _Producing:
         self.options = options
 
     def write(self, iterator: Iterator[Any]) -> Written:
-        return Written(_produce_all(self.options, iterator))
+        return Written(in_new_loop(_produce(self.options, iterator)))
 
 
 class ArrowWriter(_Producing, DataSourceArrowWriter):
@@ -90,34 +100,39 @@ class StreamArrowWriter(_Producing, DataSourceStreamArrowWriter):
     """At least once: a batch that is re-run after a restart is written again."""
 
 
-def _produce_all(options: WriteOptions, batches: Iterator[Any]) -> int:
+def in_new_loop(work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work`` in an event loop of its own (a task's, or a driver call's)."""
     loop = asyncio.new_event_loop()
     try:
-        return loop.run_until_complete(_produce(options, batches))
+        return loop.run_until_complete(work)
     finally:
         loop.close()
 
 
 async def _produce(options: WriteOptions, batches: Iterator[Any]) -> int:
-    written = 0
     async with Producer(options.bootstrap, **dict(options.producer)) as producer:
-        # A record is delivered when its producer batch is: awaiting the first record of each
-        # batch checks them all, at a fraction of the cost of a million awaits. The batches
-        # of one Arrow batch are awaited while the next Arrow batch is queued.
-        pending: list[Delivery] = []
-        for batch in batches:
-            queued = []
-            for topic, key, value, partition, headers in _rows(batch, options.topic):
-                delivery = await producer.send(
-                    topic, value, key, partition=partition, headers=headers
-                )
-                if delivery.starts_batch:
-                    queued.append(delivery)
-            await _acknowledged(pending)
-            pending = queued
-            written += batch.num_rows
-        await producer.flush()
+        return await send_all(producer, options, batches)
+
+
+async def send_all(producer: Producer, options: WriteOptions, batches: Iterator[Any]) -> int:
+    """Send every row of the Arrow ``batches``, flush, and check every delivery; the number
+    of rows. The first failed delivery raises its error."""
+    written = 0
+    # A record is delivered when its producer batch is: awaiting the first record of each
+    # batch checks them all, at a fraction of the cost of a million awaits. The batches
+    # of one Arrow batch are awaited while the next Arrow batch is queued.
+    pending: list[Delivery] = []
+    for batch in batches:
+        queued = []
+        for topic, key, value, partition, headers in _rows(batch, options.topic):
+            delivery = await producer.send(topic, value, key, partition=partition, headers=headers)
+            if delivery.starts_batch:
+                queued.append(delivery)
         await _acknowledged(pending)
+        pending = queued
+        written += batch.num_rows
+    await producer.flush()
+    await _acknowledged(pending)
     return written
 
 
