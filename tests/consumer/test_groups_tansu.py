@@ -6,14 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 
 from kafkawire.consumer import (
     Consumer,
-    ConsumerRebalanceListener,
     OffsetAndMetadata,
     TopicPartition,
     UnsupportedGroupProtocolError,
@@ -21,42 +18,9 @@ from kafkawire.consumer import (
 from kafkawire.errors import InconsistentGroupProtocolError
 from kafkawire.testing.pytest_plugin import Broker
 
-from .helpers import fresh_topic, produce, read
+from .helpers import Recorder, fresh_group, fresh_topic, member, produce, read, until
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
-
-FAST: dict[str, Any] = {
-    "session_timeout_ms": 2000,
-    "heartbeat_interval_ms": 200,
-    "auto_offset_reset": "earliest",
-}
-_groups = iter(range(1_000_000))
-
-
-class Recorder(ConsumerRebalanceListener):
-    def __init__(self) -> None:
-        self.events: list[tuple[str, set[TopicPartition]]] = []
-
-    def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
-        self.events.append(("revoked", revoked))
-
-    async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
-        self.events.append(("assigned", assigned))
-
-    def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
-        self.events.append(("lost", lost))
-
-
-async def until(condition: Callable[[], bool], *members: Consumer, timeout: float = 20) -> None:
-    """Poll ``members`` until ``condition`` holds (or fail after ``timeout``)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the group did not settle in time"
-        await asyncio.gather(*(m.getmany(timeout_ms=100) for m in members))
-
-
-def member(broker: Broker, topic: str, group: str, **options: Any) -> Consumer:
-    return Consumer(topic, bootstrap_servers=broker.bootstrap, group_id=group, **FAST | options)
 
 
 @pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])
@@ -64,7 +28,7 @@ async def test_two_members_split_and_one_takes_all_back(
     tansu_broker: Broker, assignor: str
 ) -> None:
     topic = await fresh_topic(tansu_broker, partitions=4)
-    group = f"g-{assignor}-{next(_groups)}"
+    group = fresh_group(assignor)
     everything = {TopicPartition(topic, p) for p in range(4)}
     heard = Recorder()
     a = member(tansu_broker, topic, group, partition_assignment_strategy=assignor)
@@ -88,7 +52,7 @@ async def test_two_members_split_and_one_takes_all_back(
 
 async def test_three_members_join_and_leave(tansu_broker: Broker) -> None:
     topic = await fresh_topic(tansu_broker, partitions=6)
-    group = f"g-three-{next(_groups)}"
+    group = fresh_group("three")
     members: list[Consumer] = []
     try:
         for _ in range(3):
@@ -108,7 +72,7 @@ async def test_three_members_join_and_leave(tansu_broker: Broker) -> None:
 async def test_commit_and_resume_after_a_restart(tansu_broker: Broker) -> None:
     topic = await fresh_topic(tansu_broker)
     await produce(tansu_broker, topic, [b"%d" % i for i in range(20)])
-    group = f"g-resume-{next(_groups)}"
+    group = fresh_group("resume")
     tp = TopicPartition(topic, 0)
     async with member(tansu_broker, topic, group, enable_auto_commit=False) as first:
         async for record in first:
@@ -128,7 +92,7 @@ async def test_commit_and_resume_after_a_restart(tansu_broker: Broker) -> None:
 
 async def test_heartbeats_go_on_during_a_slow_handler(tansu_broker: Broker) -> None:
     topic = await fresh_topic(tansu_broker, partitions=2)
-    group = f"g-slow-{next(_groups)}"
+    group = fresh_group("slow")
     heard = Recorder()
     async with member(tansu_broker, topic, group) as a:
         a.subscribe([topic], heard)
@@ -143,7 +107,7 @@ async def test_heartbeats_go_on_during_a_slow_handler(tansu_broker: Broker) -> N
 
 async def test_a_member_killed_without_leave_group_is_expired(tansu_broker: Broker) -> None:
     topic = await fresh_topic(tansu_broker, partitions=2)
-    group = f"g-killed-{next(_groups)}"
+    group = fresh_group("killed")
     async with member(tansu_broker, topic, group) as a:
         b = member(tansu_broker, topic, group)
         await b.start()
@@ -162,7 +126,7 @@ async def test_max_poll_interval_moves_the_partitions_of_a_stuck_member(
     tansu_broker: Broker,
 ) -> None:
     topic = await fresh_topic(tansu_broker, partitions=2)
-    group = f"g-stuck-{next(_groups)}"
+    group = fresh_group("stuck")
     async with (
         member(tansu_broker, topic, group, max_poll_interval_ms=1500) as a,
         member(tansu_broker, topic, group, max_poll_interval_ms=1500) as b,
@@ -186,7 +150,7 @@ async def test_the_consumer_group_protocol_needs_the_api(tansu_broker: Broker) -
 
 async def test_an_assignor_the_group_does_not_share_is_an_error(tansu_broker: Broker) -> None:
     topic = await fresh_topic(tansu_broker)
-    group = f"g-mixed-{next(_groups)}"
+    group = fresh_group("mixed")
     async with member(tansu_broker, topic, group, partition_assignment_strategy="range") as a:
         await until(lambda: len(a.assignment()) == 1, a)
         async with member(
