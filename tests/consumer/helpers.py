@@ -109,13 +109,16 @@ class Committing(Recorder):
     (``done``: ``(partition, offset)`` in order) once a commit that covers it succeeded; the
     records of a failed commit stay pending until the next one, and are dropped when their
     partition is revoked or lost (the next owner reads them again from the committed offset).
-    ``first`` is the first offset read from each partition after each assignment of it."""
+    ``firsts`` (which members may share) gets the first ``(partition, offset)`` read after each
+    assignment of a partition."""
 
-    def __init__(self, consumer: Consumer, topic: str) -> None:
+    def __init__(
+        self, consumer: Consumer, topic: str, firsts: list[tuple[int, int]] | None = None
+    ) -> None:
         super().__init__()
         self.consumer = consumer
         self.done: list[tuple[int, int]] = []
-        self.first: list[tuple[int, int]] = []
+        self.firsts = [] if firsts is None else firsts
         self._pending: dict[int, list[int]] = {}
         self._fresh: set[int] = set()
         consumer.subscribe([topic], self)
@@ -125,7 +128,7 @@ class Committing(Recorder):
         for tp, records in batch.items():
             if tp.partition in self._fresh:
                 self._fresh.discard(tp.partition)
-                self.first.append((tp.partition, records[0].offset))
+                self.firsts.append((tp.partition, records[0].offset))
             self._pending.setdefault(tp.partition, []).extend(r.offset for r in records)
         if batch:
             await self._commit()

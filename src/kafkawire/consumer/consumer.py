@@ -23,10 +23,10 @@ from typing_extensions import Unpack
 from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition, build_settings
 from kafkawire.errors import ClientClosedError, KafkawireError
 
-from ._waiting import wait_event
+from ._waiting import wait_any
 from .commits import Generation, OffsetAndMetadata, OffsetStore
 from .coordinator import ClassicCoordinator
-from .errors import ConsumerStateError, UnsupportedGroupProtocolError
+from .errors import CommitFailedError, ConsumerStateError, UnsupportedGroupProtocolError
 from .fetcher import Fetcher
 from .listener import ConsumerRebalanceListener
 from .offsets import OffsetAndTimestamp, OffsetLookup
@@ -71,6 +71,7 @@ class Consumer:
         self._offsets = OffsetStore(self._cluster, settings.group_id) if settings.group_id else None
         self._group: ClassicCoordinator | None = None
         self._positioning: set[asyncio.Task[None]] = set()
+        self._wakers: tuple[asyncio.Event, ...] = (self._fetcher.ready,)  # what ends a wait
         self._listener: ConsumerRebalanceListener | None = None
         if topics:
             self._subscriptions.topics = frozenset(topics)
@@ -130,6 +131,9 @@ class Consumer:
             raise ClientClosedError("the consumer is closed")
         if not self._started:
             raise ConsumerStateError("the consumer is not started: use `async with` or start()")
+        if self._group is not None and self._group.fenced is not None:
+            # Fatal: another consumer took this one's place (raised anew at every call).
+            raise self._group.fenced.with_traceback(None)
 
     # --- what to read ------------------------------------------------------------------------
 
@@ -211,13 +215,18 @@ class Consumer:
     ) -> dict[TopicPartition, list[ConsumerRecord]]:
         """Records of the assigned partitions (or of ``partitions``): what is buffered at
         once, else what arrives within ``timeout_ms``; ``{}`` if nothing does. At most
-        ``max_records`` (default ``max_poll_records``). Cancelling it loses nothing."""
+        ``max_records`` (default ``max_poll_records``). Cancelling it loses nothing.
+
+        In a group, this is where rebalances change the assignment and call the listener
+        (before records are handed out), as Kafka's Java client does in ``poll()``: records
+        it returned can still be committed once the group starts to rebalance."""
         self._check_running()
-        if self._group is not None:
-            self._group.polled()
         wanted = max_records or self.settings.max_poll_records
         deadline = time.monotonic() + timeout_ms / 1000
         while True:
+            if self._group is not None:
+                await self._group.poll()
+                self._check_running()
             self._fetcher.raise_errors()
             records = self._fetcher.drain(wanted, partitions)
             if records:
@@ -225,7 +234,7 @@ class Consumer:
             left = deadline - time.monotonic()
             if left <= 0:
                 return {}
-            await wait_event(self._fetcher.ready, left)
+            await wait_any(self._wakers, left)
             self._check_running()
 
     def __aiter__(self) -> Consumer:
@@ -333,6 +342,7 @@ class Consumer:
             on_error=self._fetcher.fail,
         )
         self._group.listener = self._listener
+        self._wakers = (self._fetcher.ready, self._group.turns.ready)
         self._group.start()
 
     async def _check_group_protocol(self) -> None:
@@ -375,7 +385,17 @@ class Consumer:
         return consumed
 
     def _generation(self) -> Generation:
-        return self._group.generation if self._group is not None else Generation()
+        """Who commits: the member's generation (outside a group, none)."""
+        if self._group is None:
+            return Generation()
+        if not self._group.in_group:
+            raise CommitFailedError(
+                f"group {self.settings.group_id}: the consumer is not a member of the group "
+                "now (thrown out, or not joined yet), so it cannot commit; its partitions are "
+                "revoked or lost in the next poll, and their next owner reads from the last "
+                "committed offsets"
+            )
+        return self._group.generation
 
     async def _commit_consumed(self, partitions: set[TopicPartition] | None) -> None:
         assert self._offsets is not None

@@ -5,20 +5,37 @@ assignor and hands out the assignments in its SyncGroup), then heartbeats every
 ``heartbeat_interval_ms`` while the application does whatever it does, and joins again when
 the coordinator says the group is rebalancing. Rules it keeps:
 
-- Eager assignors (range, roundrobin, sticky): before joining, the member commits (with
-  auto-commit), tells the listener it revokes everything, and gives everything up.
-  Cooperative (every configured assignor is cooperative-sticky, KIP-429): it keeps consuming
-  what it owns while the group rebalances, gives up only what the new assignment takes away
-  (committing it first), and then joins once more so those partitions reach their new owner.
-- Thrown out of the group (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID): its
-  partitions are *lost* (the listener hears so; nothing is committed for them) and it joins
-  afresh.
-- ``max_poll_interval_ms``: if the application does not call ``getmany`` (or iterate) for that
-  long, the member leaves the group so that its partitions move on, and joins again on its
-  next poll.
+- What a rebalance changes in the assignment happens in the application's next poll
+  (``getmany``, or iteration), never while it processes what the last poll returned, as in
+  Kafka's Java client (:mod:`.poll_turns`): records a poll returned can be committed after
+  the group started to rebalance, and the listener is called between batches. The member
+  heartbeats while it waits for that poll.
+- Eager assignors (range, roundrobin, sticky): in that poll the member commits (with
+  auto-commit), tells the listener it revokes everything and gives everything up; then it
+  joins. Cooperative (every configured assignor is cooperative-sticky, KIP-429): it keeps
+  consuming what it owns while the group rebalances, gives up only what the new assignment
+  takes away (committing it first), and then joins once more so those partitions reach their
+  new owner.
+- Thrown out of the group (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID): its partitions are *lost*
+  (the listener hears so in the next poll; nothing is committed for them; a commit before
+  then fails) and it joins afresh.
+- Fenced (FENCED_INSTANCE_ID: another consumer joined with this one's ``group_instance_id``):
+  its partitions are lost too, but it does not join again (that would fence the other one in
+  turn): :class:`~kafkawire.errors.FencedInstanceIdError` is fatal, and every later poll
+  raises it, as Kafka's Java client raises ``FencedInstanceIdException``.
+- A lost connection to the coordinator (or NOT_COORDINATOR) in the middle of JoinGroup,
+  SyncGroup or a heartbeat: the cluster layer looks the coordinator up again and sends the
+  request once more, with the member id the member has (a JoinGroup whose answer was lost may
+  leave the broker with a member that only its session timeout removes).
+- ``max_poll_interval_ms``: if the application does not poll for that long, the member
+  leaves the group so that its partitions move on; its next poll hears they were lost and
+  joins again.
 - Auto-commit runs from this task every ``auto_commit_interval_ms``.
 - Static members (``group_instance_id``) do not send LeaveGroup on close: a restart within
   the session timeout gets the same partitions back without a rebalance.
+- The eager ``sticky`` assignor learns what each member had from the subscription's user data
+  (members own nothing when they join, having given everything up): this member sends its
+  last assignment and generation there.
 """
 
 from __future__ import annotations
@@ -50,11 +67,13 @@ from .assignors import COOPERATIVE, assign
 from .commits import Generation
 from .listener import ConsumerRebalanceListener, notify
 from .member_data import (
+    STICKY,
     decode_assignment,
     decode_subscription,
     encode_assignment,
     encode_subscription,
 )
+from .poll_turns import PollTurns
 from .settings import ConsumerSettings
 from .subscription import SubscriptionState
 
@@ -62,7 +81,11 @@ __all__ = ["ClassicCoordinator"]
 
 _log = logging.getLogger(__name__)
 
-_FENCED = (IllegalGenerationError, UnknownMemberIdError, FencedInstanceIdError)
+_THROWN_OUT = (IllegalGenerationError, UnknownMemberIdError)
+
+
+class _PollTimeout(Exception):
+    """The application has not polled for ``max_poll_interval_ms``."""
 
 
 class ClassicCoordinator:
@@ -89,11 +112,13 @@ class ClassicCoordinator:
         self.listener: ConsumerRebalanceListener | None = None
         self.generation = Generation(group_instance_id=settings.group_instance_id)
         self.cooperative = set(settings.partition_assignment_strategy) <= COOPERATIVE
+        self.leader = False  # whether this member assigned the partitions at the last join
+        self.fenced: FencedInstanceIdError | None = None
+        self._previous: set[TopicPartition] | None = None  # the last assignment, for sticky
+        self.turns = PollTurns()  # what the application's next poll must do
         self._rejoin = asyncio.Event()
         self._rejoin.set()
-        self._polled = asyncio.Event()
         self._last_poll = time.monotonic()
-        self._left_for_slowness = False
         self._next_commit = time.monotonic() + settings.auto_commit_interval_ms / 1000
         self._task: asyncio.Task[None] | None = None
         self.joined = asyncio.Event()  # set once the first assignment has arrived
@@ -101,21 +126,34 @@ class ClassicCoordinator:
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="kafkawire-group")
 
-    def polled(self) -> None:
-        """The application asked for records: it is alive (see ``max_poll_interval_ms``)."""
+    async def poll(self) -> None:
+        """The application asks for records: it is alive (see ``max_poll_interval_ms``), and
+        between batches, so what rebalances change in its assignment happens now."""
         self._last_poll = time.monotonic()
-        self._polled.set()
+        await self.turns.run()
+
+    @property
+    def rebalancing(self) -> bool:
+        """Whether the member is to join (again), or waits for a poll to finish a rebalance."""
+        return self._rejoin.is_set() or self.turns.ready.is_set()
+
+    @property
+    def in_group(self) -> bool:
+        """Whether the member holds a generation its commits can name."""
+        return self.generation.generation_id >= 0
 
     def request_rejoin(self) -> None:
         self._rejoin.set()
 
     async def close(self) -> None:
-        """Stop heartbeating; commit (with auto-commit) and leave the group."""
+        """Stop heartbeating; tell the listener the partitions are revoked (lost, if the
+        member was thrown out) and leave the group."""
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
         if self.generation.member_id and self._subscriptions.assigned():
-            await notify(self.listener, "revoked", set(self._subscriptions.assigned()))
+            event = "revoked" if self.in_group else "lost"
+            await notify(self.listener, event, set(self._subscriptions.assigned()))
         await self._leave("the consumer is closing")
 
     # --- the loop ----------------------------------------------------------------------------
@@ -127,8 +165,13 @@ class ClassicCoordinator:
                 if self._rejoin.is_set():
                     await self._join()
                 await self._heartbeat_once()
-            except _FENCED as exc:
+            except FencedInstanceIdError as exc:
+                await self._fence(exc)
+                return
+            except _THROWN_OUT as exc:
                 await self._lost(exc)
+            except _PollTimeout:
+                await self._leave_for_slowness()
             except RebalanceInProgressError:
                 self._rejoin.set()
             except asyncio.CancelledError:
@@ -145,9 +188,7 @@ class ClassicCoordinator:
         settings = self._settings
         if await wait_event(self._rejoin, settings.heartbeat_interval_ms / 1000):
             return
-        if time.monotonic() - self._last_poll > settings.max_poll_interval_ms / 1000:
-            await self._leave_for_slowness()
-            return
+        self._check_poll_interval()
         await self._heartbeat()
         if settings.enable_auto_commit and time.monotonic() >= self._next_commit:
             self._next_commit = time.monotonic() + settings.auto_commit_interval_ms / 1000
@@ -169,6 +210,29 @@ class ClassicCoordinator:
         response = await self._cluster.send(request, negotiate=True)
         _raise_for(response.error_code, f"heartbeat of group {self._group_id}")
 
+    def _check_poll_interval(self) -> None:
+        if time.monotonic() - self._last_poll > self._settings.max_poll_interval_ms / 1000:
+            raise _PollTimeout
+
+    async def _at_poll(self, work: Callable[[], Awaitable[None]], *, member: bool) -> None:
+        """Have the application's next poll run ``work``, and wait for it. A ``member`` of the
+        group heartbeats meanwhile (a rebalance it hears of then is joined after the work),
+        and gives up with :class:`_PollTimeout` if no poll comes within the poll interval."""
+        done = self.turns.submit(work)
+        try:
+            while not done.done():
+                await asyncio.wait([done], timeout=self._settings.heartbeat_interval_ms / 1000)
+                if done.done() or not member:
+                    continue
+                self._check_poll_interval()
+                try:
+                    await self._heartbeat()
+                except RebalanceInProgressError:
+                    self._rejoin.set()
+            done.result()
+        finally:
+            done.cancel()  # withdrawn, if it has not run
+
     async def _leave_for_slowness(self) -> None:
         _log.warning(
             "group %s: no poll for more than max_poll_interval_ms (%d ms): leaving the group "
@@ -176,49 +240,76 @@ class ClassicCoordinator:
             self._group_id,
             self._settings.max_poll_interval_ms,
         )
-        await notify(self.listener, "revoked", set(self._subscriptions.assigned()))
-        self._subscriptions.assign([])
         await self._leave("consumer poll timeout has expired")
-        self._polled.clear()
-        await self._polled.wait()
+        await self._at_poll(self._lose_all, member=False)
         self._rejoin.set()
 
     async def _lost(self, error: BaseException) -> None:
-        lost = set(self._subscriptions.assigned())
         _log.warning(
-            "group %s: %s; %d partitions lost, joining again", self._group_id, error, len(lost)
+            "group %s: %s; its %d partitions are lost, joining again",
+            self._group_id,
+            error,
+            len(self._subscriptions.assigned()),
         )
         member_id = "" if isinstance(error, UnknownMemberIdError) else self.generation.member_id
         self.generation = Generation(-1, member_id, self._settings.group_instance_id)
+        await self._at_poll(self._lose_all, member=False)
+        self._rejoin.set()
+
+    async def _fence(self, error: FencedInstanceIdError) -> None:
+        _log.error(
+            "group %s: %s: another consumer joined with group_instance_id %r; this one stops "
+            "(its %d partitions are lost)",
+            self._group_id,
+            error,
+            self._settings.group_instance_id,
+            len(self._subscriptions.assigned()),
+        )
+        self.fenced = error
+        self.generation = Generation(group_instance_id=self._settings.group_instance_id)
+        await self._lose_all()
+        self._on_error(error)
+
+    async def _lose_all(self) -> None:
+        lost = set(self._subscriptions.assigned())
+        self._previous = None
         if lost:
             await notify(self.listener, "lost", lost)
         self._subscriptions.assign([])
-        self._rejoin.set()
 
     # --- joining -----------------------------------------------------------------------------
 
     async def _join(self) -> None:
+        if not self.cooperative and self._subscriptions.assigned():
+            await self._at_poll(self._give_up_all, member=self.in_group)
         owned = set(self._subscriptions.assigned())
-        if not self.cooperative and owned:
-            with contextlib.suppress(KafkawireError):
-                if self._settings.enable_auto_commit:
-                    await self._commit(None)
-            await notify(self.listener, "revoked", owned)
-            self._subscriptions.assign([])
-            owned = set()
         self._rejoin.clear()
         joined = await self._join_group(owned)
         assignments = {}
-        if joined.leader == joined.member_id:
+        self.leader = joined.leader == joined.member_id
+        if self.leader:
             assignments = await self._assign(joined)
-        assigned = await self._sync(joined, assignments)
-        await self._take(set(assigned), owned)
+        assigned = set(await self._sync(joined, assignments))
+        await self._at_poll(lambda: self._take(assigned, owned), member=True)
+
+    async def _give_up_all(self) -> None:
+        """Before an eager member joins: commit (with auto-commit), revoke everything."""
+        owned = set(self._subscriptions.assigned())
+        if self._settings.enable_auto_commit:
+            with contextlib.suppress(KafkawireError):
+                await self._commit(None)
+        await notify(self.listener, "revoked", owned)
+        self._subscriptions.assign([])
 
     async def _join_group(self, owned: set[TopicPartition]) -> Any:
         settings = self._settings
-        metadata = encode_subscription(
-            self._subscriptions.topics, owned, self.generation.generation_id
-        )
+        topics, generation = self._subscriptions.topics, self.generation.generation_id
+        metadata = {
+            name: encode_subscription(
+                topics, owned, generation, previous=self._previous if name == STICKY else None
+            )
+            for name in settings.partition_assignment_strategy
+        }
         while True:
             request = join_group.JoinGroupRequest(
                 group_id=self._group_id,
@@ -228,8 +319,8 @@ class ClassicCoordinator:
                 group_instance_id=settings.group_instance_id,
                 protocol_type="consumer",
                 protocols=tuple(
-                    join_group.JoinGroupRequestProtocol(name=name, metadata=metadata)
-                    for name in settings.partition_assignment_strategy
+                    join_group.JoinGroupRequestProtocol(name=name, metadata=data)
+                    for name, data in metadata.items()
                 ),
             )
             response = await self._cluster.send(request, negotiate=True)
@@ -256,11 +347,11 @@ class ClassicCoordinator:
 
     async def _assign(self, joined: Any) -> dict[str, list[TopicPartition]]:
         """The leader's part: run the group's assignor over every member's subscription."""
-        members = {m.member_id: decode_subscription(m.metadata) for m in joined.members}
+        name = joined.protocol_name
+        members = {m.member_id: decode_subscription(m.metadata, name) for m in joined.members}
         topics = sorted({t for m in members.values() for t in m.topics})
         metadata = await self._cluster.metadata(topics)
         counts = {t: len(metadata.topics[t].partitions) for t in topics if t in metadata.topics}
-        name = joined.protocol_name
         return assign(name, members, counts)
 
     async def _sync(
@@ -285,12 +376,13 @@ class ClassicCoordinator:
         """Apply a new assignment: give up what it takes away, then take up what it adds."""
         revoked = owned - assigned
         if revoked:  # cooperative only: eager members own nothing by now
-            with contextlib.suppress(KafkawireError):
-                if self._settings.enable_auto_commit:
+            if self._settings.enable_auto_commit:
+                with contextlib.suppress(KafkawireError):
                     await self._commit(revoked)
             await notify(self.listener, "revoked", revoked)
             self._rejoin.set()  # so that the revoked partitions reach their new owner
         self._subscriptions.assign(sorted(assigned))
+        self._previous = assigned
         added = assigned - owned
         await self._on_assigned(added)
         await notify(self.listener, "assigned", added)
