@@ -79,13 +79,13 @@ def member(broker: Broker, topic: str, group: str, **options: Any) -> Consumer:
 
 
 async def until(condition: Callable[[], bool], *members: Any, timeout: float = 20) -> None:
-    """Poll ``members`` (consumers, or :class:`Committing` members) until ``condition``
-    holds (or fail after ``timeout``)."""
+    """Poll ``members`` (consumers, or members with a ``step()`` such as :class:`Committing`)
+    until ``condition`` holds (or fail after ``timeout``)."""
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "the group did not settle in time"
         await asyncio.gather(
-            *(m.step() if isinstance(m, Committing) else m.getmany(timeout_ms=100) for m in members)
+            *(m.step() if hasattr(m, "step") else m.getmany(timeout_ms=100) for m in members)
         )
 
 

@@ -20,73 +20,23 @@ import pytest
 from kafkawire.consumer import Consumer, TopicPartition
 from kafkawire.errors import FencedInstanceIdError
 from kafkawire.messages.heartbeat import v4 as heartbeat
-from kafkawire.net import Connection
 from kafkawire.testing.pytest_plugin import Broker, tansu_bug
 from tests.net.proxy import Proxy
 
 from .helpers import FAST, Committing, fresh_group, fresh_topic, member, produce_to_all, until
+from .proxied import (
+    HEARTBEAT,
+    JOIN_GROUP,
+    LEAVE_GROUP,
+    SYNC_GROUP,
+    Cutter,
+    port_of,
+    through,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-FIND_COORDINATOR, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 10, 11, 12, 13, 14
 PARTITIONS, EACH = 4, 30
-
-
-class Cutter:
-    """Arms ``proxy`` to cut the connection carrying the next request of one API, once;
-    ``seen`` lists the API keys of the requests that passed, ``cut_at`` the index of the cut
-    one (None until then)."""
-
-    def __init__(self, proxy: Proxy) -> None:
-        self.seen: list[int] = []
-        self.cut_at: int | None = None
-        self._armed: int | None = None
-        self._skip = 0
-        proxy.watch = self._watch
-
-    def arm(self, api_key: int, *, skip: int = 0) -> None:
-        """Cut after the next request of ``api_key``, or after ``skip`` more of them."""
-        self._armed, self._skip = api_key, skip
-
-    def _watch(self, api_key: int) -> bool:
-        self.seen.append(api_key)
-        if api_key != self._armed:
-            return False
-        if self._skip:
-            self._skip -= 1
-            return False
-        self._armed = None
-        self.cut_at = len(self.seen) - 1
-        return True
-
-    def after_cut(self) -> list[int]:
-        assert self.cut_at is not None, "nothing was cut"
-        return self.seen[self.cut_at + 1 :]
-
-    def check_sent_again_after_finding_the_coordinator(self, api_key: int) -> None:
-        """Java's rule: a lost coordinator connection is a lost coordinator."""
-        after = self.after_cut()
-        assert api_key in after, f"API {api_key} was not sent again after the cut: {after}"
-        assert FIND_COORDINATOR in after[: after.index(api_key)], after
-
-
-def through(proxy: Proxy, topic: str, group: str, **options: Any) -> Consumer:
-    """A member whose every connection goes through ``proxy``."""
-
-    async def connect(host: str, _: int) -> Connection:
-        return await Connection.open(host, proxy.port, connect_timeout=5)
-
-    return Consumer(
-        topic,
-        bootstrap_servers=f"127.0.0.1:{proxy.port}",
-        connect=connect,
-        group_id=group,
-        **FAST | options,
-    )
-
-
-def port_of(broker: Broker) -> int:
-    return int(broker.bootstrap.rsplit(":", 1)[1])
 
 
 async def committed(consumer: Consumer, topic: str) -> dict[int, int]:
@@ -106,22 +56,15 @@ def check_the_group(members: list[Committing], everything: set[Any]) -> None:
 
 @pytest.mark.parametrize(
     ("api_key", "skip", "cut_leader"),
-    [(JOIN_GROUP, 0, False), (JOIN_GROUP, 1, False), (SYNC_GROUP, 0, False), (SYNC_GROUP, 0, True)],
-    ids=[
-        "JoinGroup-asking-for-a-member-id",
-        "JoinGroup-held-by-the-broker",
-        "SyncGroup-of-a-follower",
-        "SyncGroup-of-the-leader",
-    ],
+    [(JOIN_GROUP, 1, False), (SYNC_GROUP, 0, False), (SYNC_GROUP, 0, True)],
+    ids=["JoinGroup-held-by-the-broker", "SyncGroup-of-a-follower", "SyncGroup-of-the-leader"],
 )
 async def test_a_cut_mid_rebalance(
     tansu_broker: Broker, api_key: int, skip: int, cut_leader: bool
 ) -> None:
     """The member that joins second is the follower (Tansu makes the first the leader). Its
-    first JoinGroup is answered MEMBER_ID_REQUIRED at once (KIP-394), the second is held
-    until the group has formed. When the answer to the first is lost, Tansu makes the member
-    id it issued a member of the next generation (Kafka keeps it pending, outside the group):
-    its partitions wait for its session to expire, then move on."""
+    first JoinGroup is answered MEMBER_ID_REQUIRED at once (KIP-394); the one cut is the
+    second, which the broker holds until the group has formed."""
     topic = await fresh_topic(tansu_broker, partitions=PARTITIONS)
     everything = await produce_to_all(tansu_broker, topic, PARTITIONS, EACH)
     group = fresh_group("cut")
