@@ -16,9 +16,10 @@ FIND_COORDINATOR, JOIN_GROUP, HEARTBEAT, LEAVE_GROUP, SYNC_GROUP = 10, 11, 12, 1
 
 
 class Cutter:
-    """Arms ``proxy`` to cut the connection carrying the next request of one API, once;
-    ``seen`` lists the API keys of the requests that passed, ``cut_at`` the index of the cut
-    one (None until then)."""
+    """Arms ``proxy`` to cut, once, the connection carrying the next request of one API when
+    the answer to it arrives (the answer is dropped); ``seen`` lists the API keys of the
+    requests that passed, ``cut_at`` the index of the one whose answer is cut (None until
+    then)."""
 
     def __init__(self, proxy: Proxy) -> None:
         self.seen: list[int] = []

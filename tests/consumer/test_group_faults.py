@@ -2,11 +2,12 @@
 another with its group instance id.
 
 The member under test reaches Tansu through a loopback proxy (tests/net/proxy.py) that cuts
-the connection which carries a chosen request, just after passing it on: the broker has the
-JoinGroup, SyncGroup or Heartbeat, the member never gets the answer. Kafka's Java client then
-looks the coordinator up again and tries again; the group must end with every partition owned
-by one member, each starting at the offset committed before the cut, and every record
-consumed once (members commit as the documentation says: see ``Committing``).
+the connection carrying a chosen request when the broker's answer arrives, and drops the
+answer: the broker has acted on the JoinGroup, SyncGroup or Heartbeat, the member never learns
+how. Kafka's Java client then looks the coordinator up again and tries again; the group must
+end with every partition owned by one member, each starting at the offset committed before
+the cut, and every record consumed once (members commit as the documentation says: see
+``Committing``).
 """
 
 from __future__ import annotations

@@ -13,9 +13,10 @@ apply to the broker-to-client direction and can change while connections are ope
 
 Two hooks read the Kafka frames instead of raw chunks (for group tests that act on one API):
 
-- ``watch(api_key)``: called for every request a client sends, once it has been passed on to
-  the broker; if it returns true, that connection is cut there (the broker has the request,
-  the client never gets its answer);
+- ``watch(api_key)``: called for every request a client sends, as it is passed on to the
+  broker; if it returns true, the connection is cut when the broker's answer to that request
+  arrives, and the answer is dropped (the broker has acted on the request, the client never
+  learns how);
 - ``rewrite(response)``: called with every decoded response, whose return value goes to the
   client instead (re-encoded at the request's version), as a broker with another answer would.
 """
@@ -100,7 +101,7 @@ class Proxy:
                 asyncio.create_task(self._pump(upstream_reader, client_writer, faults=True)),
             ]
         else:
-            asked: dict[int, tuple[int, int]] = {}  # correlation id -> (api key, version)
+            asked: dict[int, tuple[int, int, bool]] = {}  # correlation id -> key, version, cut
             pumps = [
                 asyncio.create_task(self._requests(client_reader, upstream_writer, asked)),
                 asyncio.create_task(self._responses(upstream_reader, client_writer, asked)),
@@ -150,29 +151,30 @@ class Proxy:
         self,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-        asked: dict[int, tuple[int, int]],
+        asked: dict[int, tuple[int, int, bool]],
     ) -> None:
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
             while True:
                 frame = await _frame(reader)
                 api_key, version, correlation_id = _REQUEST_HEADER.unpack_from(frame, 4)
-                asked[correlation_id] = (api_key, version)
+                cut = self.watch is not None and self.watch(api_key)
+                asked[correlation_id] = (api_key, version, cut)
                 writer.write(frame)
                 await writer.drain()
-                if self.watch is not None and self.watch(api_key):
-                    return  # ends the relay: both sides are cut
 
     async def _responses(
         self,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
-        asked: dict[int, tuple[int, int]],
+        asked: dict[int, tuple[int, int, bool]],
     ) -> None:
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
             while True:
                 frame = await _frame(reader)
                 (correlation_id,) = _SIZE.unpack_from(frame, 4)
-                api_key, version = asked.pop(correlation_id)
+                api_key, version, cut = asked.pop(correlation_id)
+                if cut:
+                    return  # ends the relay: both sides are cut, the answer dropped
                 if self.rewrite is not None:
                     _, response = decode_response(frame[4:], api_key, version)
                     frame = encode_response(self.rewrite(response), correlation_id=correlation_id)

@@ -241,6 +241,8 @@ class ClassicCoordinator:
             self._settings.max_poll_interval_ms,
         )
         await self._leave("consumer poll timeout has expired")
+        # Out of the group (a static member too, which sends no LeaveGroup): no commits.
+        self.generation = Generation(group_instance_id=self._settings.group_instance_id)
         await self._at_poll(self._lose_all, member=False)
         self._rejoin.set()
 
