@@ -408,7 +408,10 @@ class Consumer:
         self, offsets: Mapping[TopicPartition, int | tuple[int, str]] | None = None
     ) -> None:
         """Commit the position after every record the application has got, or ``offsets``
-        (partition -> offset of the next record to read, or ``(offset, metadata)``)."""
+        (partition -> offset of the next record to read, or ``(offset, metadata)``).
+
+        A member that is not in its group now (thrown out, or left after
+        ``max_poll_interval_ms``) cannot commit: :class:`CommitFailedError`."""
         self._check_running()
         if self._offsets is None:
             raise ConsumerStateError("commit() needs a group_id")

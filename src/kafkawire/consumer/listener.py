@@ -16,6 +16,12 @@ _log = logging.getLogger(__name__)
 class ConsumerRebalanceListener:
     """Subclass it and pass it to ``subscribe``; each method may be sync or ``async``.
 
+    They are called from the consumer's ``getmany`` (and iteration), before it hands out more
+    records, as Kafka's Java client calls them from ``poll()``: so the records the last call
+    returned have been processed, and committing there covers them. (``close`` calls
+    ``on_partitions_revoked`` too; a fenced static member hears ``on_partitions_lost`` at
+    once.)
+
     - ``on_partitions_revoked``: the member gives these up in an orderly rebalance; the
       consumer has committed their positions (with auto-commit) just before. Commit here
       what auto-commit does not cover.
