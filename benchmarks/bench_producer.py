@@ -3,8 +3,10 @@
 Each client sends RECORDS records of 100 bytes (no key) to a one-partition topic of its own on
 the embedded Tansu broker, then flushes; rounds interleave the clients so that the machine's
 state is shared fairly, and the best round counts. Three settings: no compression, lz4, and
-idempotence on (kafkawire's default; the others' where they have it). Prints records/s, MB/s
-and kafkawire's ratio to each peer. Set KAFKAWIRE_BENCH_RECORDS to change the count.
+idempotence on (kafkawire's default; the others' where they have it). Prints records/s, MB/s,
+this process's CPU time per record (all its threads: confluent-kafka's librdkafka threads too;
+the broker is another process) and kafkawire's ratio to each peer. Set KAFKAWIRE_BENCH_RECORDS
+to change the count.
 """
 
 from __future__ import annotations
@@ -121,24 +123,30 @@ async def _measure(bootstrap: str) -> None:
     async with KafkaClient(bootstrap) as client:
         for name, setting in SETTINGS.items():
             best: dict[str, float] = {}
+            cpu: dict[str, float] = {}  # this process's CPU (every thread) per record, best
             for _ in range(ROUNDS):
                 for client_name, run in CLIENTS.items():
                     topic = next(_topics)
                     await client.create_topic(topic, partitions=1)
-                    start = time.perf_counter()
+                    start, start_cpu = time.perf_counter(), time.process_time()
                     try:
                         await run(bootstrap, topic, setting)
                     except Exception as exc:  # a peer that cannot: say so, go on
                         print(f"  {client_name} ({name}) failed: {exc!r}")
                         continue
                     rate = RECORDS / (time.perf_counter() - start)
+                    used = (time.process_time() - start_cpu) / RECORDS * 1e6
                     best[client_name] = max(best.get(client_name, 0.0), rate)
+                    cpu[client_name] = min(cpu.get(client_name, float("inf")), used)
             ours = best.get("kafkawire", 0.0)
             print(f"{name}: {RECORDS} records of {len(VALUE)} bytes, best of {ROUNDS}")
             for client_name, rate in best.items():
                 ratio = f"kafkawire x{ours / rate:.2f}" if client_name != "kafkawire" else ""
                 megabytes = rate * len(VALUE) / 1e6
-                print(f"  {client_name:16} {rate:10,.0f} records/s {megabytes:7.1f} MB/s  {ratio}")
+                print(
+                    f"  {client_name:16} {rate:10,.0f} records/s {megabytes:7.1f} MB/s "
+                    f"{cpu[client_name]:5.2f} us CPU/record  {ratio}"
+                )
 
 
 def main() -> None:

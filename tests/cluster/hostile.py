@@ -26,8 +26,9 @@ class FakeCluster:
     """``async with FakeCluster(n, handler) as cluster``: ``n`` fake brokers, node ids 1..n.
 
     Metadata answers list every broker (plus ``extra_brokers``, addresses that may be
-    unusable) and the topic ``t`` with ``partitions`` partitions led by broker 1, named with
-    ``topic_id`` when one is given. ``metadata_from`` limits which nodes answer Metadata.
+    unusable) and the topic ``t`` with ``partitions`` partitions led by broker 1 at
+    ``leader_epoch`` (an attribute a test may change), named with ``topic_id`` when one is
+    given. ``metadata_from`` limits which nodes answer Metadata.
     """
 
     def __init__(
@@ -40,9 +41,11 @@ class FakeCluster:
         extra_brokers: tuple[tuple[int, str, int], ...] = (),
         metadata_from: set[int] | None = None,
         api_versions: dict[int, range] | None = None,
+        leader_epoch: int = -1,
     ) -> None:
         self.handler = handler
         self.partitions = partitions
+        self.leader_epoch = leader_epoch
         self.topic_id = topic_id
         self.extra_brokers = extra_brokers
         self.metadata_from = metadata_from
@@ -85,10 +88,11 @@ class FakeCluster:
 
     def _metadata(self, version: int) -> Any:
         module = messages(3, version)
+        epoch = {"leader_epoch": self.leader_epoch} if version >= 7 else {}  # from v7
         brokers = [(n, "127.0.0.1", b.port) for n, b in self.brokers.items()]
         brokers += list(self.extra_brokers)
         partitions = tuple(
-            module.MetadataResponsePartition(partition_index=p, leader_id=1)
+            module.MetadataResponsePartition(partition_index=p, leader_id=1, **epoch)
             for p in range(self.partitions)
         )
         topic = {"name": "t", "partitions": partitions}

@@ -1,6 +1,6 @@
 """Shared by the consumer tests: fresh topics and records produced to them, and for the group
-tests members with small timeouts, a listener that records what it hears, and a member that
-consumes and commits as the documentation says."""
+tests members with small timeouts, a listener that records what it hears (and can be awaited),
+and a member that consumes and commits as the documentation says."""
 
 from __future__ import annotations
 
@@ -90,17 +90,39 @@ async def until(condition: Callable[[], bool], *members: Any, timeout: float = 2
 
 
 class Recorder(ConsumerRebalanceListener):
+    """Records each callback as ``(event, partitions)``; ``on_partitions_assigned`` is
+    ``async`` on purpose (listeners may be either)."""
+
     def __init__(self) -> None:
         self.events: list[tuple[str, set[TopicPartition]]] = []
+        self._changed = asyncio.Event()
+
+    def _heard(self, event: str, partitions: set[TopicPartition]) -> None:
+        self.events.append((event, partitions))
+        self._changed.set()
 
     def on_partitions_revoked(self, revoked: set[TopicPartition]) -> None:
-        self.events.append(("revoked", revoked))
+        self._heard("revoked", revoked)
 
     async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
-        self.events.append(("assigned", assigned))
+        self._heard("assigned", assigned)
 
     def on_partitions_lost(self, lost: set[TopicPartition]) -> None:
-        self.events.append(("lost", lost))
+        self._heard("lost", lost)
+
+    async def until(self, count: int, *polling: Consumer, timeout: float = 10) -> None:
+        """Wait until ``count`` events were heard (or fail after ``timeout`` s), polling the
+        consumers ``polling`` meanwhile (a rebalance calls the listener from a poll)."""
+
+        async def wait() -> None:
+            while len(self.events) < count:
+                self._changed.clear()
+                if polling:
+                    await asyncio.gather(*(c.getmany(timeout_ms=50) for c in polling))
+                else:
+                    await self._changed.wait()
+
+        await asyncio.wait_for(wait(), timeout)
 
 
 class Committing(Recorder):

@@ -45,6 +45,7 @@ def test_java_defaults() -> None:
         ("partition_assignment_strategy", [], "partition_assignment_strategy"),
         ("heartbeat_interval_ms", 50000, "heartbeat_interval_ms"),
         ("group_id", "", "group_id"),
+        ("group_remote_assignor", "", "group_remote_assignor"),
         ("max_decompressed_bytes_per_fetch", 0, "max_decompressed_bytes_per_fetch"),
     ],
 )
@@ -56,6 +57,18 @@ def test_bad_values_name_the_option(option: str, value: object, named: str) -> N
 def test_static_membership_needs_a_group() -> None:
     with pytest.raises(ValueError, match="group_instance_id needs a group_id"):
         ConsumerSettings(bootstrap_servers="h:1", group_instance_id="a")
+
+
+def test_a_server_assignor_is_for_the_consumer_protocol() -> None:
+    with pytest.raises(ValueError, match="group_remote_assignor needs group_protocol='consumer'"):
+        ConsumerSettings(bootstrap_servers="h:1", group_id="g", group_remote_assignor="uniform")
+    s = ConsumerSettings(
+        bootstrap_servers="h:1",
+        group_id="g",
+        group_protocol="consumer",
+        group_remote_assignor="uniform",
+    )
+    assert s.group_remote_assignor == "uniform"
 
 
 def test_one_strategy_by_name() -> None:

@@ -135,6 +135,11 @@ async def test_wrong_types_are_refused_before_anything_is_queued() -> None:
                 await producer.send("t", b"v", headers=[("h", "not bytes")])  # type: ignore[list-item]
             with pytest.raises(RecordTooLargeError):
                 await producer.send("t", b"v" * 2_000_000)
+            for timestamp in (-1, 2**63, 1.5, "0", True):
+                with pytest.raises(ValueError, match="timestamp_ms must be an int"):
+                    await producer.send("t", b"v", partition=0, timestamp_ms=timestamp)  # type: ignore[arg-type]
+            sent = await producer.send_and_wait("t", b"v", partition=0, timestamp_ms=2**62)
+            assert sent.timestamp == 2**62
         async with Producer(brokers.bootstrap, value_serializer=str.encode) as producer:
             assert (await producer.send_and_wait("t", "text", partition=0)).offset == 0
 

@@ -19,17 +19,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kafkawire.records import (
-    Compression,
     CorruptRecordError,
     Header,
     InvalidRecordError,
     Record,
     RecordBatchBuilder,
     batch_v2,
-    decode_batches,
     v2_records,
 )
-from kafkawire.records.varint import small_varints
 
 from .helpers import THOROUGH, header_lists, keys, values
 
@@ -249,9 +246,9 @@ def test_setup_refuses_classes_whose_slots_it_does_not_know() -> None:
         value: bytes | None
 
     with pytest.raises(TypeError, match="slot layout"):
-        _accel.setup(Wider, Header, CorruptRecordError)  # type: ignore[arg-type]
+        _accel.setup(Wider, Header, CorruptRecordError, InvalidRecordError)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="slot layout"):
-        _accel.setup(Record, NoSlots, CorruptRecordError)  # type: ignore[arg-type]
+        _accel.setup(Record, NoSlots, CorruptRecordError, InvalidRecordError)  # type: ignore[arg-type]
     # A refused set-up changes nothing.
     section, count = _built_section()
     _same(section, count, 0, 0, None)
@@ -314,9 +311,11 @@ def test_setup_refuses_a_slot_name_bound_to_another_slot() -> None:
     Aliased.key = Aliased.__dict__["value"]  # type: ignore[misc]
     try:
         with pytest.raises(TypeError, match="not an object slot"):
-            _accel.setup(Aliased, Header, CorruptRecordError)  # type: ignore[arg-type]
+            _accel.setup(Aliased, Header, CorruptRecordError, InvalidRecordError)  # type: ignore[arg-type]
     finally:
-        _accel.setup(Record, Header, CorruptRecordError)  # whatever happened above
+        _accel.setup(
+            Record, Header, CorruptRecordError, InvalidRecordError
+        )  # whatever happened above
     section, count = _built_section()
     _same(section, count, 0, 0, None)
 
@@ -362,71 +361,137 @@ def test_no_half_built_tuple_is_visible_to_the_gc() -> None:
     assert (result.returncode, result.stdout.strip()) == (0, "ok"), result.stderr
 
 
-deltas = st.integers(0, 2**31 - 1)
-timestamp_deltas = st.integers(*INT64)
-nullable_bytes = st.none() | st.binary(max_size=300)
+# -- EncodedRecords: what a batch builder appends to ---------------------------------------
 
-
-@needs_accel
-@given(deltas, timestamp_deltas, nullable_bytes, nullable_bytes)
-def test_the_compiled_encoder_writes_what_the_pure_one_writes(
-    offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None
-) -> None:
-    compiled = v2_records.encode_record_compiled
-    assert compiled is not None
-    pure = v2_records.encode_record(
-        offset_delta, timestamp_delta, key, value, headers=(), small=small_varints()
-    )
-    assert compiled(offset_delta, timestamp_delta, key, value) == pure
-    # And what it writes reads back as the record written.
-    [record] = v2_records.read_records_pure(
-        pure,
-        base_offset=0,
-        base_timestamp=0,
-        log_append_time=None,
-        count=1,
-    )
-    assert (record.offset, record.key, record.value) == (offset_delta, key, value)
-
-
-@needs_accel
-@given(
-    st.lists(st.tuples(nullable_bytes, nullable_bytes, timestamp_deltas), max_size=20),
-    st.sampled_from(list(Compression)),
+_bytes_like = st.binary(max_size=300).flatmap(
+    lambda data: st.sampled_from([data, bytearray(data), memoryview(data)])
 )
-def test_batches_built_with_the_compiled_encoder_are_those_built_without(
-    records: list[tuple[bytes | None, bytes | None, int]], codec: Compression
-) -> None:
-    def build() -> object:
-        builder = RecordBatchBuilder(compression=codec)
+_nullable = st.none() | _bytes_like
+_wrong = st.sampled_from(["text", 7, 1.5, [b"x"], object()])
+_timestamps = st.integers(*INT64) | st.sampled_from([0, 1_700_000_000_000, 2**63, -(2**63) - 1])
+_header_key = st.text(max_size=12) | st.just("\ud800")  # a lone surrogate is not UTF-8
+_header = st.tuples(_header_key, _nullable).flatmap(
+    lambda pair: st.sampled_from([pair, Header(pair[0], pair[1])])  # type: ignore[arg-type]
+)
+_headers = (
+    st.lists(_header, max_size=12).map(tuple)  # past the 8 described on the C stack
+    | st.lists(st.one_of(_header, _wrong, st.tuples(st.text(), st.integers())), max_size=3)
+    | st.sampled_from([(), [], None, 5])
+)
+_appends = st.lists(
+    st.tuples(
+        _nullable | _wrong,
+        _nullable | _wrong,
+        _timestamps | st.sampled_from([1.5, "1"]),
+        _headers,
+    ),
+    max_size=15,
+)
+
+
+def _run(records_cls: type[Any], appends: list[tuple[Any, Any, Any, Any]]) -> list[Any]:
+    """Every append's outcome (offset delta or error), and the state after each."""
+    records = records_cls()
+    seen: list[Any] = []
+    for key, value, timestamp, headers in appends:
+        kwargs = {} if headers is None else {"headers": headers}
         try:
-            for key, value, timestamp in records:
-                builder.append(key, value, timestamp=timestamp)
-            return builder.build()
-        except Exception as exc:  # the same error, whichever path raised it
-            return (type(exc), str(exc))
-
-    compiled = build()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(v2_records, "encode_record_compiled", None)
-        assert build() == compiled
+            outcome: Any = records.append(key, value, timestamp=timestamp, **kwargs)
+        except Exception as exc:
+            outcome = (type(exc), str(exc))
+        state = (len(records), records.base_timestamp, records.max_timestamp)
+        seen.append((outcome, state, records.encoded_size, records.encoded()))
+    return seen
 
 
 @needs_accel
-@pytest.mark.parametrize(("key", "value"), [(bytearray(b"k"), b"v"), (b"k", memoryview(b"v"))])
-def test_bytes_like_keys_and_values_take_the_general_path(key: Any, value: Any) -> None:
-    with pytest.raises(TypeError):
-        v2_records.encode_record_compiled(0, 0, key, value)  # type: ignore[misc]
-    builder = RecordBatchBuilder()
-    builder.append(key, value, timestamp=0)  # as the general path takes them
-    [batch] = decode_batches(builder.build())
-    assert (batch.records[0].key, batch.records[0].value) == (bytes(key), bytes(value))
+@THOROUGH
+@given(_appends)
+def test_compiled_and_pure_encoded_records_agree(appends: list[Any]) -> None:
+    assert _run(v2_records.EncodedRecords, appends) == _run(v2_records.EncodedRecordsPure, appends)
+
+
+@given(st.lists(st.tuples(keys, values, st.integers(0, 2**42), header_lists), max_size=20))
+def test_what_is_appended_reads_back(appends: list[Any]) -> None:
+    for records_cls in {v2_records.EncodedRecords, v2_records.EncodedRecordsPure}:
+        records = records_cls()
+        for key, value, timestamp, headers in appends:
+            records.append(key, value, timestamp=timestamp, headers=headers)
+        read = v2_records.read_records_pure(
+            records.encoded(),
+            base_offset=0,
+            base_timestamp=records.base_timestamp,
+            log_append_time=None,
+            count=len(records),
+        )
+        assert [(r.offset, r.timestamp, r.key, r.value) for r in read] == [
+            (i, t, k, v) for i, (k, v, t, _) in enumerate(appends)
+        ]
+        assert [[(h.key, h.value) for h in r.headers] for r in read] == [
+            list(h) for *_, h in appends
+        ]
 
 
 @needs_accel
-def test_a_timestamp_delta_past_64_bits_gets_the_general_paths_error() -> None:
-    builder = RecordBatchBuilder()
-    builder.append(b"k", b"v", timestamp=0)
-    with pytest.raises(InvalidRecordError, match="does not fit in a varlong"):
-        builder.append(b"k", b"v", timestamp=2**64)
-    assert len(builder) == 1
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [
+        ((b"k",), {"timestamp": 0}, "missing required argument: 'value'"),
+        ((b"k", b"v"), {}, "missing required argument: 'timestamp'"),
+        ((b"k", b"v", 0), {}, "takes 2 positional arguments but 3 were given"),
+        ((b"k", b"v"), {"timestamp": 0, "stamp": 1}, "unexpected keyword argument 'stamp'"),
+        (
+            (b"k",),
+            {"key": b"k", "value": b"v", "timestamp": 0},
+            "multiple values for argument 'key'",
+        ),
+    ],
+)
+def test_the_compiled_append_checks_its_arguments(
+    args: tuple[Any, ...], kwargs: dict[str, Any], message: str
+) -> None:
+    records = v2_records.EncodedRecords()
+    with pytest.raises(TypeError, match=message):
+        records.append(*args, **kwargs)
+    records.append(key=b"k", value=None, headers=[("h", b"")], timestamp=3)  # every keyword
+    assert (len(records), records.max_timestamp) == (1, 3)
+
+
+@needs_accel
+def test_a_header_made_without_init_is_refused_not_read() -> None:
+    empty = object.__new__(Header)
+    with pytest.raises(TypeError, match="without a key or value"):
+        v2_records.EncodedRecords().append(b"k", b"v", timestamp=0, headers=[empty])
+
+
+def test_the_batch_builder_appends_through_the_encoded_records_in_use() -> None:
+    assert issubclass(RecordBatchBuilder, v2_records.EncodedRecords)
+    if v2_records.ACCELERATED:  # no Python frame between a producer and the C append
+        assert type(RecordBatchBuilder.append).__name__ == "method_descriptor"
+
+
+@needs_accel
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="__buffer__ in Python needs 3.12")
+def test_python_code_run_while_taking_a_buffer_cannot_free_what_append_reads() -> None:
+    # A header value whose buffer method rebinds the Header's key and empties the list of
+    # headers: the append reads neither from freed memory (it crashed before it held them).
+    headers: list[Any] = []
+    header = Header("key-" + "x" * 50, None)
+
+    class Hostile:
+        def __buffer__(self, flags: int) -> memoryview:
+            object.__setattr__(header, "key", "other")
+            headers.clear()
+            return memoryview(b"value")
+
+    headers += [header, ("second", Hostile()), ("third", b"3")]
+    records = v2_records.EncodedRecords()
+    records.append(b"k", b"v", timestamp=0, headers=headers)
+    [record] = v2_records.read_records_pure(
+        records.encoded(), base_offset=0, base_timestamp=0, log_append_time=None, count=1
+    )
+    assert [(h.key, h.value) for h in record.headers] == [
+        ("key-" + "x" * 50, None),
+        ("second", b"value"),
+        ("third", b"3"),
+    ]

@@ -8,6 +8,7 @@ generated classes carry in their field metadata, not from per-API code.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import uuid
 from typing import Any
 
@@ -124,10 +125,34 @@ def partition_answer(response: Any, topic: str | uuid.UUID, partition: int) -> A
     )
 
 
+# What the helpers below look up in a generated class's field metadata, once per class: a
+# producer asks for its partition's answer in every Produce response.
+
+
+@functools.cache
+def _array_fields(cls: type) -> tuple[str, ...]:
+    return tuple(
+        f.name for f in dataclasses.fields(cls) if f.metadata.get("kafka_type", "").startswith("[]")
+    )
+
+
+@functools.cache
+def _int32_field(cls: type) -> str:
+    return next(f.name for f in dataclasses.fields(cls) if f.metadata["kafka_type"] == "int32")
+
+
+@functools.cache
+def _entity_field(cls: type, entity: str) -> str | None:
+    return next(
+        (f.name for f in dataclasses.fields(cls) if f.metadata.get("entity_type") == entity),
+        None,
+    )
+
+
 def _first_array_of_structs(value: Any) -> list[Any]:
-    for f in dataclasses.fields(value):
-        items = getattr(value, f.name)
-        if f.metadata.get("kafka_type", "").startswith("[]") and items and _is_struct(items[0]):
+    for name in _array_fields(value.__class__):
+        items = getattr(value, name)
+        if items and _is_struct(items[0]):
             return list(items)
     return []
 
@@ -137,24 +162,19 @@ def _is_struct(value: Any) -> bool:
 
 
 def _first_int32(value: Any) -> int:
-    name = next(f.name for f in dataclasses.fields(value) if f.metadata["kafka_type"] == "int32")
-    return int(getattr(value, name))
+    return int(getattr(value, _int32_field(value.__class__)))
 
 
 def _field_of(value: Any, *, entity: str) -> Any:
     if not dataclasses.is_dataclass(value):
         return None
-    for f in dataclasses.fields(value):
-        if f.metadata.get("entity_type") == entity:
-            return getattr(value, f.name)
-    return None
+    name = _entity_field(value.__class__, entity)
+    return None if name is None else getattr(value, name)
 
 
 def _first_array(topic: Any) -> list[int] | None:
-    for f in dataclasses.fields(topic):
-        if not f.metadata.get("kafka_type", "").startswith("[]"):
-            continue
-        items = getattr(topic, f.name) or ()
+    for name in _array_fields(topic.__class__):
+        items = getattr(topic, name) or ()
         if items and dataclasses.is_dataclass(items[0]):
             return [_first_int32(item) for item in items]
         return list(items)

@@ -132,3 +132,10 @@ class ClusterMetadata:
         if leader < 0 or leader not in self.brokers:
             raise LeaderNotAvailableError(f"{topic}/{partition} has no leader right now")
         return leader
+
+    def leader_epoch(self, topic: str, partition: int) -> int:
+        """The leader epoch of ``topic``/``partition`` (-1 when unknown: an old Metadata version,
+        or a partition the metadata does not name)."""
+        info = self.topics.get(topic)
+        found = info.partitions.get(partition) if info is not None else None
+        return found.leader_epoch if found is not None else -1

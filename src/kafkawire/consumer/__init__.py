@@ -11,6 +11,7 @@ from .consumer import Consumer
 from .errors import (
     CommitFailedError,
     ConsumerStateError,
+    LogTruncationError,
     NoOffsetForPartitionError,
     NotAssignedError,
     OffsetOutOfRangeError,
@@ -29,6 +30,7 @@ __all__ = [
     "ConsumerRecord",
     "ConsumerSettings",
     "ConsumerStateError",
+    "LogTruncationError",
     "NoOffsetForPartitionError",
     "NotAssignedError",
     "OffsetAndMetadata",

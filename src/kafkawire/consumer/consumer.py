@@ -2,8 +2,9 @@
 
 The parts, one module each: :mod:`.settings` (what can be set), :mod:`.subscription` (the
 assignment and the positions), :mod:`.fetcher` (Fetch requests and the buffer),
-:mod:`.offsets` (offsets by time and at the ends), and for groups :mod:`.coordinator`
-with :mod:`.assignors` and :mod:`.commits`.
+:mod:`.offsets` (offsets by time and at the ends), and for groups :mod:`.commits` and a
+membership (:mod:`.membership`) of either protocol: :mod:`.coordinator` (classic, with
+:mod:`.assignors`) or :mod:`.consumer_protocol` (KIP-848, ``group_protocol="consumer"``).
 
 Without a ``group_id``, topics given to the consumer are read whole: every partition, from
 ``auto_offset_reset``, as aiokafka does; ``assign`` picks partitions by hand.
@@ -15,20 +16,22 @@ import asyncio
 import contextlib
 import time
 from collections import deque
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from typing_extensions import Unpack
 
 from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition, build_settings
-from kafkawire.errors import ClientClosedError, KafkawireError
+from kafkawire.errors import ClientClosedError, KafkawireError, StaleMemberEpochError
 
 from ._waiting import wait_any
 from .commits import Generation, OffsetAndMetadata, OffsetStore
+from .consumer_protocol import CONSUMER_GROUP_HEARTBEAT, ConsumerProtocolCoordinator
 from .coordinator import ClassicCoordinator
 from .errors import CommitFailedError, ConsumerStateError, UnsupportedGroupProtocolError
 from .fetcher import Fetcher
 from .listener import ConsumerRebalanceListener
+from .membership import ConsumerHooks, GroupMembership
 from .offsets import OffsetAndTimestamp, OffsetLookup
 from .record import ConsumerRecord
 from .settings import ConsumerOptions, ConsumerSettings
@@ -36,7 +39,7 @@ from .subscription import SubscriptionState
 
 __all__ = ["Consumer"]
 
-_CONSUMER_GROUP_HEARTBEAT = 68
+T = TypeVar("T")
 
 
 class Consumer:
@@ -69,7 +72,7 @@ class Consumer:
         self._iterated: deque[ConsumerRecord] = deque()  # fetched for iteration, not yet yielded
         self._started = self._closed = False
         self._offsets = OffsetStore(self._cluster, settings.group_id) if settings.group_id else None
-        self._group: ClassicCoordinator | None = None
+        self._group: GroupMembership | None = None
         self._positioning: set[asyncio.Task[None]] = set()
         self._wakers: tuple[asyncio.Event, ...] = (self._fetcher.ready,)  # what ends a wait
         self._listener: ConsumerRebalanceListener | None = None
@@ -131,9 +134,9 @@ class Consumer:
             raise ClientClosedError("the consumer is closed")
         if not self._started:
             raise ConsumerStateError("the consumer is not started: use `async with` or start()")
-        if self._group is not None and self._group.fenced is not None:
-            # Fatal: another consumer took this one's place (raised anew at every call).
-            raise self._group.fenced.with_traceback(None)
+        if self._group is not None and self._group.failure is not None:
+            # Fatal (fenced, not authorized, ...): raised anew at every call.
+            raise self._group.failure.with_traceback(None)
 
     # --- what to read ------------------------------------------------------------------------
 
@@ -219,7 +222,11 @@ class Consumer:
 
         In a group, this is where rebalances change the assignment and call the listener
         (before records are handed out), as Kafka's Java client does in ``poll()``: records
-        it returned can still be committed once the group starts to rebalance."""
+        it returned can still be committed once the group starts to rebalance.
+
+        Errors of the background work are raised here; an error that ended the group
+        membership for good (such as ``FencedInstanceIdError`` or
+        ``GroupAuthorizationFailedError``) by every call."""
         self._check_running()
         wanted = max_records or self.settings.max_poll_records
         deadline = time.monotonic() + timeout_ms / 1000
@@ -333,14 +340,17 @@ class Consumer:
     # --- groups and offsets ------------------------------------------------------------------
 
     def _start_group(self) -> None:
-        self._group = ClassicCoordinator(
-            self._cluster,
-            self.settings,
-            self._subscriptions,
+        membership = (
+            ConsumerProtocolCoordinator
+            if self.settings.group_protocol == "consumer"
+            else ClassicCoordinator
+        )
+        hooks = ConsumerHooks(
             on_assigned=self._position_from_commits,
             commit=self._commit_consumed,
             on_error=self._fetcher.fail,
         )
+        self._group = membership(self._cluster, self.settings, self._subscriptions, hooks)
         self._group.listener = self._listener
         self._wakers = (self._fetcher.ready, self._group.turns.ready)
         self._group.start()
@@ -348,30 +358,25 @@ class Consumer:
     async def _check_group_protocol(self) -> None:
         """KIP-848 needs ConsumerGroupHeartbeat on the brokers; say so if they lack it."""
         conn = await self._cluster.any_connection()
-        if not conn.api_versions.ranges.get(_CONSUMER_GROUP_HEARTBEAT):
+        if not conn.api_versions.ranges.get(CONSUMER_GROUP_HEARTBEAT):
             raise UnsupportedGroupProtocolError(
                 f"group_protocol='consumer' needs ConsumerGroupHeartbeat (API 68, KIP-848), "
                 f"which the broker at {conn.peer} does not serve; use group_protocol='classic'"
             )
-        raise UnsupportedGroupProtocolError(
-            "group_protocol='consumer' (KIP-848) is not implemented by kafkawire yet; "
-            "use group_protocol='classic'"
-        )
 
     async def _position_from_commits(self, partitions: set[TopicPartition]) -> None:
         """Start ``partitions`` at their committed offsets, or by ``auto_offset_reset``."""
         if not partitions:
             return
-        assert self._offsets is not None
-        committed = await self._offsets.committed(partitions)
+        committed = await self._committed(partitions)
         for tp, found in committed.items():
             state = self._subscriptions.get(tp)
             if state is None or state.position is not None:
                 continue  # revoked, or seeked by the application meanwhile
             if found is None:
                 self._subscriptions.request_reset([tp])
-            else:
-                self._subscriptions.seek(tp, found.offset)
+            else:  # with the committed leader epoch: validated first where the broker can
+                self._subscriptions.seek(tp, found.offset, found.leader_epoch)
 
     def _consumed(self) -> dict[TopicPartition, OffsetAndMetadata]:
         """The position of every assigned partition after what the application has got."""
@@ -385,24 +390,56 @@ class Consumer:
         return consumed
 
     def _generation(self) -> Generation:
-        """Who commits: the member's generation (outside a group, none)."""
-        if self._group is None:
-            return Generation()
-        if not self._group.in_group:
+        """Who asks: the member's generation (outside a group, none)."""
+        return self._group.generation if self._group is not None else Generation()
+
+    def _check_in_group(self) -> None:
+        """A commit names the member's generation: out of the group it has none."""
+        if self._group is not None and not self._group.in_group:
             raise CommitFailedError(
                 f"group {self.settings.group_id}: the consumer is not a member of the group "
                 "now (thrown out, or not joined yet), so it cannot commit; its partitions are "
                 "revoked or lost in the next poll, and their next owner reads from the last "
                 "committed offsets"
             )
-        return self._group.generation
+
+    async def _as_member(self, call: Callable[[Generation], Awaitable[T]]) -> T:
+        """``call(generation)``, and again with the next member epoch while the coordinator
+        refuses the one sent as stale (STALE_MEMBER_EPOCH, KIP-848: the epoch moved on and a
+        heartbeat is bringing it), for up to ``default_api_timeout_ms``."""
+        deadline = time.monotonic() + self.settings.default_api_timeout_ms / 1000
+        while True:
+            generation = self._generation()
+            try:
+                return await call(generation)
+            except StaleMemberEpochError:
+                left = deadline - time.monotonic()
+                if self._group is None or not await self._group.generation_after(
+                    generation, max(left, 0.0)
+                ):
+                    raise
+
+    async def _commit_offsets(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
+        assert self._offsets is not None
+        store = self._offsets
+        self._check_in_group()
+        await self._as_member(lambda generation: store.commit(offsets, generation))
+
+    async def _committed(
+        self, partitions: set[TopicPartition]
+    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        """The group's commits of ``partitions``; a KIP-848 member asks as itself."""
+        assert self._offsets is not None
+        store = self._offsets
+        if self.settings.group_protocol != "consumer" or self._group is None:
+            return await store.committed(partitions)
+        return await self._as_member(lambda generation: store.committed(partitions, generation))
 
     async def _commit_consumed(self, partitions: set[TopicPartition] | None) -> None:
-        assert self._offsets is not None
         consumed = self._consumed()
         if partitions is not None:
             consumed = {tp: o for tp, o in consumed.items() if tp in partitions}
-        await self._offsets.commit(consumed, self._generation())
+        await self._commit_offsets(consumed)
 
     async def commit(
         self, offsets: Mapping[TopicPartition, int | tuple[int, str]] | None = None
@@ -422,11 +459,11 @@ class Consumer:
             tp: OffsetAndMetadata(*v) if isinstance(v, tuple) else OffsetAndMetadata(v)
             for tp, v in offsets.items()
         }
-        await self._offsets.commit(given, self._generation())
+        await self._commit_offsets(given)
 
     async def committed(self, partition: TopicPartition) -> OffsetAndMetadata | None:
         """The group's committed offset of ``partition`` (``None`` if it has none)."""
         self._check_running()
         if self._offsets is None:
             raise ConsumerStateError("committed() needs a group_id")
-        return (await self._offsets.committed([partition]))[partition]
+        return (await self._committed({partition}))[partition]

@@ -16,6 +16,8 @@ the coordinator says the group is rebalancing. Rules it keeps:
   consuming what it owns while the group rebalances, gives up only what the new assignment
   takes away (committing it first), and then joins once more so those partitions reach their
   new owner.
+- Revoking (either way) first stops the partitions' records reaching the application, then
+  commits, so the next owner reads on from the last record handed out.
 - Thrown out of the group (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID): its partitions are *lost*
   (the listener hears so in the next poll; nothing is committed for them; a commit before
   then fails) and it joins afresh.
@@ -43,8 +45,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kafkawire.cluster import Cluster, TopicPartition
@@ -65,7 +65,7 @@ from kafkawire.messages.sync_group import v5 as sync_group
 from ._waiting import wait_event
 from .assignors import COOPERATIVE, assign
 from .commits import Generation
-from .listener import ConsumerRebalanceListener, notify
+from .listener import notify
 from .member_data import (
     STICKY,
     decode_assignment,
@@ -73,7 +73,7 @@ from .member_data import (
     encode_assignment,
     encode_subscription,
 )
-from .poll_turns import PollTurns
+from .membership import ConsumerHooks, GroupMembership, PollTimeout
 from .settings import ConsumerSettings
 from .subscription import SubscriptionState
 
@@ -84,11 +84,7 @@ _log = logging.getLogger(__name__)
 _THROWN_OUT = (IllegalGenerationError, UnknownMemberIdError)
 
 
-class _PollTimeout(Exception):
-    """The application has not polled for ``max_poll_interval_ms``."""
-
-
-class ClassicCoordinator:
+class ClassicCoordinator(GroupMembership):
     """The membership of one consumer in its group (classic protocol)."""
 
     def __init__(
@@ -96,61 +92,28 @@ class ClassicCoordinator:
         cluster: Cluster,
         settings: ConsumerSettings,
         subscriptions: SubscriptionState,
-        *,
-        on_assigned: Callable[[set[TopicPartition]], Awaitable[None]],
-        commit: Callable[[set[TopicPartition] | None], Awaitable[None]],
-        on_error: Callable[[BaseException], None],
+        hooks: ConsumerHooks,
     ) -> None:
-        assert settings.group_id is not None
-        self._cluster = cluster
-        self._settings = settings
-        self._group_id = settings.group_id
-        self._subscriptions = subscriptions
-        self._on_assigned = on_assigned
-        self._commit = commit  # commits the consumed positions (all, or of some partitions)
-        self._on_error = on_error  # hands an error to the application's next poll
-        self.listener: ConsumerRebalanceListener | None = None
-        self.generation = Generation(group_instance_id=settings.group_instance_id)
+        super().__init__(cluster, settings, subscriptions, hooks)
         self.cooperative = set(settings.partition_assignment_strategy) <= COOPERATIVE
         self.leader = False  # whether this member assigned the partitions at the last join
-        self.fenced: FencedInstanceIdError | None = None
         self._previous: set[TopicPartition] | None = None  # the last assignment, for sticky
-        self.turns = PollTurns()  # what the application's next poll must do
         self._rejoin = asyncio.Event()
         self._rejoin.set()
-        self._last_poll = time.monotonic()
-        self._next_commit = time.monotonic() + settings.auto_commit_interval_ms / 1000
-        self._task: asyncio.Task[None] | None = None
-        self.joined = asyncio.Event()  # set once the first assignment has arrived
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="kafkawire-group")
-
-    async def poll(self) -> None:
-        """The application asks for records: it is alive (see ``max_poll_interval_ms``), and
-        between batches, so what rebalances change in its assignment happens now."""
-        self._last_poll = time.monotonic()
-        await self.turns.run()
 
     @property
     def rebalancing(self) -> bool:
         """Whether the member is to join (again), or waits for a poll to finish a rebalance."""
         return self._rejoin.is_set() or self.turns.ready.is_set()
 
-    @property
-    def in_group(self) -> bool:
-        """Whether the member holds a generation its commits can name."""
-        return self.generation.generation_id >= 0
-
     def request_rejoin(self) -> None:
         self._rejoin.set()
 
     async def close(self) -> None:
         """Stop heartbeating; tell the listener the partitions are revoked (lost, if the
-        member was thrown out) and leave the group."""
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        member was thrown out) and leave the group (the consumer has committed just before,
+        with auto-commit)."""
+        await self._stop_task()
         if self.generation.member_id and self._subscriptions.assigned():
             event = "revoked" if self.in_group else "lost"
             await notify(self.listener, event, set(self._subscriptions.assigned()))
@@ -170,8 +133,9 @@ class ClassicCoordinator:
                 return
             except _THROWN_OUT as exc:
                 await self._lost(exc)
-            except _PollTimeout:
+            except PollTimeout:
                 await self._leave_for_slowness()
+                self._rejoin.set()
             except RebalanceInProgressError:
                 self._rejoin.set()
             except asyncio.CancelledError:
@@ -185,15 +149,12 @@ class ClassicCoordinator:
     async def _heartbeat_once(self) -> None:
         """Sleep a heartbeat interval (or until a rejoin is asked), then heartbeat, commit and
         check the poll interval."""
-        settings = self._settings
-        if await wait_event(self._rejoin, settings.heartbeat_interval_ms / 1000):
+        if await wait_event(self._rejoin, self._settings.heartbeat_interval_ms / 1000):
             return
         self._check_poll_interval()
         await self._heartbeat()
-        if settings.enable_auto_commit and time.monotonic() >= self._next_commit:
-            self._next_commit = time.monotonic() + settings.auto_commit_interval_ms / 1000
-            with contextlib.suppress(KafkawireError):  # the next interval tries again
-                await self._commit(None)
+        if self._auto_commit_due():
+            await self._auto_commit()
 
     def _identity(self) -> dict[str, Any]:
         """The fields that say who is asking, as Heartbeat and SyncGroup name them."""
@@ -210,41 +171,18 @@ class ClassicCoordinator:
         response = await self._cluster.send(request, negotiate=True)
         _raise_for(response.error_code, f"heartbeat of group {self._group_id}")
 
-    def _check_poll_interval(self) -> None:
-        if time.monotonic() - self._last_poll > self._settings.max_poll_interval_ms / 1000:
-            raise _PollTimeout
-
-    async def _at_poll(self, work: Callable[[], Awaitable[None]], *, member: bool) -> None:
-        """Have the application's next poll run ``work``, and wait for it. A ``member`` of the
-        group heartbeats meanwhile (a rebalance it hears of then is joined after the work),
-        and gives up with :class:`_PollTimeout` if no poll comes within the poll interval."""
-        done = self.turns.submit(work)
+    async def _beat(self) -> None:
+        """A heartbeat while the member waits for a poll (a rebalance it hears of then is
+        joined after the work)."""
         try:
-            while not done.done():
-                await asyncio.wait([done], timeout=self._settings.heartbeat_interval_ms / 1000)
-                if done.done() or not member:
-                    continue
-                self._check_poll_interval()
-                try:
-                    await self._heartbeat()
-                except RebalanceInProgressError:
-                    self._rejoin.set()
-            done.result()
-        finally:
-            done.cancel()  # withdrawn, if it has not run
+            await self._heartbeat()
+        except RebalanceInProgressError:
+            self._rejoin.set()
 
-    async def _leave_for_slowness(self) -> None:
-        _log.warning(
-            "group %s: no poll for more than max_poll_interval_ms (%d ms): leaving the group "
-            "so that its partitions move on; the next poll joins again",
-            self._group_id,
-            self._settings.max_poll_interval_ms,
-        )
+    async def _leave_group_for_slowness(self) -> None:
         await self._leave("consumer poll timeout has expired")
         # Out of the group (a static member too, which sends no LeaveGroup): no commits.
         self.generation = Generation(group_instance_id=self._settings.group_instance_id)
-        await self._at_poll(self._lose_all, member=False)
-        self._rejoin.set()
 
     async def _lost(self, error: BaseException) -> None:
         _log.warning(
@@ -255,7 +193,7 @@ class ClassicCoordinator:
         )
         member_id = "" if isinstance(error, UnknownMemberIdError) else self.generation.member_id
         self.generation = Generation(-1, member_id, self._settings.group_instance_id)
-        await self._at_poll(self._lose_all, member=False)
+        await self._at_poll(self._lose_all)
         self._rejoin.set()
 
     async def _fence(self, error: FencedInstanceIdError) -> None:
@@ -267,23 +205,20 @@ class ClassicCoordinator:
             self._settings.group_instance_id,
             len(self._subscriptions.assigned()),
         )
-        self.fenced = error
+        self.failure = error
         self.generation = Generation(group_instance_id=self._settings.group_instance_id)
         await self._lose_all()
         self._on_error(error)
 
-    async def _lose_all(self) -> None:
-        lost = set(self._subscriptions.assigned())
-        self._previous = None
-        if lost:
-            await notify(self.listener, "lost", lost)
-        self._subscriptions.assign([])
+    async def _lose_all(self) -> set[TopicPartition]:
+        self._previous = None  # the sticky assignor hears of no previous assignment
+        return await super()._lose_all()
 
     # --- joining -----------------------------------------------------------------------------
 
     async def _join(self) -> None:
         if not self.cooperative and self._subscriptions.assigned():
-            await self._at_poll(self._give_up_all, member=self.in_group)
+            await self._at_poll(self._give_up_all, beat=self._beat if self.in_group else None)
         owned = set(self._subscriptions.assigned())
         self._rejoin.clear()
         joined = await self._join_group(owned)
@@ -292,16 +227,12 @@ class ClassicCoordinator:
         if self.leader:
             assignments = await self._assign(joined)
         assigned = set(await self._sync(joined, assignments))
-        await self._at_poll(lambda: self._take(assigned, owned), member=True)
+        await self._at_poll(lambda: self._take(assigned, owned), beat=self._beat)
 
     async def _give_up_all(self) -> None:
-        """Before an eager member joins: commit (with auto-commit), revoke everything."""
-        owned = set(self._subscriptions.assigned())
-        if self._settings.enable_auto_commit:
-            with contextlib.suppress(KafkawireError):
-                await self._commit(None)
-        await notify(self.listener, "revoked", owned)
-        self._subscriptions.assign([])
+        """Before an eager member joins: revoke everything (committing it, with
+        auto-commit)."""
+        await self._revoke(set(self._subscriptions.assigned()))
 
     async def _join_group(self, owned: set[TopicPartition]) -> Any:
         settings = self._settings
@@ -378,10 +309,7 @@ class ClassicCoordinator:
         """Apply a new assignment: give up what it takes away, then take up what it adds."""
         revoked = owned - assigned
         if revoked:  # cooperative only: eager members own nothing by now
-            if self._settings.enable_auto_commit:
-                with contextlib.suppress(KafkawireError):
-                    await self._commit(revoked)
-            await notify(self.listener, "revoked", revoked)
+            await self._revoke(revoked)
             self._rejoin.set()  # so that the revoked partitions reach their new owner
         self._subscriptions.assign(sorted(assigned))
         self._previous = assigned

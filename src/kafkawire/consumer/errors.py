@@ -8,6 +8,7 @@ from kafkawire.errors import KafkawireError
 __all__ = [
     "CommitFailedError",
     "ConsumerStateError",
+    "LogTruncationError",
     "NoOffsetForPartitionError",
     "NotAssignedError",
     "OffsetOutOfRangeError",
@@ -49,6 +50,28 @@ class OffsetOutOfRangeError(KafkawireError):
         )
         self.partition = tp
         self.offset = offset
+
+
+class LogTruncationError(OffsetOutOfRangeError):
+    """The partition's log was cut back below the position after its leader changed (KIP-320),
+    and ``auto_offset_reset`` is ``"none"``: records the consumer may have read are gone from
+    it. ``divergent_offset`` is where the leader's log parts from what was read (``None`` when
+    the leader knows nothing of the position's epoch); seek to go on."""
+
+    def __init__(self, tp: TopicPartition, offset: int, divergent_offset: int | None) -> None:
+        where = (
+            f"the leader's log ends that epoch at offset {divergent_offset}"
+            if divergent_offset is not None
+            else "the leader's log no longer holds the position's leader epoch"
+        )
+        KafkawireError.__init__(
+            self,
+            f"log truncation detected for {tp.topic}/{tp.partition} at offset {offset}: {where} "
+            "(auto_offset_reset='none'): seek to a valid offset",
+        )
+        self.partition = tp
+        self.offset = offset
+        self.divergent_offset = divergent_offset
 
 
 class UnsupportedGroupProtocolError(KafkawireError):

@@ -1,16 +1,16 @@
-"""Building a Fetch request for many partitions of one leader, at the version it takes.
+"""Building Fetch requests for many partitions of one leader, at the version it takes.
 
-Shared by the fetcher and by end-offset lookups. Fetch names topics by name up to v12 and by
-topic id from v13; a topic whose id the metadata did not give caps the version at 12, as for
-Produce. Fetch sessions (KIP-227) are not used: each request is a full one (session id 0,
-epoch -1), so a broker keeps no state for this consumer between requests.
+Shared by the fetcher (with a fetch session, :mod:`.fetch_session`) and by end-offset lookups
+(one-shot, with no session). Fetch names topics by name up to v12 and by topic id from v13; a
+topic whose id the metadata did not give caps the version at 12, as for Produce. Fields a
+version lacks are left out: the session (v7+), the partition's current leader epoch (v9+).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from kafkawire.client.produce import produce_version, topic_naming
@@ -19,9 +19,21 @@ from kafkawire.messages import request_type
 from kafkawire.messages.fetch import v18 as fetch_latest
 from kafkawire.protocol import convert, struct_type
 
-__all__ = ["FETCH", "FetchPlan", "build_fetch", "topic_of"]
+from .fetch_session import FINAL_EPOCH, NO_SESSION, PartitionFetch
+
+__all__ = ["FETCH", "FetchOptions", "FetchPlan", "build_fetch", "fetch_request", "fetch_version"]
 
 FETCH = 1
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FetchOptions:
+    """What a Fetch asks of the broker as a whole."""
+
+    max_wait_ms: int
+    min_bytes: int
+    max_bytes: int
+    isolation_level: int
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -32,44 +44,99 @@ class FetchPlan:
     names: dict[uuid.UUID, str]  # topic id -> name, for responses of v13+
 
 
+async def fetch_version(
+    cluster: Cluster, leader: int, topics: Collection[str]
+) -> tuple[int, dict[str, uuid.UUID | None]]:
+    """The Fetch version to send ``leader`` for ``topics``, and the topics' ids."""
+    metadata = cluster.current_metadata or await cluster.metadata()
+    ids = {topic: metadata.topics[topic].topic_id for topic in topics}
+    return produce_version(await cluster.versions_for(leader, FETCH), list(ids.values())), ids
+
+
+def fetch_request(
+    version: int,
+    topic_ids: Mapping[str, uuid.UUID | None],
+    partitions: Mapping[TopicPartition, PartitionFetch],
+    options: FetchOptions,
+    *,
+    session_id: int = NO_SESSION,
+    session_epoch: int = FINAL_EPOCH,
+    forgotten: Collection[TopicPartition] = (),
+) -> FetchPlan:
+    """A FetchRequest at ``version`` for ``partitions``, in a session (or none: the defaults)."""
+    request_cls = request_type(FETCH, version)
+    topic_cls = struct_type(request_cls, "topics")
+    partition_cls = struct_type(topic_cls, "partitions")
+    by_topic: dict[str, list[Any]] = {}
+    for tp, fetch in partitions.items():
+        by_topic.setdefault(tp.topic, []).append(
+            partition_cls(
+                partition=tp.partition,
+                fetch_offset=fetch.fetch_offset,
+                partition_max_bytes=fetch.max_bytes,
+                **_if_present(partition_cls, current_leader_epoch=fetch.current_leader_epoch),
+            )
+        )
+    topics = tuple(
+        topic_cls(**topic_naming(topic_cls, name, topic_ids[name]), partitions=tuple(parts))
+        for name, parts in by_topic.items()
+    )
+    request = dataclasses.replace(
+        convert(
+            fetch_latest.FetchRequest(
+                max_wait_ms=options.max_wait_ms,
+                min_bytes=options.min_bytes,
+                max_bytes=options.max_bytes,
+                isolation_level=options.isolation_level,
+                session_id=session_id,
+                session_epoch=session_epoch,
+            ),
+            version,
+        ),
+        topics=topics,
+    )
+    if forgotten:
+        request = dataclasses.replace(
+            request, forgotten_topics_data=_forgotten(request_cls, topic_ids, forgotten)
+        )
+    names = {topic_id: name for name, topic_id in topic_ids.items() if topic_id is not None}
+    return FetchPlan(request, names)
+
+
+def _forgotten(
+    request_cls: type[Any],
+    topic_ids: Mapping[str, uuid.UUID | None],
+    forgotten: Collection[TopicPartition],
+) -> tuple[Any, ...]:
+    forgotten_cls = struct_type(request_cls, "forgotten_topics_data")
+    by_topic: dict[str, list[int]] = {}
+    for tp in forgotten:
+        by_topic.setdefault(tp.topic, []).append(tp.partition)
+    return tuple(
+        forgotten_cls(**topic_naming(forgotten_cls, name, topic_ids[name]), partitions=tuple(ps))
+        for name, ps in by_topic.items()
+    )
+
+
+def _if_present(cls: type[Any], **values: Any) -> dict[str, Any]:
+    """Those of ``values`` that ``cls`` (a struct of some version) has fields for."""
+    fields = {f.name for f in dataclasses.fields(cls)}
+    return {name: value for name, value in values.items() if name in fields}
+
+
 async def build_fetch(
     cluster: Cluster,
     leader: int,
     offsets: Mapping[TopicPartition, int],
+    options: FetchOptions,
     *,
-    max_wait_ms: int,
-    min_bytes: int,
-    max_bytes: int,
     partition_max_bytes: int,
-    isolation_level: int,
 ) -> FetchPlan:
-    """A FetchRequest to ``leader`` for ``offsets`` (partition -> fetch offset)."""
-    metadata = cluster.current_metadata or await cluster.metadata()
-    ids = {tp.topic: metadata.topics[tp.topic].topic_id for tp in offsets}
-    version = produce_version(await cluster.versions_for(leader, FETCH), list(ids.values()))
-    topic_cls = struct_type(request_type(FETCH, version), "topics")
-    partition_cls = struct_type(topic_cls, "partitions")
-    by_topic: dict[str, list[Any]] = {}
-    for tp, offset in offsets.items():
-        by_topic.setdefault(tp.topic, []).append(
-            partition_cls(
-                partition=tp.partition,
-                fetch_offset=offset,
-                partition_max_bytes=partition_max_bytes,
-            )
-        )
-    options = fetch_latest.FetchRequest(
-        max_wait_ms=max_wait_ms,
-        min_bytes=min_bytes,
-        max_bytes=max_bytes,
-        isolation_level=isolation_level,
-    )
-    topics = tuple(
-        topic_cls(**topic_naming(topic_cls, name, ids[name]), partitions=tuple(parts))
-        for name, parts in by_topic.items()
-    )
-    names = {topic_id: name for name, topic_id in ids.items() if topic_id is not None}
-    return FetchPlan(dataclasses.replace(convert(options, version), topics=topics), names)
+    """A one-shot FetchRequest (no session, no leader epochs) to ``leader`` for ``offsets``
+    (partition -> fetch offset)."""
+    version, ids = await fetch_version(cluster, leader, {tp.topic for tp in offsets})
+    wanted = {tp: PartitionFetch(offset, -1, partition_max_bytes) for tp, offset in offsets.items()}
+    return fetch_request(version, ids, wanted, options)
 
 
 def topic_of(answer: Any, names: Mapping[uuid.UUID, str]) -> str | None:

@@ -2,9 +2,15 @@
 
 Rules this module keeps:
 
-- One Fetch in flight per leader, naming every fetchable partition it leads; the requests to
+- One Fetch in flight per leader, for every fetchable partition it leads; the requests to
   different leaders run in parallel, each on the broker's fetch connection (so a long poll
-  never holds up a commit or a heartbeat).
+  never holds up a commit or a heartbeat). Each leader gets a fetch session
+  (:mod:`.fetch_session`) where it keeps one: then a request names only the partitions that
+  changed, and an answer only those with news.
+- Each partition is fetched with the leader epoch the metadata gives (the broker fences a
+  stale one); after the leader or its epoch changes, a position whose epoch is known is
+  validated (:mod:`.leader_epochs`) before it is fetched again, and a log truncated below it
+  moves it back (or, with ``auto_offset_reset="none"``, is a :class:`LogTruncationError`).
 - Prefetch is bounded: a partition is fetched again while the application works through its
   buffered data only if fewer than ``_PREFETCH`` responses for it are waiting, so memory
   stays within about that many ``max_partition_fetch_bytes`` per partition (and
@@ -12,10 +18,11 @@ Rules this module keeps:
 - Data is tagged with the partition's epoch and the offset it was fetched at; a seek, reset
   or new assignment changes the epoch, and data of another epoch, or fetched at an offset that
   is no longer the position, is dropped, never returned.
-- Retriable errors (a moved leader, a lost connection) make the metadata stale and back the
-  broker off for a moment; an offset out of range applies ``auto_offset_reset``; other errors
-  are handed to the application by the next ``getmany``, and a partition whose data cannot be
-  read is not fetched again until it is seeked.
+- Retriable errors (a moved leader, a fenced leader epoch, a lost connection) back the
+  partition or broker off for a moment, and make the metadata stale where it may be; an
+  offset out of range applies ``auto_offset_reset``; other errors are handed to the
+  application by the next ``getmany``, and a partition whose data cannot be read is not
+  fetched again until it is seeked.
 - Records are built only as they are handed out (:func:`~.record.consumer_records`): a
   buffered response holds the fetched bytes and the batch headers, not record objects.
 """
@@ -35,6 +42,7 @@ from kafkawire.errors import (
     ClientClosedError,
     KafkawireError,
     OffsetOutOfRangeError,
+    ProtocolError,
     error_for_code,
 )
 from kafkawire.records import Batch, ReadCommittedFilter, decode_batches
@@ -42,7 +50,9 @@ from kafkawire.records import Batch, ReadCommittedFilter, decode_batches
 from ._waiting import wait_event
 from .errors import NoOffsetForPartitionError
 from .errors import OffsetOutOfRangeError as OutOfRangeNoReset
-from .fetch_request import answered, build_fetch
+from .fetch_request import FetchOptions, answered, fetch_request, fetch_version
+from .fetch_session import FetchSession, PartitionFetch, SessionRequest, is_session_error
+from .leader_epochs import EpochEnd, EpochQuery, can_validate, epoch_ends
 from .offsets import OffsetLookup
 from .record import ConsumerRecord, consumer_records
 from .settings import ConsumerSettings
@@ -84,6 +94,13 @@ class Fetcher:
         self._lookup = lookup
         self._buffers: dict[TopicPartition, deque[_Completed]] = {}
         self._in_flight: dict[int, asyncio.Task[None]] = {}
+        self._sessions: dict[int, FetchSession] = {}
+        self._options = FetchOptions(
+            max_wait_ms=settings.fetch_max_wait_ms,
+            min_bytes=settings.fetch_min_bytes,
+            max_bytes=settings.fetch_max_bytes,
+            isolation_level=int(settings.read_committed),
+        )
         self._backoff_until: dict[int | TopicPartition, float] = {}
         self._failed: dict[TopicPartition, int] = {}  # partition -> epoch it failed at
         self._errors: list[BaseException] = []
@@ -142,7 +159,7 @@ class Fetcher:
         queue = self._buffers[tp]
         state = self._subscriptions.get(tp)
         out: list[ConsumerRecord] = []
-        if state is not None and state.paused:
+        if state is not None and not state.readable:
             return out
         settings = self._settings
         while queue and len(out) < wanted:
@@ -194,6 +211,7 @@ class Fetcher:
             self._wake.clear()
             try:
                 await self._reset_positions()
+                await self._validate_positions()
                 delay = await self._launch()
             except ClientClosedError:
                 return
@@ -232,6 +250,70 @@ class Fetcher:
                 state.position, state.reset = offset, None
                 _log.debug("reset %s/%s to offset %d", tp.topic, tp.partition, offset)
 
+    async def _validate_positions(self) -> None:
+        """Ask the leaders of partitions whose leader changed whether their logs still reach
+        the positions (KIP-320), and apply the answers."""
+        now = time.monotonic()
+        wanted = [tp for tp in self._subscriptions.needing_validation() if self._due(tp, now)]
+        if not wanted:
+            return
+        metadata = await self._cluster.metadata({tp.topic for tp in wanted})
+        by_leader: dict[int, dict[TopicPartition, EpochQuery]] = {}
+        epochs = {}
+        for tp in wanted:
+            state = self._subscriptions.state(tp)
+            epochs[tp] = state.epoch
+            current = metadata.leader_epoch(tp.topic, tp.partition)
+            leader = metadata.leader_for(tp.topic, tp.partition)
+            by_leader.setdefault(leader, {})[tp] = EpochQuery(state.leader_epoch, current)
+        answers = await asyncio.gather(
+            *(epoch_ends(self._cluster, leader, asked) for leader, asked in by_leader.items()),
+            return_exceptions=True,  # one leader's failure is its partitions' failure
+        )
+        for asked, answer in zip(by_leader.values(), answers, strict=True):
+            if isinstance(answer, ClientClosedError) or not isinstance(
+                answer, dict | KafkawireError
+            ):
+                raise answer
+            for tp in asked:
+                self._apply_validation(
+                    tp, epochs[tp], answer.get(tp) if isinstance(answer, dict) else answer
+                )
+
+    def _apply_validation(
+        self,
+        tp: TopicPartition,
+        epoch: int,
+        answer: EpochEnd | KafkawireError | None,
+        *,
+        diverged: bool = False,
+    ) -> None:
+        if answer is None:
+            answer = ProtocolError(f"OffsetForLeaderEpoch did not answer {tp.topic}/{tp.partition}")
+        if isinstance(answer, KafkawireError):
+            self._partition_failed(tp, epoch, answer)
+            return
+        state = self._subscriptions.get(tp)
+        position = state.position if state is not None else None
+        truncated = self._subscriptions.complete_validation(tp, epoch, answer, diverged=diverged)
+        if truncated is not None:
+            _log.warning("%s", truncated)
+            self._failed[tp] = epoch
+            self.fail(truncated)
+        elif state is not None and state.position != position:
+            _log.info(
+                "log truncation detected for %s/%s at offset %s: now reading from %s",
+                tp.topic,
+                tp.partition,
+                position,
+                "the reset policy" if state.position is None else state.position,
+            )
+
+    def _due(self, tp: TopicPartition, now: float) -> bool:
+        """Not failed at its current epoch, nor backed off."""
+        state = self._subscriptions.state(tp)
+        return self._failed.get(tp, -1) != state.epoch and self._backoff_until.get(tp, 0) <= now
+
     async def _launch(self) -> float:
         """Send a Fetch to each leader that has none in flight; the time until a backed-off
         broker may be tried again (or a long wait when nothing is due)."""
@@ -239,25 +321,41 @@ class Fetcher:
         fetchable = [
             tp
             for tp in self._subscriptions.fetchable()
-            if len(self._buffers.get(tp, ())) < _PREFETCH
-            and self._failed.get(tp, -1) != self._subscriptions.state(tp).epoch
-            and self._backoff_until.get(tp, 0) <= now
+            if len(self._buffers.get(tp, ())) < _PREFETCH and self._due(tp, now)
         ]
         waits = [t - now for t in self._backoff_until.values() if t > now]
         delay = min(waits, default=_IDLE)
         if not fetchable:
             return delay
         metadata = await self._cluster.metadata({tp.topic for tp in fetchable})
-        plans: dict[int, dict[TopicPartition, int]] = {}
+        plans: dict[int, dict[TopicPartition, tuple[PartitionFetch, int]]] = {}
         for tp in fetchable:
             leader = metadata.leader_for(tp.topic, tp.partition)
+            leader_epoch = metadata.leader_epoch(tp.topic, tp.partition)
+            if await self._leader_changed(tp, leader, leader_epoch):
+                self._buffers.pop(tp, None)  # fetched from the old leader: maybe truncated
+                continue
             if leader in self._in_flight or self._backoff_until.get(leader, 0) > now:
                 continue
-            plans.setdefault(leader, {})[tp] = self._next_offset(tp)
-        for leader, offsets in plans.items():
-            task = asyncio.create_task(self._fetch(leader, offsets))
+            fetch = PartitionFetch(
+                self._next_offset(tp), leader_epoch, self._settings.max_partition_fetch_bytes
+            )
+            plans.setdefault(leader, {})[tp] = (fetch, self._subscriptions.state(tp).epoch)
+        for leader, wanted in plans.items():
+            task = asyncio.create_task(self._fetch(leader, wanted))
             self._in_flight[leader] = task
         return delay
+
+    async def _leader_changed(self, tp: TopicPartition, leader: int, leader_epoch: int) -> bool:
+        """Whether ``tp``'s position must be validated before it is fetched from ``leader``."""
+        state = self._subscriptions.state(tp)
+        if state.current_leader == (leader, leader_epoch):
+            return False
+        checkable = state.leader_epoch >= 0 and await can_validate(self._cluster, leader)
+        must = self._subscriptions.leader_seen(tp, (leader, leader_epoch), checkable)
+        if must:
+            self._wake.set()  # validate on the next turn of the loop
+        return must
 
     def _next_offset(self, tp: TopicPartition) -> int:
         queue = self._buffers.get(tp)
@@ -267,47 +365,92 @@ class Fetcher:
         assert position is not None
         return position
 
-    async def _fetch(self, leader: int, offsets: dict[TopicPartition, int]) -> None:
+    async def _fetch(
+        self, leader: int, wanted: dict[TopicPartition, tuple[PartitionFetch, int]]
+    ) -> None:
         try:
-            await self._fetch_once(leader, offsets)
+            await self._fetch_once(leader, wanted)
         finally:
             self._in_flight.pop(leader, None)
             self._wake.set()
 
-    async def _fetch_once(self, leader: int, offsets: dict[TopicPartition, int]) -> None:
-        settings = self._settings
-        epochs = {tp: self._subscriptions.state(tp).epoch for tp in offsets}
+    async def _fetch_once(
+        self, leader: int, wanted: dict[TopicPartition, tuple[PartitionFetch, int]]
+    ) -> None:
+        session = self._sessions.setdefault(leader, FetchSession(leader))
         try:
-            plan = await build_fetch(
-                self._cluster,
-                leader,
-                offsets,
-                max_wait_ms=settings.fetch_max_wait_ms,
-                min_bytes=settings.fetch_min_bytes,
-                max_bytes=settings.fetch_max_bytes,
-                partition_max_bytes=settings.max_partition_fetch_bytes,
-                isolation_level=int(settings.read_committed),
+            version, topic_ids = await fetch_version(
+                self._cluster, leader, {tp.topic for tp in wanted}
             )
-            response = await self._cluster.send(plan.request, node_id=leader, retry=False)
         except ClientClosedError:
             return
         except KafkawireError as exc:
-            if not exc.retriable:
-                self.fail(exc)
-            _log.debug("fetch from broker %d failed, backing off: %s", leader, exc)
-            self._cluster.mark_metadata_stale()
-            self._backoff_until[leader] = time.monotonic() + self._backoff()
+            self._broker_failed(leader, exc)
             return
+        sent = session.build({tp: f for tp, (f, _) in wanted.items()}, topic_ids, version)
+        try:
+            response = await self._send(leader, version, sent)
+        except ClientClosedError:
+            return
+        except KafkawireError as exc:
+            session.failed(exc)
+            if is_session_error(exc) and not sent.full:
+                _log.debug("fetch session with broker %d lost (%s): a full fetch next", leader, exc)
+            else:
+                self._broker_failed(leader, exc)
+            return
+        except BaseException:
+            session.failed()  # cancelled: the broker may or may not have seen it
+            raise
         error = error_for_code(getattr(response, "error_code", 0), f"Fetch from {leader}")
         if error is not None:
+            session.failed(error)
             self.fail(error)
             return
-        parts = answered(response, plan.names)
+        parts = [
+            (TopicPartition(topic, data.partition_index), data)
+            for topic, data in answered(response, sent.names)
+        ]
+        problem = session.answered(
+            sent, getattr(response, "session_id", 0), [tp for tp, _ in parts]
+        )
+        if problem is not None:
+            _log.warning("%s: the answer is dropped and the next fetch is full", problem)
+            return
         total = sum(len(data.records or b"") for _, data in parts)
-        for topic, data in parts:
-            tp = TopicPartition(topic, data.partition_index)
-            if tp in offsets:
-                self._take(tp, offsets[tp], epochs[tp], data, total)
+        for tp, data in parts:
+            self._take(tp, sent.partitions[tp].fetch_offset, wanted[tp][1], data, total)
+
+    async def _send(self, leader: int, version: int, sent: SessionRequest) -> Any:
+        plan = fetch_request(
+            version,
+            sent.topic_ids,
+            sent.to_send,
+            self._options,
+            session_id=sent.session_id,
+            session_epoch=sent.epoch,
+            forgotten=sent.to_forget,
+        )
+        return await self._cluster.send(plan.request, node_id=leader, retry=False)
+
+    def _broker_failed(self, leader: int, error: KafkawireError) -> None:
+        if not error.retriable:
+            self.fail(error)
+        _log.debug("fetch from broker %d failed, backing off: %s", leader, error)
+        self._cluster.mark_metadata_stale()
+        self._backoff_until[leader] = time.monotonic() + self._backoff()
+
+    def _partition_failed(self, tp: TopicPartition, epoch: int, error: KafkawireError) -> None:
+        """Retry a retriable error after a backoff (with fresh metadata if it says the
+        metadata is stale: a moved leader, a fenced leader epoch); hand the others to the
+        application, and fetch the partition no more until it is seeked."""
+        if error.retriable:
+            if getattr(error, "invalid_metadata", False):
+                self._cluster.mark_metadata_stale()
+            self._backoff_until[tp] = time.monotonic() + self._backoff()
+        else:
+            self._failed[tp] = epoch
+            self.fail(error)
 
     def _backoff(self) -> float:
         return self._settings.retry_backoff_ms / 1000
@@ -329,12 +472,15 @@ class Fetcher:
                 self._subscriptions.request_reset([tp])
             return
         if error is not None:
-            if error.retriable:
-                self._cluster.mark_metadata_stale()
-                self._backoff_until[tp] = time.monotonic() + self._backoff()
-            else:
-                self._failed[tp] = epoch
-                self.fail(error)
+            self._partition_failed(tp, epoch, error)
+            return
+        diverging = getattr(data, "diverging_epoch", None)
+        if diverging is not None and diverging.epoch >= 0:
+            # The log parts from what was read before ``offset`` (KIP-320, Fetch v12+): no
+            # records come with it. Answers to a prefetch past the position are stale.
+            if offset == state.position:
+                end = EpochEnd(diverging.epoch, diverging.end_offset)
+                self._apply_validation(tp, epoch, end, diverged=True)
             return
         state.high_watermark = data.high_watermark
         state.last_stable_offset = getattr(data, "last_stable_offset", -1)

@@ -20,7 +20,7 @@ from kafkawire.cluster import Cluster, TopicPartition
 from kafkawire.errors import ProtocolError, error_for_code
 from kafkawire.messages.list_offsets import v11 as list_offsets
 
-from .fetch_request import answered, build_fetch
+from .fetch_request import FetchOptions, answered, build_fetch
 
 __all__ = ["EARLIEST", "LATEST", "OffsetAndTimestamp", "OffsetLookup"]
 
@@ -88,10 +88,19 @@ class OffsetLookup:
     async def _list_from(
         self, leader: int, wanted: dict[TopicPartition, int]
     ) -> dict[TopicPartition, OffsetAndTimestamp]:
+        metadata = self._cluster.current_metadata  # just read by _per_leader
         topics: dict[str, list[Any]] = defaultdict(list)
         for tp, timestamp in wanted.items():
             topics[tp.topic].append(
-                list_offsets.ListOffsetsPartition(partition_index=tp.partition, timestamp=timestamp)
+                list_offsets.ListOffsetsPartition(
+                    partition_index=tp.partition,
+                    # v4+: a leader whose epoch differs answers FENCED_LEADER_EPOCH or
+                    # UNKNOWN_LEADER_EPOCH (retried, the former with fresh metadata)
+                    current_leader_epoch=(
+                        metadata.leader_epoch(tp.topic, tp.partition) if metadata else -1
+                    ),
+                    timestamp=timestamp,
+                )
             )
         request = list_offsets.ListOffsetsRequest(
             replica_id=-1,  # a consumer, not a follower
@@ -114,16 +123,13 @@ class OffsetLookup:
     async def _confirm_end(
         self, leader: int, listed: dict[TopicPartition, int]
     ) -> dict[TopicPartition, int]:
-        plan = await build_fetch(
-            self._cluster,
-            leader,
-            listed,
+        options = FetchOptions(
             max_wait_ms=1,  # Tansu 0.6.0 answers a Fetch with max_wait_ms=0 with no partitions
             min_bytes=1,
             max_bytes=1,  # at most the one batch a broker must return to make progress
-            partition_max_bytes=1,
             isolation_level=self._isolation,
         )
+        plan = await build_fetch(self._cluster, leader, listed, options, partition_max_bytes=1)
         response = await self._cluster.send(plan.request, node_id=leader, retry=False)
         ends = {}
         for topic, data in answered(response, plan.names):

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 
 __all__ = ["PollTurns"]
 
-Work = Callable[[], Awaitable[None]]
+Work = Callable[[], Awaitable[object]]
 
 
 class PollTurns:
@@ -49,7 +49,7 @@ class PollTurns:
         self.ready.clear()
 
 
-def _settle(done: asyncio.Future[None], task: asyncio.Task[None]) -> None:
+def _settle(done: asyncio.Future[None], task: asyncio.Future[object]) -> None:
     if done.done():
         return
     if task.cancelled():

@@ -61,7 +61,15 @@ class ConsumerSettings(ConnectionSettings):
         default="classic", validator=validators.in_(("classic", "consumer"))
     )
     """``"classic"`` (JoinGroup/SyncGroup, assignors run by the group leader) or
-    ``"consumer"`` (KIP-848: ConsumerGroupHeartbeat, the broker assigns)."""
+    ``"consumer"`` (KIP-848: ConsumerGroupHeartbeat, the broker assigns; the broker's group
+    settings then decide the session timeout and heartbeat interval, and
+    ``partition_assignment_strategy`` is not used)."""
+
+    group_remote_assignor: str | None = attrs.field(
+        default=None, validator=validators.optional(validators.min_len(1))
+    )
+    """The broker-side assignor the group should use (``group_protocol="consumer"`` only),
+    such as ``"uniform"`` or ``"range"`` on Kafka; ``None``: the broker's default."""
 
     partition_assignment_strategy: tuple[str, ...] = attrs.field(
         default=("range", "cooperative-sticky"), converter=_strategies
@@ -115,7 +123,12 @@ class ConsumerSettings(ConnectionSettings):
     group; past it the member leaves the group so that its partitions move on."""
 
     session_timeout_ms: int = attrs.field(default=45000, validator=_positive)
+    """Classic protocol: how long the coordinator waits for a heartbeat before it drops the
+    member (with ``group_protocol="consumer"`` the broker's group settings decide)."""
+
     heartbeat_interval_ms: int = attrs.field(default=3000, validator=_positive)
+    """Classic protocol: how often the member heartbeats (with ``group_protocol="consumer"``
+    the broker names the interval in its answers)."""
     check_crcs: bool = True
     key_deserializer: Deserializer | None = None
     """Turns a record's key bytes (or ``None``) into what the record carries; ``None``: bytes."""
@@ -129,6 +142,8 @@ class ConsumerSettings(ConnectionSettings):
             raise ValueError("heartbeat_interval_ms must be less than session_timeout_ms")
         if self.group_instance_id is not None and self.group_id is None:
             raise ValueError("group_instance_id needs a group_id")
+        if self.group_remote_assignor is not None and self.group_protocol != "consumer":
+            raise ValueError("group_remote_assignor needs group_protocol='consumer'")
 
     @property
     def read_committed(self) -> bool:
@@ -141,6 +156,7 @@ class ConsumerOptions(ConnectionOptions, total=False):
     group_id: str | None
     group_instance_id: str | None
     group_protocol: GroupProtocol
+    group_remote_assignor: str | None
     partition_assignment_strategy: str | Sequence[str]
     auto_offset_reset: AutoOffsetReset
     enable_auto_commit: bool

@@ -46,7 +46,7 @@ class RecordAccumulator:
         self._buffer_memory = buffer_memory
         self._compression = compression
         self._compression_level = compression_level
-        self._queues: dict[TopicPartition, deque[ProducerBatch]] = {}
+        self._queues: dict[tuple[str, int], deque[ProducerBatch]] = {}
         self._used = 0
         self._room = asyncio.Condition()
         self.wakeup = asyncio.Event()  # set when something may have become ready
@@ -55,13 +55,6 @@ class RecordAccumulator:
         self.unfinished: set[ProducerBatch] = set()  # queued or in flight: what flush awaits
 
     # --- memory ----------------------------------------------------------------------------
-
-    def try_reserve(self, size: int) -> bool:
-        """Count ``size`` bytes as used if they fit now (the fast path of :meth:`reserve`)."""
-        if self._used + size <= self._buffer_memory:
-            self._used += size
-            return True
-        return False
 
     async def reserve(self, size: int, deadline: float) -> None:
         """Wait until ``size`` bytes fit in ``buffer_memory`` (until ``deadline``,
@@ -93,17 +86,30 @@ class RecordAccumulator:
 
     def append(  # noqa: PLR0917 - positional: it runs once per record, keywords cost there
         self,
-        tp: TopicPartition,
+        topic: str,
+        partition: int,
         key: bytes | None,
         value: bytes | None,
         headers: Sequence[HeaderInput],
         timestamp: int,
         memory: int,
-    ) -> Delivery:
-        """Add a record to its partition's last batch, or to a new one."""
-        queue = self._queues.get(tp)
+        reserved: bool = False,
+    ) -> Delivery | None:
+        """Add a record to its partition's last batch, or to a new one.
+
+        Its ``memory`` is counted against ``buffer_memory`` here, unless :meth:`reserve`
+        counted it already (``reserved``); with no room for it, nothing changes and the
+        answer is ``None`` (the caller then waits in :meth:`reserve`).
+        """
+        if not reserved:
+            if self._used + memory > self._buffer_memory:
+                return None
+            self._used += memory
+        # Keyed by a plain (topic, partition) tuple, equal to (and hashed as) the
+        # TopicPartition a new batch is made with: no TopicPartition is made per record.
+        queue = self._queues.get((topic, partition))
         if queue is None:
-            queue = self._queues[tp] = deque()
+            queue = self._queues[TopicPartition(topic, partition)] = deque()
         batch = queue[-1] if queue else None
         # Batches fill by their records' uncompressed size, as Java's do before it has
         # learned a compression ratio: a compressed batch only comes out smaller.
@@ -112,8 +118,21 @@ class RecordAccumulator:
             or batch.attempts
             or (batch.memory and batch.memory + memory > self._batch_size)
         ):
-            batch = self._new_batch(tp, queue)
-        offset = batch.builder.append(key, value, timestamp=timestamp, headers=headers)
+            batch = self._new_batch(TopicPartition(topic, partition), queue)
+        try:
+            if headers:
+                offset = batch.builder.append(key, value, timestamp=timestamp, headers=headers)
+            else:
+                offset = batch.builder.append(key, value, timestamp=timestamp)
+        except BaseException:
+            # Refused (the builder changed nothing): give its memory back, and drop the batch
+            # if it was made for this record alone.
+            self._used -= memory
+            if not len(batch.builder):
+                queue.pop()
+                self.unfinished.discard(batch)
+                batch.future.cancel()
+            raise
         batch.memory += memory
         if batch.memory >= self._batch_size:
             self.wakeup.set()

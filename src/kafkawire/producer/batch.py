@@ -113,7 +113,7 @@ class Delivery:
     """What :meth:`Producer.send` returns: ``await`` it for the record's
     :class:`RecordMetadata`, or the error that stopped its delivery."""
 
-    __slots__ = ("_batch", "_key_size", "_offset", "_timestamp", "_value_size")
+    __slots__ = ("_batch", "_key_size", "_offset", "_timestamp", "_value_size", "starts_batch")
 
     def __init__(
         self,
@@ -125,17 +125,14 @@ class Delivery:
     ) -> None:
         self._batch = batch
         self._offset = offset
+        self.starts_batch = offset == 0
+        """Whether the record is its batch's first (a plain attribute: read once per send)."""
         self._timestamp = timestamp
         self._key_size = -1 if key is None else len(key)
         self._value_size = -1 if value is None else len(value)
 
     def done(self) -> bool:
         return self._batch.future.done()
-
-    @property
-    def starts_batch(self) -> bool:
-        """Whether the record is its batch's first."""
-        return self._offset == 0
 
     def __await__(self) -> Generator[Any, None, RecordMetadata]:
         result = yield from asyncio.shield(self._batch.future).__await__()

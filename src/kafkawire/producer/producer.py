@@ -48,6 +48,7 @@ _log = logging.getLogger(__name__)
 
 _RECORD_OVERHEAD = 21  # a v2 record's length, attributes, deltas and lengths at their widest
 _BATCH_OVERHEAD = 61  # a v2 batch header
+_MAX_TIMESTAMP = (1 << 63) - 1
 _BYTES = (bytes, bytearray, memoryview)
 
 
@@ -70,6 +71,9 @@ class Producer:
             ProducerSettings, "Producer", bootstrap_servers, settings, options
         )
         self.settings = settings
+        # Read by every send: settings' values it would otherwise derive each time.
+        self._no_serializers = settings.key_serializer is None and settings.value_serializer is None
+        self._max_record_size = settings.max_request_size - _BATCH_OVERHEAD
         self._cluster = Cluster(
             settings.bootstrap_servers,
             settings.client_settings(call_timeout_ms=settings.max_block_ms),
@@ -182,23 +186,24 @@ class Producer:
             )
         if self._transactions is not None:
             self._transactions.check_sendable()
-        settings = self.settings
         # The common case (bytes or None, no serializer) is checked inline: this runs once per
-        # record, and each call it saves is a measurable share of the producer's time.
-        if key is not None and (settings.key_serializer or type(key) is not bytes):
-            key = _serialize(settings.key_serializer, key, "key")
-        if value is not None and (settings.value_serializer or type(value) is not bytes):
-            value = _serialize(settings.value_serializer, value, "value")
+        # record, and each call or lookup it saves is a measurable share of the producer's time.
+        if not (
+            self._no_serializers
+            and (key is None or type(key) is bytes)
+            and (value is None or type(value) is bytes)
+        ):
+            key, value = self._serialized(key, value)
         size = _RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
         if headers:
             headers = _check_headers(headers)
             size += _headers_size(headers)
         else:
             headers = ()
-        if size + _BATCH_OVERHEAD > settings.max_request_size:
+        if size > self._max_record_size:
             raise RecordTooLargeError(
                 f"a record of {size} bytes does not fit in max_request_size "
-                f"({settings.max_request_size})"
+                f"({self.settings.max_request_size})"
             )
         count = self._partition_counts.get(topic)
         if count is None or self._counts_of is not self._cluster.current_metadata:
@@ -210,21 +215,39 @@ class Producer:
                 f"topic {topic!r} has {count} partitions (0-{count - 1}): "
                 f"partition {partition} does not exist"
             )
-        if not accumulator.try_reserve(size):
+        if timestamp_ms is None:
+            timestamp = time.time_ns() // 1_000_000
+        elif (
+            isinstance(timestamp_ms, int)
+            and not isinstance(timestamp_ms, bool)
+            and 0 <= timestamp_ms <= _MAX_TIMESTAMP
+        ):
+            timestamp = timestamp_ms
+        else:
+            raise ValueError(
+                f"send(): timestamp_ms must be an int of milliseconds since the epoch "
+                f"(0 to {_MAX_TIMESTAMP}), not {timestamp_ms!r}"
+            )
+        delivery = accumulator.append(topic, partition, key, value, headers, timestamp, size)
+        if delivery is None:  # buffer_memory is full: wait for room
             await accumulator.reserve(size, self._deadline())
-        delivery = accumulator.append(
-            TopicPartition(topic, partition),
-            key,
-            value,
-            headers,
-            int(time.time() * 1000) if timestamp_ms is None else timestamp_ms,
-            size,
-        )
+            delivery = accumulator.append(
+                topic, partition, key, value, headers, timestamp, size, reserved=True
+            )
+            assert delivery is not None
         if delivery.starts_batch:
             # A send that never waits never lets the sender task run: a caller sending in a
             # tight loop would fill every batch before one went out. Once per batch, yield.
             await asyncio.sleep(0)
         return delivery
+
+    def _serialized(self, key: Any, value: Any) -> tuple[bytes | None, bytes | None]:
+        settings = self.settings
+        if key is not None and (settings.key_serializer or type(key) is not bytes):
+            key = _serialize(settings.key_serializer, key, "key")
+        if value is not None and (settings.value_serializer or type(value) is not bytes):
+            value = _serialize(settings.value_serializer, value, "value")
+        return key, value
 
     def _deadline(self) -> float:
         """When a ``send`` starting now must stop waiting (``max_block_ms``)."""

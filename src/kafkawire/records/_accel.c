@@ -1,5 +1,5 @@
 /* kafkawire.records._accel: the v2 record loop of kafkawire.records.v2_records, in C, and the
- * encoding of one record without headers (what a producer appends most).
+ * records of a batch being built (EncodedRecords: what a producer appends to).
  *
  * Optional: the build compiles it when it can (see hatch_build.py at the repository root),
  * and kafkawire.records.v2_records falls back to its pure-Python loop when it is missing or
@@ -36,6 +36,7 @@ static const char *const header_fields[H_FIELDS] = {"key", "value"};
 static PyTypeObject *record_type = NULL;
 static PyTypeObject *header_type = NULL;
 static PyObject *corrupt_error = NULL;
+static PyObject *invalid_error = NULL; /* InvalidRecordError, raised while encoding */
 static Py_ssize_t record_offsets[R_FIELDS];
 static Py_ssize_t header_offsets[H_FIELDS];
 
@@ -576,13 +577,13 @@ static PyObject *
 setup(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyTypeObject *record, *header;
-    PyObject *error;
-    if (!PyArg_ParseTuple(args, "O!O!O:setup", &PyType_Type, &record, &PyType_Type, &header,
-                          &error)) {
+    PyObject *error, *invalid;
+    if (!PyArg_ParseTuple(args, "O!O!OO:setup", &PyType_Type, &record, &PyType_Type, &header,
+                          &error, &invalid)) {
         return NULL;
     }
-    if (!PyExceptionClass_Check(error)) {
-        PyErr_SetString(PyExc_TypeError, "setup() needs an exception class");
+    if (!PyExceptionClass_Check(error) || !PyExceptionClass_Check(invalid)) {
+        PyErr_SetString(PyExc_TypeError, "setup() needs two exception classes");
         return NULL;
     }
     Py_ssize_t r[R_FIELDS], h[H_FIELDS];
@@ -595,29 +596,47 @@ setup(PyObject *Py_UNUSED(module), PyObject *args)
     PyObject *old_record = (PyObject *)record_type;
     PyObject *old_header = (PyObject *)header_type;
     PyObject *old_error = corrupt_error;
+    PyObject *old_invalid = invalid_error;
     memcpy(record_offsets, r, sizeof(r));
     memcpy(header_offsets, h, sizeof(h));
     record_type = (PyTypeObject *)Py_NewRef(record);
     header_type = (PyTypeObject *)Py_NewRef(header);
     corrupt_error = Py_NewRef(error);
+    invalid_error = Py_NewRef(invalid);
     Py_XDECREF(old_record);
     Py_XDECREF(old_header);
     Py_XDECREF(old_error);
+    Py_XDECREF(old_invalid);
     Py_RETURN_NONE;
 }
 
 /* ------------------------------------------------------------------------------------------
- * Encoding one record without headers (the producer's common case)
+ * EncodedRecords: the records of a v2 batch being built, encoded as they are appended
  *
- * encode_record(offset_delta, timestamp_delta, key, value) gives exactly the bytes of the pure
- * encode_record with no headers: length, attributes 0, zigzag varint deltas, key and value
- * with their zigzag varint lengths (-1 for null), and a header count of 0. Anything it does
- * not take (a key or value that is not bytes or None, a delta past 64 bits) raises TypeError
- * or OverflowError, on which its caller uses the pure function instead.
+ * The compiled twin of v2_records.EncodedRecordsPure (see there for the rules): append()
+ * writes exactly the bytes the pure class writes and raises the same errors, with the same
+ * messages, before anything changes. RecordBatchBuilder derives from it, so a producer's
+ * append is one C call with no Python frame in between.
  */
 
+typedef struct {
+    PyObject_HEAD
+    unsigned char *data; /* PyMem buffer, NULL until the first append */
+    Py_ssize_t size;
+    Py_ssize_t capacity;
+    Py_ssize_t count;
+    long long base_timestamp;
+    long long max_timestamp;
+} EncodedRecords;
+
+#define NO_TIMESTAMP (-1LL)
+/* Up to this many headers are described on the stack; more take a heap array. */
+#define STACK_HEADERS 8
+
+static PyObject *kw_key, *kw_value, *kw_timestamp, *kw_headers; /* interned keyword names */
+
 /* Write ``value`` as an unsigned LEB128 varint at ``out``; return the bytes written. */
-static int
+static inline int
 put_uvarint(unsigned char *out, uint64_t value)
 {
     int n = 0;
@@ -629,100 +648,412 @@ put_uvarint(unsigned char *out, uint64_t value)
     return n;
 }
 
-static uint64_t
+static inline uint64_t
 zigzag_encode(long long value)
 {
     return ((uint64_t)value << 1) ^ (uint64_t)(value >> 63);
 }
 
-/* The zigzag varint length prefix of a nullable bytes field, and its data and size. */
-static int
-nullable_bytes(PyObject *obj, unsigned char *prefix, int *prefix_len, const char **data,
-               Py_ssize_t *size)
+static inline int
+varint_size(long long value)
 {
+    uint64_t raw = zigzag_encode(value);
+    int n = 1;
+    while (raw >= 0x80) {
+        raw >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* A nullable byte string to write: none (``present`` 0) or a buffer view of the object. */
+typedef struct {
+    int present;
+    Py_buffer view;
+} Nullable;
+
+/* Fill ``out`` from ``obj`` (bytes-like or None); ``what`` names it in the TypeError. */
+static int
+nullable_view(PyObject *obj, Nullable *out, const char *what)
+{
+    out->present = 0;
     if (obj == Py_None) {
-        *prefix_len = put_uvarint(prefix, zigzag_encode(-1));
-        *data = NULL;
-        *size = 0;
         return 0;
     }
-    if (!PyBytes_Check(obj)) {
-        PyErr_SetString(PyExc_TypeError, "encode_record() takes bytes or None");
+    if (!PyObject_CheckBuffer(obj) || PyObject_GetBuffer(obj, &out->view, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "a record %s must be bytes-like or None, not %.100s",
+                     what, Py_TYPE(obj)->tp_name);
         return -1;
     }
-    *data = PyBytes_AS_STRING(obj);
-    *size = PyBytes_GET_SIZE(obj);
-    *prefix_len = put_uvarint(prefix, zigzag_encode(*size));
+    out->present = 1;
+    return 0;
+}
+
+static inline void
+nullable_release(Nullable *nullable)
+{
+    if (nullable->present) {
+        PyBuffer_Release(&nullable->view);
+        nullable->present = 0;
+    }
+}
+
+/* The bytes a nullable field takes: its zigzag length (-1 for null) and its data. */
+static inline Py_ssize_t
+nullable_size(const Nullable *nullable)
+{
+    if (!nullable->present) {
+        return 1;
+    }
+    return varint_size(nullable->view.len) + nullable->view.len;
+}
+
+static inline unsigned char *
+put_nullable(unsigned char *at, const Nullable *nullable)
+{
+    if (!nullable->present) {
+        *at++ = 1; /* zigzag -1 */
+        return at;
+    }
+    at += put_uvarint(at, zigzag_encode(nullable->view.len));
+    memcpy(at, nullable->view.buf, nullable->view.len);
+    return at + nullable->view.len;
+}
+
+typedef struct {
+    PyObject *key_object; /* a strong reference: the UTF-8 below is the str's own */
+    const char *key;
+    Py_ssize_t key_size;
+    Nullable value;
+} HeaderParts;
+
+/* Describe ``headers[i]`` (a Header, or a (str, bytes-like or None) pair) in ``out``. */
+static int
+header_parts(PyObject *header, Py_ssize_t index, HeaderParts *out)
+{
+    PyObject *key, *value;
+    if (PyTuple_Check(header) && PyTuple_GET_SIZE(header) == 2) {
+        key = PyTuple_GET_ITEM(header, 0);
+        value = PyTuple_GET_ITEM(header, 1);
+    }
+    else if (header_type != NULL && PyObject_TypeCheck(header, header_type)) {
+        key = SLOT(header, header_offsets[H_KEY]);
+        value = SLOT(header, header_offsets[H_VALUE]);
+        if (key == NULL || value == NULL) { /* made without __init__ */
+            PyErr_Format(PyExc_TypeError, "headers[%zd] is a Header without a key or value",
+                         index);
+            return -1;
+        }
+    }
+    else {
+        PyErr_Format(PyExc_TypeError,
+                     "headers[%zd] must be a Header or a (str, bytes or None) pair, not %.100s",
+                     index, Py_TYPE(header)->tp_name);
+        return -1;
+    }
+    if (!PyUnicode_Check(key)) {
+        PyErr_Format(PyExc_TypeError, "headers[%zd]'s key must be str, not %.100s", index,
+                     Py_TYPE(key)->tp_name);
+        return -1;
+    }
+    /* Held, not borrowed: taking the value's buffer may run Python code (a __buffer__
+     * method), which could rebind a Header's slots and free a borrowed key. */
+    out->key_object = Py_NewRef(key);
+    out->key = PyUnicode_AsUTF8AndSize(key, &out->key_size);
+    if (out->key == NULL || nullable_view(value, &out->value, "header value") < 0) {
+        Py_CLEAR(out->key_object);
+        return -1;
+    }
+    return 0;
+}
+
+static void
+invalid(const char *format, PyObject *value)
+{
+    PyObject *message = PyUnicode_FromFormat(format, value);
+    if (message != NULL) {
+        PyErr_SetObject(invalid_error, message);
+        Py_DECREF(message);
+    }
+}
+
+static int
+ensure_room(EncodedRecords *self, Py_ssize_t extra)
+{
+    if (self->capacity - self->size >= extra) {
+        return 0;
+    }
+    Py_ssize_t capacity = self->capacity ? self->capacity : 4096;
+    while (capacity - self->size < extra) {
+        if (capacity > PY_SSIZE_T_MAX / 2) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        capacity *= 2;
+    }
+    unsigned char *data = PyMem_Realloc(self->data, capacity);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->data = data;
+    self->capacity = capacity;
+    return 0;
+}
+
+/* The arguments of append(key, value, *, timestamp, headers=()), from a vectorcall. */
+static int
+append_arguments(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyObject **out)
+{
+    static const char *const names[] = {"key", "value", "timestamp", "headers"};
+    PyObject *const interned[] = {kw_key, kw_value, kw_timestamp, kw_headers};
+    if (nargs > 2) {
+        PyErr_Format(PyExc_TypeError, "append() takes 2 positional arguments but %zd were given",
+                     nargs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        out[i] = args[i];
+    }
+    Py_ssize_t keywords = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t i = 0; i < keywords; i++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+        int found = -1;
+        for (int j = 0; j < 4 && found < 0; j++) {
+            if (name == interned[j] || PyUnicode_Compare(name, interned[j]) == 0) {
+                found = j;
+            }
+        }
+        if (found < 0) {
+            PyErr_Format(PyExc_TypeError, "append() got an unexpected keyword argument '%U'",
+                         name);
+            return -1;
+        }
+        if (out[found] != NULL) {
+            PyErr_Format(PyExc_TypeError, "append() got multiple values for argument '%s'",
+                         names[found]);
+            return -1;
+        }
+        out[found] = args[nargs + i];
+    }
+    for (int j = 0; j < 3; j++) {
+        if (out[j] == NULL) {
+            PyErr_Format(PyExc_TypeError, "append() missing required argument: '%s'", names[j]);
+            return -1;
+        }
+    }
     return 0;
 }
 
 static PyObject *
-encode_record(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+encoded_append(EncodedRecords *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
 {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "encode_record() takes 4 arguments");
+    PyObject *arg[4] = {NULL, NULL, NULL, NULL}; /* key, value, timestamp, headers */
+    if (append_arguments(args, PyVectorcall_NARGS(nargsf), kwnames, arg) < 0) {
         return NULL;
     }
-    long long offset_delta = PyLong_AsLongLong(args[0]);
-    if (offset_delta == -1 && PyErr_Occurred()) {
+    if (!PyLong_Check(arg[2])) {
+        PyErr_Format(PyExc_TypeError, "a record timestamp must be an int, not %.100s",
+                     Py_TYPE(arg[2])->tp_name);
         return NULL;
     }
-    long long timestamp_delta = PyLong_AsLongLong(args[1]);
-    if (timestamp_delta == -1 && PyErr_Occurred()) {
+    int overflow;
+    long long timestamp = PyLong_AsLongLongAndOverflow(arg[2], &overflow);
+    if (overflow) {
+        invalid("timestamp %S does not fit in int64", arg[2]);
         return NULL;
     }
-    /* attributes (1) + timestamp delta (<= 10) + offset delta (<= 10) + two length prefixes
-     * (<= 10 each) + the header count (1) */
-    unsigned char head[32], key_prefix[10], value_prefix[10];
-    int key_prefix_len, value_prefix_len;
-    const char *key, *value;
-    Py_ssize_t key_size, value_size;
-    if (nullable_bytes(args[2], key_prefix, &key_prefix_len, &key, &key_size) < 0 ||
-        nullable_bytes(args[3], value_prefix, &value_prefix_len, &value, &value_size) < 0) {
+    if (timestamp == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    int head_len = 0;
-    head[head_len++] = 0; /* attributes */
-    head_len += put_uvarint(head + head_len, zigzag_encode(timestamp_delta));
-    head_len += put_uvarint(head + head_len, zigzag_encode(offset_delta));
-    Py_ssize_t body = head_len + key_prefix_len + key_size + value_prefix_len + value_size + 1;
-    unsigned char length[10];
-    int length_len = put_uvarint(length, zigzag_encode(body));
-    PyObject *out = PyBytes_FromStringAndSize(NULL, length_len + body);
-    if (out == NULL) {
+    long long base = self->count ? self->base_timestamp : timestamp;
+    long long timestamp_delta;
+    if (__builtin_sub_overflow(timestamp, base, &timestamp_delta)) {
+        PyObject *base_obj = PyLong_FromLongLong(base);
+        PyObject *delta = base_obj == NULL ? NULL : PyNumber_Subtract(arg[2], base_obj);
+        if (delta != NULL) {
+            invalid("%S does not fit in a varlong", delta);
+        }
+        Py_XDECREF(delta);
+        Py_XDECREF(base_obj);
         return NULL;
     }
-    unsigned char *at = (unsigned char *)PyBytes_AS_STRING(out);
-    memcpy(at, length, length_len);
-    at += length_len;
-    memcpy(at, head, head_len);
-    at += head_len;
-    memcpy(at, key_prefix, key_prefix_len);
-    at += key_prefix_len;
-    if (key_size) {
-        memcpy(at, key, key_size);
-        at += key_size;
+
+    PyObject *result = NULL;
+    PyObject *headers = NULL; /* a tuple, or NULL for none */
+    HeaderParts stack_parts[STACK_HEADERS];
+    HeaderParts *parts = stack_parts;
+    Py_ssize_t header_count = 0, described = 0;
+    Nullable key = {0}, value = {0};
+    if (nullable_view(arg[0], &key, "key") < 0 || nullable_view(arg[1], &value, "value") < 0) {
+        goto done;
     }
-    memcpy(at, value_prefix, value_prefix_len);
-    at += value_prefix_len;
-    if (value_size) {
-        memcpy(at, value, value_size);
-        at += value_size;
+    Py_ssize_t headers_size = 1; /* the header count, 0 */
+    int has_headers = arg[3] == NULL ? 0 : PyObject_IsTrue(arg[3]);
+    if (has_headers < 0) {
+        goto done;
     }
-    *at = 0; /* no headers */
-    return out;
+    if (has_headers) {
+        /* A tuple of its own (not PySequence_Fast, which keeps a list as it is): Python code
+         * run below (a __buffer__ method) cannot resize it under the loop. */
+        headers = PySequence_Tuple(arg[3]);
+        if (headers == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+                PyErr_SetString(PyExc_TypeError, "headers must be a sequence");
+            }
+            goto done;
+        }
+        header_count = PyTuple_GET_SIZE(headers);
+        if (header_count > STACK_HEADERS) {
+            parts = PyMem_Malloc(sizeof(HeaderParts) * header_count);
+            if (parts == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+        }
+        headers_size = varint_size(header_count);
+        for (; described < header_count; described++) {
+            HeaderParts *part = &parts[described];
+            if (header_parts(PyTuple_GET_ITEM(headers, described), described, part) < 0) {
+                goto done;
+            }
+            headers_size += varint_size(part->key_size) + part->key_size;
+            headers_size += nullable_size(&part->value);
+        }
+    }
+
+    long long offset_delta = self->count;
+    Py_ssize_t body = 1 + varint_size(timestamp_delta) + varint_size(offset_delta) +
+                      nullable_size(&key) + nullable_size(&value) + headers_size;
+    if (ensure_room(self, varint_size(body) + body) < 0) {
+        goto done;
+    }
+    unsigned char *at = self->data + self->size;
+    at += put_uvarint(at, zigzag_encode(body));
+    *at++ = 0; /* attributes */
+    at += put_uvarint(at, zigzag_encode(timestamp_delta));
+    at += put_uvarint(at, zigzag_encode(offset_delta));
+    at = put_nullable(at, &key);
+    at = put_nullable(at, &value);
+    at += put_uvarint(at, zigzag_encode(header_count));
+    for (Py_ssize_t i = 0; i < header_count; i++) {
+        at += put_uvarint(at, zigzag_encode(parts[i].key_size));
+        memcpy(at, parts[i].key, parts[i].key_size);
+        at += parts[i].key_size;
+        at = put_nullable(at, &parts[i].value);
+    }
+    self->size = at - self->data;
+    self->count = offset_delta + 1;
+    self->base_timestamp = base;
+    if (timestamp > self->max_timestamp) {
+        self->max_timestamp = timestamp;
+    }
+    result = PyLong_FromLongLong(offset_delta);
+
+done:
+    for (Py_ssize_t i = 0; i < described; i++) {
+        nullable_release(&parts[i].value);
+        Py_DECREF(parts[i].key_object);
+    }
+    if (parts != stack_parts) {
+        PyMem_Free(parts);
+    }
+    Py_XDECREF(headers);
+    nullable_release(&key);
+    nullable_release(&value);
+    return result;
 }
+
+static PyObject *
+encoded_new(PyTypeObject *type, PyObject *Py_UNUSED(args), PyObject *Py_UNUSED(kwargs))
+{
+    EncodedRecords *self = (EncodedRecords *)type->tp_alloc(type, 0);
+    if (self != NULL) {
+        self->base_timestamp = NO_TIMESTAMP;
+        self->max_timestamp = NO_TIMESTAMP;
+    }
+    return (PyObject *)self;
+}
+
+static void
+encoded_dealloc(EncodedRecords *self)
+{
+    PyMem_Free(self->data);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static Py_ssize_t
+encoded_len(EncodedRecords *self)
+{
+    return self->count;
+}
+
+static PyObject *
+encoded_bytes(EncodedRecords *self, PyObject *Py_UNUSED(ignored))
+{
+    return PyBytes_FromStringAndSize((const char *)self->data, self->size);
+}
+
+static PyObject *
+encoded_size(EncodedRecords *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromSsize_t(self->size);
+}
+
+static PyObject *
+encoded_base_timestamp(EncodedRecords *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromLongLong(self->base_timestamp);
+}
+
+static PyObject *
+encoded_max_timestamp(EncodedRecords *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromLongLong(self->max_timestamp);
+}
+
+static PyMethodDef encoded_methods[] = {
+    {"append", (PyCFunction)(void (*)(void))encoded_append, METH_FASTCALL | METH_KEYWORDS,
+     "append(key, value, *, timestamp, headers=())\n--\n\n"
+     "Append one record; return its offset delta."},
+    {"encoded", (PyCFunction)encoded_bytes, METH_NOARGS,
+     "encoded()\n--\n\nThe records appended so far, encoded."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef encoded_getset[] = {
+    {"encoded_size", (getter)encoded_size, NULL, "The length of encoded().", NULL},
+    {"base_timestamp", (getter)encoded_base_timestamp, NULL,
+     "The first record's timestamp (-1 before one)", NULL},
+    {"max_timestamp", (getter)encoded_max_timestamp, NULL,
+     "The largest timestamp appended (-1 before one)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PySequenceMethods encoded_sequence = {
+    .sq_length = (lenfunc)encoded_len,
+};
+
+static PyTypeObject encoded_records_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kafkawire.records._accel.EncodedRecords",
+    .tp_doc = "The records of a v2 batch being built, encoded as they are appended.",
+    .tp_basicsize = sizeof(EncodedRecords),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_new = encoded_new,
+    .tp_dealloc = (destructor)encoded_dealloc,
+    .tp_as_sequence = &encoded_sequence,
+    .tp_methods = encoded_methods,
+    .tp_getset = encoded_getset,
+};
 
 static PyMethodDef methods[] = {
     {"setup", (PyCFunction)setup, METH_VARARGS,
-     "setup(record_class, header_class, corrupt_error)\n--\n\n"
+     "setup(record_class, header_class, corrupt_error, invalid_error)\n--\n\n"
      "The classes read_records() builds and raises; checks their slot layout."},
     {"read_records", (PyCFunction)(void (*)(void))read_records, METH_VARARGS | METH_KEYWORDS,
      "read_records(buf, *, base_offset, base_timestamp, log_append_time, count)\n--\n\n"
      "The count records of a v2 records section, as the pure-Python loop reads them."},
-    {"encode_record", (PyCFunction)(void (*)(void))encode_record, METH_FASTCALL,
-     "encode_record(offset_delta, timestamp_delta, key, value)\n--\n\n"
-     "One record without headers, as the pure encode_record writes it."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -741,5 +1072,22 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__accel(void)
 {
-    return PyModule_Create(&module);
+    kw_key = PyUnicode_InternFromString("key");
+    kw_value = PyUnicode_InternFromString("value");
+    kw_timestamp = PyUnicode_InternFromString("timestamp");
+    kw_headers = PyUnicode_InternFromString("headers");
+    if (kw_key == NULL || kw_value == NULL || kw_timestamp == NULL || kw_headers == NULL ||
+        PyType_Ready(&encoded_records_type) < 0) {
+        return NULL;
+    }
+    PyObject *module_object = PyModule_Create(&module);
+    if (module_object == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddObjectRef(module_object, "EncodedRecords",
+                              (PyObject *)&encoded_records_type) < 0) {
+        Py_DECREF(module_object);
+        return NULL;
+    }
+    return module_object;
 }

@@ -1,14 +1,37 @@
-"""The compiled v2 record loop (``_accel.c``); see :mod:`kafkawire.records.v2_records`."""
+"""The compiled v2 record loop and record encoder (``_accel.c``); see
+:mod:`kafkawire.records.v2_records`."""
 
-from .errors import CorruptRecordError
-from .model import Header, Record
+from collections.abc import Sequence
+
+from .errors import CorruptRecordError, InvalidRecordError
+from .model import BytesLike, Header, Record
 
 def setup(
-    record_class: type[Record], header_class: type[Header], corrupt_error: type[CorruptRecordError]
+    record_class: type[Record],
+    header_class: type[Header],
+    corrupt_error: type[CorruptRecordError],
+    invalid_error: type[InvalidRecordError],
 ) -> None: ...
 def read_records(
     buf: bytes, *, base_offset: int, base_timestamp: int, log_append_time: int | None, count: int
 ) -> tuple[Record, ...]: ...
-def encode_record(
-    offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None
-) -> bytes: ...
+
+class EncodedRecords:
+    """The compiled twin of :class:`~kafkawire.records.v2_records.EncodedRecordsPure`."""
+
+    def __len__(self) -> int: ...
+    @property
+    def base_timestamp(self) -> int: ...
+    @property
+    def max_timestamp(self) -> int: ...
+    @property
+    def encoded_size(self) -> int: ...
+    def encoded(self) -> bytes: ...
+    def append(
+        self,
+        key: BytesLike | None,
+        value: BytesLike | None,
+        *,
+        timestamp: int,
+        headers: Sequence[Header | tuple[str, BytesLike | None]] = (),
+    ) -> int: ...

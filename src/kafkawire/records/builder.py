@@ -13,15 +13,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from . import v2_records
 from .batch_v2 import HEADER, encode_batch
 from .compression import codec, compressed_bound
 from .errors import InvalidRecordError
 from .legacy import MIN_MESSAGE_SIZE, encode_message, wrap_messages
 from .model import NO_TIMESTAMP, Compression, Header
-from .v2_records import encode_headers, encode_record
-from .varint import small_varints
+from .v2_records import EncodedRecords, EncodedRecordsPure, encode_headers
 
 __all__ = ["BatchBuilder", "HeaderInput", "LegacyBatchBuilder", "RecordBatchBuilder"]
 
@@ -43,17 +42,13 @@ _LOG_OVERHEAD = 12
 class BatchBuilder(ABC):
     """What both builders offer: append records, watch the size, build the batch."""
 
-    __slots__ = ("_buffer", "_count", "_max_timestamp")
+    __slots__ = ()
 
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-        self._count = 0
-        self._max_timestamp = NO_TIMESTAMP
-
+    @abstractmethod
     def __len__(self) -> int:
         """The number of records appended so far."""
-        return self._count
 
+    @abstractmethod
     def append(
         self,
         key: bytes | None,
@@ -66,17 +61,6 @@ class BatchBuilder(ABC):
 
         A record the format cannot take raises before anything changes.
         """
-        delta = self._count
-        self._buffer += self._encode(delta, key, value, timestamp, headers)
-        self._count = delta + 1
-        self._max_timestamp = max(self._max_timestamp, timestamp)
-        return delta
-
-    @abstractmethod
-    def _encode(
-        self, delta: int, key: _Data, value: _Data, timestamp: int, headers: _Headers
-    ) -> bytes:
-        """The encoded record at ``delta`` (its offset relative to the base offset)."""
 
     @property
     @abstractmethod
@@ -94,28 +78,36 @@ class BatchBuilder(ABC):
         """The finished batch (or message set), ready for a ProduceRequest's ``records``."""
 
 
-class RecordBatchBuilder(BatchBuilder):
+# The builder *is* its encoded records (compiled where built) rather than holding them: a
+# producer appends every record through it, and so its ``append`` is the C method itself,
+# with no Python frame around it.
+if TYPE_CHECKING:
+    _Records = EncodedRecordsPure
+else:
+    _Records = EncodedRecords
+
+
+class RecordBatchBuilder(_Records, BatchBuilder):
     """Builds one v2 record batch (magic 2), optionally compressed and transactional.
 
     ``base_offset`` is 0 for a Produce request (the broker assigns offsets); the other values
     are those of Kafka's idempotent and transactional producer (``-1`` when unused).
     ``log_append_time`` marks the batch's timestamps as the broker's append time (what a
     broker writes; readers then give every record that timestamp). ``control`` makes a batch
-    of control records (see :func:`~kafkawire.records.end_transaction_batch`).
+    of control records (see :func:`~kafkawire.records.end_transaction_batch`). Records are
+    appended as :class:`~kafkawire.records.v2_records.EncodedRecordsPure` says.
     """
 
     __slots__ = (
         "_attributes",
         "_base_offset",
         "_base_sequence",
-        "_base_timestamp",
         "_compression",
         "_compression_level",
         "_log_append_time",
         "_partition_leader_epoch",
         "_producer_epoch",
         "_producer_id",
-        "_small",
     )
 
     def __init__(
@@ -146,47 +138,6 @@ class RecordBatchBuilder(BatchBuilder):
             | (_CONTROL_BIT if control else 0)
             | (0 if log_append_time is None else _TIMESTAMP_TYPE_BIT)
         )
-        self._base_timestamp = NO_TIMESTAMP
-        self._small = small_varints()
-
-    def _encode(
-        self, delta: int, key: _Data, value: _Data, timestamp: int, headers: _Headers
-    ) -> bytes:
-        # Timestamp deltas count from the first record's timestamp, as Kafka's producer does;
-        # kept only once that record encodes, so a refused first record changes nothing.
-        base = self._base_timestamp if delta else timestamp
-        record = encode_record(
-            delta, timestamp - base, key, value, headers=headers, small=self._small
-        )
-        self._base_timestamp = base
-        return record
-
-    def append(
-        self,
-        key: bytes | None,
-        value: bytes | None,
-        *,
-        timestamp: int,
-        headers: Sequence[HeaderInput] = (),
-    ) -> int:
-        # A producer appends every record through here: a record without headers goes to
-        # the compiled encoder (when built) in this one frame. Anything it does not take
-        # (headers, other types, deltas past 64 bits) takes the general path, which gives
-        # the same bytes or the same error.
-        compiled = v2_records.encode_record_compiled
-        if headers or compiled is None:
-            return super().append(key, value, timestamp=timestamp, headers=headers)
-        delta = self._count
-        base = self._base_timestamp if delta else timestamp
-        try:
-            record = compiled(delta, timestamp - base, key, value)
-        except (TypeError, OverflowError):
-            return super().append(key, value, timestamp=timestamp, headers=headers)
-        self._buffer += record
-        self._base_timestamp = base
-        self._count = delta + 1
-        self._max_timestamp = max(self._max_timestamp, timestamp)
-        return delta
 
     def set_producer_state(
         self, *, producer_id: int, producer_epoch: int, base_sequence: int, transactional: bool
@@ -206,7 +157,7 @@ class RecordBatchBuilder(BatchBuilder):
 
     @property
     def estimated_size(self) -> int:
-        return HEADER.size + compressed_bound(self._compression, len(self._buffer))
+        return HEADER.size + compressed_bound(self._compression, self.encoded_size)
 
     def estimated_size_with(
         self, key: bytes | None, value: bytes | None, headers: Sequence[HeaderInput] = ()
@@ -214,21 +165,22 @@ class RecordBatchBuilder(BatchBuilder):
         size = _MAX_RECORD_OVERHEAD + (0 if key is None else len(key))
         size += 0 if value is None else len(value)
         size += len(encode_headers(headers)) if headers else 1
-        return HEADER.size + compressed_bound(self._compression, len(self._buffer) + size)
+        return HEADER.size + compressed_bound(self._compression, self.encoded_size + size)
 
     def build(self) -> bytes:
+        count = len(self)
         return encode_batch(
-            self._buffer,
-            count=self._count,
+            self.encoded(),
+            count=count,
             compression=self._compression,
             compression_level=self._compression_level,
             attributes=self._attributes,
             base_offset=self._base_offset,
             partition_leader_epoch=self._partition_leader_epoch,
-            last_offset_delta=max(self._count - 1, 0),
-            base_timestamp=self._base_timestamp,
+            last_offset_delta=max(count - 1, 0),
+            base_timestamp=self.base_timestamp,
             max_timestamp=(
-                self._max_timestamp if self._log_append_time is None else self._log_append_time
+                self.max_timestamp if self._log_append_time is None else self._log_append_time
             ),
             producer_id=self._producer_id,
             producer_epoch=self._producer_epoch,
@@ -244,7 +196,16 @@ class LegacyBatchBuilder(BatchBuilder):
     no headers, magic 0 no timestamps (``timestamp`` is then ignored), and no legacy set zstd.
     """
 
-    __slots__ = ("_base_offset", "_compression", "_compression_level", "_log_append_time", "_magic")
+    __slots__ = (
+        "_base_offset",
+        "_buffer",
+        "_compression",
+        "_compression_level",
+        "_count",
+        "_log_append_time",
+        "_magic",
+        "_max_timestamp",
+    )
 
     def __init__(
         self,
@@ -264,12 +225,31 @@ class LegacyBatchBuilder(BatchBuilder):
             # KIP-110: zstd needs magic 2; brokers reject it in a legacy set, as Java's
             # builder does before sending. Reading such a set still works.
             raise InvalidRecordError(f"zstd compression needs magic 2, not {magic}")
-        super().__init__()
+        self._buffer = bytearray()
+        self._count = 0
+        self._max_timestamp = NO_TIMESTAMP
         self._magic = magic
         self._compression = compression
         self._compression_level = compression_level
         self._base_offset = base_offset
         self._log_append_time = log_append_time
+
+    def __len__(self) -> int:
+        return self._count
+
+    def append(
+        self,
+        key: bytes | None,
+        value: bytes | None,
+        *,
+        timestamp: int,
+        headers: Sequence[HeaderInput] = (),
+    ) -> int:
+        delta = self._count
+        self._buffer += self._encode(delta, key, value, timestamp, headers)
+        self._count = delta + 1
+        self._max_timestamp = max(self._max_timestamp, timestamp)
+        return delta
 
     def _encode(
         self, delta: int, key: _Data, value: _Data, timestamp: int, headers: _Headers

@@ -32,20 +32,21 @@ from __future__ import annotations
 import linecache
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Protocol, cast
 
 from kafkawire._extensions import load_optional
 
-from .errors import CorruptRecordError
-from .model import Header, HeaderTwin, Record, RecordTwin
-from .varint import SMALL_VARINT_LIMIT, encode_varint, read_raw, read_varint
+from .errors import CorruptRecordError, InvalidRecordError
+from .model import NO_TIMESTAMP, BytesLike, Header, HeaderTwin, Record, RecordTwin
+from .varint import SMALL_VARINT_LIMIT, encode_varint, read_raw, read_varint, small_varints
 
 __all__ = [
     "ACCELERATED",
+    "EncodedRecords",
+    "EncodedRecordsPure",
     "ReadRecordsFunction",
     "encode_headers",
     "encode_record",
-    "encode_record_compiled",
     "read_records",
     "read_records_pure",
 ]
@@ -220,24 +221,15 @@ def read_records_pure(
     return _LOG_APPEND_TIME(buf, base_offset, log_append_time, count)
 
 
-def _load_compiled() -> tuple[ReadRecordsFunction, EncodeRecordFunction]:
-    """The C loop, set up for this module's classes, and the C record encoder (see
+def _load_compiled() -> tuple[ReadRecordsFunction, type[EncodedRecordsPure]]:
+    """The C loop and the C :class:`EncodedRecords`, set up for this module's classes (see
     :func:`load_optional`)."""
     from . import _accel
 
-    _accel.setup(Record, Header, CorruptRecordError)
-    encode = getattr(_accel, "encode_record", None)
-    if encode is None:  # a build from before it had one: TypeError is what warns
-        raise TypeError("the build predates encode_record; reinstall kafkawire")
-    return _accel.read_records, encode
-
-
-_COMPILED = load_optional("kafkawire.records._accel", _load_compiled)
-ACCELERATED = _COMPILED is not None
-"""Whether :data:`read_records` is the compiled loop (and records without headers are encoded
-in C)."""
-read_records: ReadRecordsFunction = read_records_pure if _COMPILED is None else _COMPILED[0]
-encode_record_compiled: EncodeRecordFunction | None = None if _COMPILED is None else _COMPILED[1]
+    _accel.setup(Record, Header, CorruptRecordError, InvalidRecordError)
+    # The compiled class has the pure one's interface (the stub says so) without deriving
+    # from it: typed as the pure class, as builder.py's base.
+    return _accel.read_records, cast("type[EncodedRecordsPure]", _accel.EncodedRecords)
 
 
 def encode_headers(headers: Sequence[Header | tuple[str, bytes | None]]) -> bytes:
@@ -289,6 +281,123 @@ def encode_record(
     return (small[raw] if raw < _SMALL else encode_varint(len(body))) + body
 
 
-EncodeRecordFunction = Callable[[int, int, "bytes | None", "bytes | None"], bytes]
-"""The compiled :func:`encode_record` for a record without headers: it takes only bytes (or
-``None``) and 64-bit deltas, and raises TypeError or OverflowError for anything else."""
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+class EncodedRecordsPure:
+    """The records of a v2 batch being built, encoded as they are appended.
+
+    Rules (the compiled twin, ``_accel.EncodedRecords``, keeps them byte for byte and error
+    for error):
+
+    - timestamp deltas count from the first record's timestamp, as Kafka's producer writes
+      them; offset deltas are 0, 1, 2, ...;
+    - keys, values and header values are bytes-like or ``None``; header keys are ``str``
+      (written as UTF-8); headers are :class:`Header` or ``(key, value)`` tuples;
+    - a record that cannot be written raises before anything changes: ``TypeError`` for a
+      wrong type, :class:`InvalidRecordError` for a timestamp outside int64 or a delta
+      outside a varlong.
+    """
+
+    __slots__ = ("_base_timestamp", "_buffer", "_count", "_max_timestamp", "_small")
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._count = 0
+        self._base_timestamp = NO_TIMESTAMP
+        self._max_timestamp = NO_TIMESTAMP
+        self._small = small_varints()
+
+    def __len__(self) -> int:
+        """The number of records appended so far."""
+        return self._count
+
+    @property
+    def base_timestamp(self) -> int:
+        """The first record's timestamp (-1 before one)."""
+        return self._base_timestamp
+
+    @property
+    def max_timestamp(self) -> int:
+        """The largest timestamp appended (-1 before one)."""
+        return self._max_timestamp
+
+    @property
+    def encoded_size(self) -> int:
+        """The length of :meth:`encoded`."""
+        return len(self._buffer)
+
+    def encoded(self) -> bytes:
+        """The records appended so far, encoded."""
+        return bytes(self._buffer)
+
+    def append(
+        self,
+        key: BytesLike | None,
+        value: BytesLike | None,
+        *,
+        timestamp: int,
+        headers: Sequence[Header | tuple[str, BytesLike | None]] = (),
+    ) -> int:
+        """Append one record; return its offset delta."""
+        if not isinstance(timestamp, int):
+            raise TypeError(f"a record timestamp must be an int, not {type(timestamp).__name__}")
+        if not _INT64_MIN <= timestamp <= _INT64_MAX:
+            raise InvalidRecordError(f"timestamp {timestamp} does not fit in int64")
+        delta = self._count
+        base = self._base_timestamp if delta else timestamp
+        if not _INT64_MIN <= timestamp - base <= _INT64_MAX:
+            raise InvalidRecordError(f"{timestamp - base} does not fit in a varlong")
+        key = _nullable_bytes(key, "key")
+        value = _nullable_bytes(value, "value")
+        pairs = _header_pairs(headers) if headers else ()
+        self._buffer += encode_record(
+            delta, timestamp - base, key, value, headers=pairs, small=self._small
+        )
+        self._count = delta + 1
+        self._base_timestamp = base
+        self._max_timestamp = max(self._max_timestamp, timestamp)
+        return delta
+
+
+def _nullable_bytes(data: object, what: str) -> bytes | None:
+    if data is None or type(data) is bytes:
+        return data
+    try:
+        return bytes(memoryview(data))  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(
+            f"a record {what} must be bytes-like or None, not {type(data).__name__}"
+        ) from None
+
+
+def _header_pairs(headers: object) -> list[tuple[str, bytes | None]]:
+    try:
+        items = list(headers)  # type: ignore[call-overload]
+    except TypeError:
+        raise TypeError("headers must be a sequence") from None
+    pairs = []
+    for index, header in enumerate(items):
+        if isinstance(header, tuple) and len(header) == 2:
+            key, value = header
+        elif isinstance(header, Header):
+            key, value = header.key, header.value
+        else:
+            raise TypeError(
+                f"headers[{index}] must be a Header or a (str, bytes or None) pair, "
+                f"not {type(header).__name__}"
+            )
+        if not isinstance(key, str):
+            raise TypeError(f"headers[{index}]'s key must be str, not {type(key).__name__}")
+        key.encode()  # a key that is not UTF-8 (a lone surrogate) fails before anything changes
+        pairs.append((key, _nullable_bytes(value, "header value")))
+    return pairs
+
+
+_COMPILED = load_optional("kafkawire.records._accel", _load_compiled)
+ACCELERATED = _COMPILED is not None
+"""Whether :data:`read_records` is the compiled loop and :data:`EncodedRecords` the compiled
+class."""
+read_records: ReadRecordsFunction = read_records_pure if _COMPILED is None else _COMPILED[0]
+EncodedRecords: type[EncodedRecordsPure] = EncodedRecordsPure if _COMPILED is None else _COMPILED[1]
+"""What a v2 batch builder appends records to: the compiled class where it is built."""

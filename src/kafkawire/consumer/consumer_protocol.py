@@ -1,0 +1,383 @@
+"""Group membership with the consumer group protocol of KIP-848 (``group_protocol="consumer"``).
+
+The broker runs the assignor; a member only heartbeats (ConsumerGroupHeartbeat) and makes
+the assignment the broker names come true. Two tasks per consumer: the heartbeat loop and,
+when an assignment changes, one reconciliation at a time beside it, so heartbeats go on
+while the listener's callbacks run. What a reconciliation changes in the assignment (and the
+listener's calls) runs in the application's next poll, as in Kafka's Java client
+(:mod:`.poll_turns`): records a poll returned can still be committed after the broker named
+a new target; only an acknowledgement with nothing to change goes at once. Rules, after
+Kafka's Java client (its ``ConsumerMembershipManager``) and librdkafka:
+
+- Joining: a heartbeat at member epoch 0 with a member id of the member's own (KIP-1082; at
+  ConsumerGroupHeartbeat v0 the broker names it instead), the subscribed topics, the rebalance
+  timeout (``max_poll_interval_ms``), the static instance id and the server assignor if set.
+  Every field goes again while the epoch stays 0; later heartbeats carry only what changed
+  (:mod:`.heartbeat_request`), every interval the broker names.
+- Reconciling: the broker's target assignment names topics by id. Names come from metadata
+  (refreshed for ids it lacks; partitions of ids still unknown wait for a later try). What the
+  target drops is revoked first (no more records reach the application, their positions are
+  committed with auto-commit, the listener's revoked, out of the assignment); what it adds is
+  taken next (positions from the group's commits, the listener's assigned); then a heartbeat
+  goes at once with the owned partitions: the acknowledgement. The broker hands a partition to
+  its new owner only once the old one stops reporting it.
+- Fenced (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID): everything is lost (listener's lost, in
+  the next poll; nothing committed) and the member then joins again at epoch 0, with the
+  same member id.
+- COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS and lost
+  connections: the cluster layer finds the coordinator again and retries with backoff; the
+  next heartbeat carries every field.
+- Any other error (GROUP_AUTHORIZATION_FAILED, UNRELEASED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED,
+  INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, UNSUPPORTED_VERSION, a code kafkawire does not know) is
+  fatal, as in Java: the partitions are lost, heartbeats stop, and every later poll raises it.
+- ``max_poll_interval_ms``: a member the application has not polled for that long leaves
+  (epoch -1; -2 for a static member); its next poll hears its partitions were lost (a commit
+  before then raises ``CommitFailedError``), and it joins again.
+- Closing: after the consumer's last auto-commit the listener hears that everything is
+  revoked, and the member leaves with epoch -1 (-2 for a static member: the broker keeps its
+  assignment for the session timeout, so a restart gets it back).
+- Commits carry the member epoch where the classic protocol has the generation id, once the
+  member has one; one refused with STALE_MEMBER_EPOCH goes again when a heartbeat brings the
+  new epoch (the consumer's ``_as_member``), so auto-commits run beside the heartbeat loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from typing import Any
+
+from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.errors import (
+    ClientClosedError,
+    FencedMemberEpochError,
+    KafkawireError,
+    UnknownMemberIdError,
+    UnsupportedVersionError,
+    error_for_code,
+)
+from kafkawire.net import NoCommonVersionError
+
+from ._waiting import wait_event
+from .commits import Generation
+from .errors import UnsupportedGroupProtocolError
+from .heartbeat_request import HeartbeatFields, new_member_id
+from .listener import notify
+from .membership import ConsumerHooks, GroupMembership
+from .settings import ConsumerSettings
+from .subscription import SubscriptionState
+
+__all__ = ["ConsumerProtocolCoordinator"]
+
+_log = logging.getLogger(__name__)
+
+CONSUMER_GROUP_HEARTBEAT = 68
+_FENCED = (FencedMemberEpochError, UnknownMemberIdError)
+
+Assignment = dict[uuid.UUID, frozenset[int]]
+
+
+class ConsumerProtocolCoordinator(GroupMembership):
+    """The membership of one consumer in its group (KIP-848 consumer group protocol)."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        settings: ConsumerSettings,
+        subscriptions: SubscriptionState,
+        hooks: ConsumerHooks,
+    ) -> None:
+        super().__init__(cluster, settings, subscriptions, hooks)
+        self._fields = HeartbeatFields(settings)
+        self.member_id = ""  # ours from v1 on (made at the first join), the broker's at v0
+        self.epoch = 0
+        self._interval = settings.heartbeat_interval_ms / 1000  # until the broker names one
+        self._next_beat = 0.0  # time.monotonic() of the next regular heartbeat
+        self._in_group = False  # a join was sent since the member last left or was fenced
+        self._target: Assignment | None = None  # the broker's latest assignment for us
+        self._owned: Assignment = {}  # the reconciled assignment that heartbeats report
+        self._names: dict[uuid.UUID, str] = {}  # topic names of the ids met so far
+        self._wake = asyncio.Event()  # heartbeat now, without waiting for the interval
+        self._changes = asyncio.Lock()  # one change of the assignment at a time
+        self._reconciling: asyncio.Task[None] | None = None
+        self._committing: asyncio.Task[None] | None = None  # an auto-commit beside the loop
+        self._incarnation = 0  # moves on when the member leaves or is fenced: stale work stops
+
+    @property
+    def in_group(self) -> bool:
+        """Whether the member has joined (or is joining) since it last left or was fenced."""
+        return self._in_group
+
+    def request_rejoin(self) -> None:
+        """The subscription changed: the next heartbeat (sent now) carries it."""
+        self._wake.set()
+
+    async def close(self) -> None:
+        await self._stop_task()
+        await self._stop_side_tasks()
+        if self._in_group and self._subscriptions.assigned():
+            await notify(self.listener, "revoked", set(self._subscriptions.assigned()))
+        await self._leave()
+
+    # --- the heartbeat loop ------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        while await self._turn():
+            pass
+
+    async def _turn(self) -> bool:
+        """Wait for the next heartbeat (or a reason to act sooner) and act; ``False`` once
+        the membership has ended for good."""
+        await self._wait_for_turn()
+        if not self._subscriptions.topics:
+            self._wake.clear()  # before leaving: a subscription meanwhile must wake it
+            await self._leave()
+            await self._wake.wait()  # until the consumer subscribes again
+            return True
+        if self._in_group and self._poll_overdue():
+            await self._leave_for_slowness()
+            return True
+        if not self._wake.is_set() and time.monotonic() < self._next_beat:
+            return True  # woken to look at the poll clock only
+        self._wake.clear()
+        self._next_beat = time.monotonic() + self._interval
+        try:
+            await self._heartbeat()
+        except _FENCED as exc:
+            await self._fenced(exc)
+            return True
+        except ClientClosedError:
+            return False
+        except KafkawireError as exc:
+            if not exc.retriable:
+                await self._fail(exc)
+                return False
+            _log.info("group %s: heartbeat failed, retrying: %s", self._group_id, exc)
+            self._next_beat = time.monotonic() + self._settings.retry_backoff_ms / 1000
+            return True
+        self._maybe_reconcile()
+        if self._auto_commit_due() and (self._committing is None or self._committing.done()):
+            # Beside the loop: a commit refused as stale waits for the epoch a heartbeat brings.
+            self._committing = asyncio.create_task(self._auto_commit())
+        return True
+
+    async def _wait_for_turn(self) -> None:
+        """Until the next heartbeat is due, a wake-up, or (in the group) the poll deadline."""
+        due = self._next_beat
+        if self._in_group:
+            due = min(due, self._last_poll + self._settings.max_poll_interval_ms / 1000)
+        await wait_event(self._wake, max(due - time.monotonic(), 0.0))
+
+    async def _heartbeat(self) -> None:
+        version = await self._version()
+        if not self.member_id and version >= 1:
+            self.member_id = new_member_id()
+        request = self._fields.request(
+            member_id=self.member_id,
+            epoch=self.epoch,
+            topics=self._subscriptions.topics,
+            owned=self._owned,
+            version=version,
+        )
+        self._in_group = True
+        try:
+            response = await self._cluster.send(request, negotiate=True)
+            error = error_for_code(response.error_code, response.error_message)
+            if error is not None:
+                raise error
+        except BaseException:
+            self._fields.forget()  # the broker may not have seen it: send everything again
+            raise
+        self._accept(response)
+
+    async def _version(self) -> int:
+        """The ConsumerGroupHeartbeat version the coordinator speaks."""
+        node = await self._cluster.coordinator(self._group_id)
+        try:
+            return await self._cluster.versions_for(node, CONSUMER_GROUP_HEARTBEAT)
+        except NoCommonVersionError as exc:
+            raise UnsupportedGroupProtocolError(
+                f"group_protocol='consumer' needs ConsumerGroupHeartbeat (API 68, KIP-848), "
+                f"which the coordinator of group {self._group_id!r} does not serve: {exc}"
+            ) from exc
+
+    def _accept(self, response: Any) -> None:
+        if response.member_id:
+            self.member_id = response.member_id
+        self.epoch = response.member_epoch
+        if response.heartbeat_interval_ms > 0:
+            self._interval = response.heartbeat_interval_ms / 1000
+            self._next_beat = min(self._next_beat, time.monotonic() + self._interval)
+        instance_id = self._settings.group_instance_id
+        # Commits name the member only once it has an epoch (as Java's do): at 0 it has none.
+        self.generation = (
+            Generation(self.epoch, self.member_id, instance_id)
+            if self.epoch > 0
+            else Generation(group_instance_id=instance_id)
+        )
+        if response.assignment is not None:
+            self._target = {
+                tp.topic_id: frozenset(tp.partitions) for tp in response.assignment.topic_partitions
+            }
+
+    # --- reconciling -------------------------------------------------------------------------
+
+    def _maybe_reconcile(self) -> None:
+        """Start reconciling if the target differs from what the member owns (and no
+        reconciliation runs: the one that does starts the next when it is done)."""
+        if self._target is None or self._target == self._owned:
+            return
+        if self._reconciling is not None and not self._reconciling.done():
+            return
+        self._reconciling = asyncio.create_task(
+            self._reconcile(self._incarnation), name="kafkawire-group-reconcile"
+        )
+
+    async def _reconcile(self, incarnation: int) -> None:
+        """Make the target come true: at once if the partitions stay the same (only the
+        acknowledgement is due), else in the application's next poll (:mod:`.poll_turns`), so
+        nothing is revoked while it processes what the last poll returned."""
+        try:
+            if self._target is None:
+                return
+            resolved, wanted = await self._wanted(self._target)
+            if wanted == set(self._subscriptions.assigned()) and self.joined.is_set():
+                if incarnation == self._incarnation:
+                    self._acknowledge(resolved)  # an epoch moved on, or unresolved topics
+                return
+            await self._at_poll(lambda: self._reconcile_at_poll(incarnation))
+        except KafkawireError as exc:  # the next heartbeat tries again
+            _log.warning("group %s: reconciling failed, will retry: %s", self._group_id, exc)
+            if not exc.retriable:
+                self._on_error(exc)
+
+    async def _reconcile_at_poll(self, incarnation: int) -> None:
+        async with self._changes:
+            if incarnation == self._incarnation and self._target is not None:
+                await self._reconcile_to(self._target, incarnation)
+
+    async def _wanted(self, target: Assignment) -> tuple[Assignment, set[TopicPartition]]:
+        """The part of ``target`` whose topic names are known, and its partitions."""
+        names = await self._topic_names(target)
+        resolved = {topic_id: ps for topic_id, ps in target.items() if topic_id in names}
+        return resolved, {TopicPartition(names[t], p) for t, ps in resolved.items() for p in ps}
+
+    async def _reconcile_to(self, target: Assignment, incarnation: int) -> None:
+        resolved, wanted = await self._wanted(target)
+        owned = set(self._subscriptions.assigned())
+        revoked, added = owned - wanted, wanted - owned
+        if not (revoked or added) and self.joined.is_set():
+            self._acknowledge(resolved)  # changed back meanwhile
+            return
+        _log.info(
+            "group %s: member %s epoch %d: revoking %s, adding %s",
+            self._group_id,
+            self.member_id,
+            self.epoch,
+            sorted(revoked),
+            sorted(added),
+        )
+        await self._revoke(revoked)
+        if incarnation != self._incarnation:
+            return
+        self._subscriptions.assign(sorted(wanted))
+        try:
+            await self._on_assigned(added)
+        except BaseException:
+            self._drop(added)
+            raise
+        if incarnation != self._incarnation:
+            self._drop(added)  # the member left meanwhile: the listener never heard of them
+            return
+        await notify(self.listener, "assigned", added)
+        self._acknowledge(resolved)
+
+    def _drop(self, added: set[TopicPartition]) -> None:
+        """Take ``added`` out of the assignment again: not taken after all (a later
+        reconciliation positions them anew)."""
+        self._subscriptions.assign(tp for tp in self._subscriptions.assigned() if tp not in added)
+
+    def _acknowledge(self, owned: Assignment) -> None:
+        """``owned`` is now the member's: tell the broker at once."""
+        self._owned = owned
+        self._fields.acknowledge()
+        self._wake.set()
+        self.joined.set()
+
+    async def _topic_names(self, target: Assignment) -> dict[uuid.UUID, str]:
+        """The names of the target's topic ids that can be found (metadata is asked again
+        for ids it lacks; those still unknown are left out, to be tried again)."""
+        metadata = self._cluster.current_metadata
+        for attempt in range(2):  # the cached metadata, else fresh metadata
+            if metadata is not None:
+                for topic in metadata.topics.values():
+                    if topic.topic_id is not None:
+                        self._names[topic.topic_id] = topic.name
+            if attempt or all(topic_id in self._names for topic_id in target):
+                break
+            metadata = await self._cluster.refresh_metadata(sorted(self._subscriptions.topics))
+        unknown = [str(t) for t in target if t not in self._names]
+        if unknown:
+            _log.info("group %s: topic ids not in the metadata yet: %s", self._group_id, unknown)
+        return {t: self._names[t] for t in target if t in self._names}
+
+    async def _stop_side_tasks(self) -> None:
+        self._incarnation += 1
+        tasks = [t for t in (self._reconciling, self._committing) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # --- leaving the group -------------------------------------------------------------------
+
+    def _out_of_group(self) -> None:
+        self._incarnation += 1
+        self._in_group = False
+        self.epoch = 0
+        self._target, self._owned = None, {}
+        self._fields.forget()
+        self.generation = Generation(group_instance_id=self._settings.group_instance_id)
+
+    async def _leave(self) -> None:
+        """Send the heartbeat that leaves the group (once; its answer does not matter)."""
+        if not self._in_group:
+            return
+        request = self._fields.leave(self.member_id)
+        self._out_of_group()
+        if request.member_id:
+            with contextlib.suppress(KafkawireError):
+                await self._cluster.send(request, negotiate=True, retry=False)
+
+    async def _leave_group_for_slowness(self) -> None:
+        await self._leave()
+
+    async def _lose_all(self) -> set[TopicPartition]:
+        async with self._changes:  # not in the middle of a reconciliation
+            return await super()._lose_all()
+
+    async def _fenced(self, error: KafkawireError) -> None:
+        _log.warning(
+            "group %s: %s; its %d partitions are lost, joining again after the next poll",
+            self._group_id,
+            error,
+            len(self._subscriptions.assigned()),
+        )
+        self._out_of_group()
+        await self._at_poll(self._lose_all)  # as Java: the listener hears it in the poll
+        self._wake.set()
+
+    async def _fail(self, error: KafkawireError) -> None:
+        if isinstance(error, UnsupportedVersionError):
+            error = UnsupportedGroupProtocolError(
+                f"the coordinator of group {self._group_id!r} refused ConsumerGroupHeartbeat "
+                f"({error}): it does not support the consumer group protocol (KIP-848); "
+                "use group_protocol='classic'"
+            )
+        _log.error("group %s: %s; the member stops", self._group_id, error)
+        self._out_of_group()
+        await self._lose_all()
+        self.failure = error
+        self._on_error(error)
