@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from kafkawire.consumer import Consumer, ConsumerRecord, TopicPartition
+from kafkawire.consumer import CommitFailedError, Consumer, ConsumerRecord, TopicPartition
 from kafkawire.testing.pytest_plugin import Broker
 
 from .helpers import Recorder, fresh_topic, produce
@@ -206,6 +206,13 @@ async def test_a_member_that_stops_polling_gives_its_partitions_up(mock_cluster:
         while busy.assignment() != group.everything:
             assert time.monotonic() < deadline, busy.assignment()
             await busy.getmany(timeout_ms=100)
+        # Nothing changes behind the application's back: it hears of the loss in its next
+        # poll (as in Kafka's Java client), and cannot commit before then.
+        assert slow.assignment() == held
+        assert group.heard["slow"].events[-1][0] == "assigned"
+        with pytest.raises(CommitFailedError, match="not a member"):
+            await slow.commit()
+        await slow.getmany(timeout_ms=0)
         assert slow.assignment() == set()
         assert group.heard["slow"].events[-1] == ("lost", held)
         group.members["busy"] = busy

@@ -5,13 +5,11 @@ not the mock cluster). Session timeouts are small: Tansu holds every JoinGroup f
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 
 from kafkawire.consumer import (
+    CommitFailedError,
     Consumer,
     OffsetAndMetadata,
     TopicPartition,
@@ -20,28 +18,9 @@ from kafkawire.consumer import (
 from kafkawire.errors import InconsistentGroupProtocolError
 from kafkawire.testing.pytest_plugin import Broker
 
-from .helpers import Recorder, fresh_topic, produce, read
+from .helpers import Committing, Recorder, fresh_group, fresh_topic, member, produce, read, until
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
-
-FAST: dict[str, Any] = {
-    "session_timeout_ms": 2000,
-    "heartbeat_interval_ms": 200,
-    "auto_offset_reset": "earliest",
-}
-_groups = iter(range(1_000_000))
-
-
-async def until(condition: Callable[[], bool], *members: Consumer, timeout: float = 20) -> None:
-    """Poll ``members`` until ``condition`` holds (or fail after ``timeout``)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the group did not settle in time"
-        await asyncio.gather(*(m.getmany(timeout_ms=100) for m in members))
-
-
-def member(broker: Broker, topic: str, group: str, **options: Any) -> Consumer:
-    return Consumer(topic, bootstrap_servers=broker.bootstrap, group_id=group, **FAST | options)
 
 
 @pytest.mark.parametrize("assignor", ["range", "roundrobin", "sticky", "cooperative-sticky"])
@@ -49,7 +28,7 @@ async def test_two_members_split_and_one_takes_all_back(
     tansu_broker: Broker, assignor: str
 ) -> None:
     topic = await fresh_topic(tansu_broker, partitions=4)
-    group = f"g-{assignor}-{next(_groups)}"
+    group = fresh_group(assignor)
     everything = {TopicPartition(topic, p) for p in range(4)}
     heard = Recorder()
     a = member(tansu_broker, topic, group, partition_assignment_strategy=assignor)
@@ -71,9 +50,42 @@ async def test_two_members_split_and_one_takes_all_back(
     assert ("lost", everything) not in heard.events
 
 
+async def test_partitions_are_revoked_in_a_poll_not_behind_the_application(
+    tansu_broker: Broker,
+) -> None:
+    """Records a poll returned can still be committed after the group starts to rebalance:
+    their partitions are revoked in the next poll, as in Kafka's Java client. (Revoked behind
+    the application's back, the commit would leave them out without a word, and their next
+    owner would read them again.)"""
+    topic = await fresh_topic(tansu_broker, partitions=2)
+    for p in range(2):
+        await produce(tansu_broker, topic, [b"%d" % i for i in range(10)], partition=p)
+    group = fresh_group("revoke-in-poll")
+    heard = Recorder()
+    a = member(tansu_broker, topic, group, enable_auto_commit=False, max_poll_records=3)
+    a.subscribe([topic], heard)
+    async with a:
+        got = await read(a, 3)
+        positions = {tp: await a.position(tp) for tp in a.assignment()}
+        firsts: list[tuple[int, int]] = []
+        b = Committing(member(tansu_broker, topic, group, enable_auto_commit=False), topic, firsts)
+        async with b.consumer:
+            await until(lambda: a._group.rebalancing, b)  # type: ignore[union-attr]
+            assert [e for e, _ in heard.events] == ["assigned"]
+            await a.commit()  # the application processed what it got, and commits
+            assert {tp: await a.committed(tp) for tp in positions} == {
+                tp: OffsetAndMetadata(offset) for tp, offset in positions.items()
+            }
+            await until(lambda: firsts != [], a, b)
+            assert heard.events[1] == ("revoked", set(positions))
+    ((partition, offset),) = firsts  # where b started: after what a got
+    assert offset == positions[TopicPartition(topic, partition)]
+    assert (partition, offset) not in {(r.partition, r.offset) for r in got}
+
+
 async def test_three_members_join_and_leave(tansu_broker: Broker) -> None:
     topic = await fresh_topic(tansu_broker, partitions=6)
-    group = f"g-three-{next(_groups)}"
+    group = fresh_group("three")
     members: list[Consumer] = []
     try:
         for _ in range(3):
@@ -93,7 +105,7 @@ async def test_three_members_join_and_leave(tansu_broker: Broker) -> None:
 async def test_commit_and_resume_after_a_restart(tansu_broker: Broker) -> None:
     topic = await fresh_topic(tansu_broker)
     await produce(tansu_broker, topic, [b"%d" % i for i in range(20)])
-    group = f"g-resume-{next(_groups)}"
+    group = fresh_group("resume")
     tp = TopicPartition(topic, 0)
     async with member(tansu_broker, topic, group, enable_auto_commit=False) as first:
         async for record in first:
@@ -113,7 +125,7 @@ async def test_commit_and_resume_after_a_restart(tansu_broker: Broker) -> None:
 
 async def test_heartbeats_go_on_during_a_slow_handler(tansu_broker: Broker) -> None:
     topic = await fresh_topic(tansu_broker, partitions=2)
-    group = f"g-slow-{next(_groups)}"
+    group = fresh_group("slow")
     heard = Recorder()
     async with member(tansu_broker, topic, group) as a:
         a.subscribe([topic], heard)
@@ -128,7 +140,7 @@ async def test_heartbeats_go_on_during_a_slow_handler(tansu_broker: Broker) -> N
 
 async def test_a_member_killed_without_leave_group_is_expired(tansu_broker: Broker) -> None:
     topic = await fresh_topic(tansu_broker, partitions=2)
-    group = f"g-killed-{next(_groups)}"
+    group = fresh_group("killed")
     async with member(tansu_broker, topic, group) as a:
         b = member(tansu_broker, topic, group)
         await b.start()
@@ -146,18 +158,22 @@ async def test_a_member_killed_without_leave_group_is_expired(tansu_broker: Brok
 async def test_max_poll_interval_moves_the_partitions_of_a_stuck_member(
     tansu_broker: Broker,
 ) -> None:
+    """a stops polling: it leaves the group, b gets its partition; a hears that it lost it in
+    its next poll (as in Kafka's Java client), and joins again."""
     topic = await fresh_topic(tansu_broker, partitions=2)
-    group = f"g-stuck-{next(_groups)}"
-    async with (
-        member(tansu_broker, topic, group, max_poll_interval_ms=1500) as a,
-        member(tansu_broker, topic, group, max_poll_interval_ms=1500) as b,
-    ):
+    group = fresh_group("stuck")
+    heard = Recorder()
+    a = member(tansu_broker, topic, group, max_poll_interval_ms=1500)
+    a.subscribe([topic], heard)
+    async with a, member(tansu_broker, topic, group, max_poll_interval_ms=1500) as b:
         await until(lambda: len(a.assignment()) == len(b.assignment()) == 1, a, b)
-        deadline = time.monotonic() + 20
-        while len(b.assignment()) != 2:  # a does not poll
-            assert time.monotonic() < deadline
-            await b.getmany(timeout_ms=100)
-        assert a.assignment() == set()
+        kept = a.assignment()
+        await until(lambda: len(b.assignment()) == 2, b)  # a does not poll
+        assert [e for e, _ in heard.events] == ["assigned"]  # nothing behind its back
+        with pytest.raises(CommitFailedError, match="not a member"):
+            await a.commit()  # what it read is b's to read again
+        await a.getmany(timeout_ms=0)
+        assert heard.events[-1] == ("lost", kept)
         await until(lambda: len(a.assignment()) == len(b.assignment()) == 1, a, b)
 
 
@@ -171,7 +187,7 @@ async def test_the_consumer_group_protocol_needs_the_api(tansu_broker: Broker) -
 
 async def test_an_assignor_the_group_does_not_share_is_an_error(tansu_broker: Broker) -> None:
     topic = await fresh_topic(tansu_broker)
-    group = f"g-mixed-{next(_groups)}"
+    group = fresh_group("mixed")
     async with member(tansu_broker, topic, group, partition_assignment_strategy="range") as a:
         await until(lambda: len(a.assignment()) == 1, a)
         async with member(

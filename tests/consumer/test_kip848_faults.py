@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kafkawire.consumer import Consumer, UnsupportedGroupProtocolError
+from kafkawire.consumer import CommitFailedError, Consumer, UnsupportedGroupProtocolError
 from kafkawire.errors import (
     GroupAuthorizationFailedError,
     GroupMaxSizeReachedError,
@@ -52,8 +52,10 @@ def steady(*partitions: int, epoch: int = 1) -> Any:
 async def test_the_join_carries_everything_and_later_heartbeats_only_changes() -> None:
     async with FakeCoordinator(steady(0, 1)) as fake:
         heard = Recorder()
-        async with member(fake, heard, group_instance_id="i-1", max_poll_interval_ms=45_000):
-            await heard.until(1)
+        async with member(
+            fake, heard, group_instance_id="i-1", max_poll_interval_ms=45_000
+        ) as consumer:
+            await heard.until(1, consumer)
             ack = await fake.until_heartbeat(lambda r: bool(r.topic_partitions))
             acked = len(fake.heartbeats)
             await fake.until_heartbeat(lambda r: len(fake.heartbeats) > acked)
@@ -90,7 +92,7 @@ async def test_a_fenced_member_loses_its_partitions_and_joins_again(code: int) -
     fenced: list[Any] = []
     heard = Recorder()
     async with FakeCoordinator(answer) as fake, member(fake, heard) as consumer:
-        await heard.until(3)
+        await heard.until(3, consumer)
         assert consumer.assignment() == {T0, T1}
         assert heard.events == [("assigned", {T0, T1}), ("lost", {T0, T1}), ("assigned", {T0, T1})]
         rejoin = next(r for r in fake.heartbeats[3:] if r.member_epoch == 0)
@@ -153,7 +155,7 @@ async def test_a_moved_coordinator_is_found_again() -> None:
 
     heard = Recorder()
     async with FakeCoordinator(answer, brokers=2) as fake, member(fake, heard) as consumer:
-        await heard.until(1)
+        await heard.until(1, consumer)
         assert consumer.assignment() == {T0, T1}
     assert fake.finds >= 2
     retried = fake.heartbeats[1]  # after the error: every field again, same member id
@@ -172,7 +174,7 @@ async def test_a_commit_refused_as_stale_goes_again_with_the_next_epoch() -> Non
         FakeCoordinator(answer, commit_error=commit_error) as fake,
         member(fake, heard, enable_auto_commit=False) as consumer,
     ):
-        await heard.until(1)
+        await heard.until(1, consumer)
         await asyncio.wait_for(consumer.commit({T0: 5}), WAIT)
     epochs = [c.generation_id_or_member_epoch for c in fake.commits]
     assert (epochs[0], epochs[-1]) == (1, 2)
@@ -181,8 +183,8 @@ async def test_a_commit_refused_as_stale_goes_again_with_the_next_epoch() -> Non
 
 async def test_commits_are_read_back_as_the_member() -> None:
     heard = Recorder()
-    async with FakeCoordinator(steady(0, 1, epoch=3)) as fake, member(fake, heard):
-        await heard.until(1)
+    async with FakeCoordinator(steady(0, 1, epoch=3)) as fake, member(fake, heard) as consumer:
+        await heard.until(1, consumer)
     group = fake.fetches[0].groups[0]  # OffsetFetch v9: the member's id and epoch
     assert (group.member_id, group.member_epoch) == (fake.heartbeats[0].member_id, 3)
 
@@ -195,23 +197,55 @@ async def test_a_member_that_stops_polling_leaves_and_joins_at_its_next_poll() -
     ):
         while not heard.events:  # polling keeps it in the group
             await asyncio.wait_for(consumer.getmany(timeout_ms=50), WAIT)
-        await heard.until(2)  # then lost, as the polls stop
-        leave = next(r for r in fake.heartbeats if r.member_epoch < 0)
-        assert (leave.member_epoch, consumer.assignment()) == (-1, set())
+        leave = await fake.until_heartbeat(lambda r: r.member_epoch < 0)  # as the polls stop
+        assert leave.member_epoch == -1
+        assert len(heard.events) == 1  # nothing changes behind the application's back
+        with pytest.raises(CommitFailedError, match="not a member"):
+            await consumer.commit()
         sent = len(fake.heartbeats)
-        await consumer.getmany(timeout_ms=0)
-        await heard.until(3)
+        while len(heard.events) < 2:  # a poll hears the partitions were lost, and joins again
+            await asyncio.wait_for(consumer.getmany(timeout_ms=50), WAIT)
+        assert heard.events[1] == ("lost", {T0, T1})
+        await heard.until(3, consumer)
         rejoin = fake.heartbeats[sent]
     lost_and_back = [("assigned", {T0, T1}), ("lost", {T0, T1}), ("assigned", {T0, T1})]
     assert heard.events[:3] == lost_and_back
     assert (rejoin.member_epoch, rejoin.member_id) == (0, leave.member_id)
 
 
+async def test_a_new_target_changes_the_assignment_only_in_the_next_poll() -> None:
+    """The broker takes t-1 away while the application processes a batch: nothing changes
+    behind its back (it still commits t-1 as the member), and its next poll revokes t-1 and
+    acknowledges."""
+
+    def answer(request: Any) -> dict[str, Any]:
+        if request.member_epoch == 0:
+            return {"member_id": request.member_id, "member_epoch": 1} | assignment(0, 1)
+        if fake.acknowledged():
+            return {"member_id": request.member_id, "member_epoch": 2} | assignment(0)
+        return {"member_id": request.member_id, "member_epoch": 1}
+
+    heard = Recorder()
+    async with (
+        FakeCoordinator(answer) as fake,
+        member(fake, heard, enable_auto_commit=False) as consumer,
+    ):
+        await heard.until(1, consumer)
+        await fake.until_heartbeat(lambda r: r.member_epoch == 2)  # it heard of the new target
+        assert (consumer.assignment(), len(heard.events)) == ({T0, T1}, 1)
+        await asyncio.wait_for(consumer.commit({T1: 5}), WAIT)
+        assert [p.partition_index for t in fake.commits[-1].topics for p in t.partitions] == [1]
+        await heard.until(2, consumer)
+        assert (heard.events[1], consumer.assignment()) == (("revoked", {T1}), {T0})
+        ack = await fake.until_heartbeat(lambda r: r.member_epoch == 2 and bool(r.topic_partitions))
+    assert [tp.partitions for tp in ack.topic_partitions] == [(0,)]
+
+
 async def test_close_commits_revokes_then_leaves() -> None:
     heard = Recorder()
     async with FakeCoordinator(steady(0, 1)) as fake:
         async with member(fake, heard) as consumer:
-            await heard.until(1)
+            await heard.until(1, consumer)
             consumer.seek(T0, 7)
         leave = fake.heartbeats[-1]
     assert heard.events == [("assigned", {T0, T1}), ("revoked", {T0, T1})]
@@ -227,13 +261,13 @@ async def test_close_commits_revokes_then_leaves() -> None:
 async def test_unsubscribe_leaves_and_a_new_subscription_joins_again() -> None:
     heard = Recorder()
     async with FakeCoordinator(steady(0, 1)) as fake, member(fake, heard) as consumer:
-        await heard.until(1)
+        await heard.until(1, consumer)
         consumer.unsubscribe()
         leave = await fake.until_heartbeat(lambda r: r.member_epoch < 0)
         assert (leave.member_epoch, consumer.assignment()) == (-1, set())
         joins = len([r for r in fake.heartbeats if r.member_epoch == 0])
         consumer.subscribe(["t"], heard)
-        await heard.until(2)
+        await heard.until(2, consumer)
         assert consumer.assignment() == {T0, T1}
     rejoin = [r for r in fake.heartbeats if r.member_epoch == 0][joins]
     assert (rejoin.member_id, rejoin.subscribed_topic_names) == (leave.member_id, ("t",))

@@ -10,6 +10,15 @@ apply to the broker-to-client direction and can change while connections are ope
 - ``cut_after``: abort both sides once ``response_bytes`` (all broker-to-client bytes passed
   so far, over all connections) would exceed it;
 - ``cut()``: abort every open connection now.
+
+Two hooks read the Kafka frames instead of raw chunks (for group tests that act on one API):
+
+- ``watch(api_key)``: called for every request a client sends, as it is passed on to the
+  broker; if it returns true, the connection is cut when the broker's answer to that request
+  arrives, and the answer is dropped (the broker has acted on the request, the client never
+  learns how);
+- ``rewrite(response)``: called with every decoded response, whose return value goes to the
+  client instead (re-encoded at the request's version), as a broker with another answer would.
 """
 
 from __future__ import annotations
@@ -17,7 +26,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl as _ssl
+import struct
 from collections.abc import Callable
+from typing import Any
+
+from kafkawire.protocol import decode_response, encode_response
+
+_SIZE = struct.Struct(">i")
+_REQUEST_HEADER = struct.Struct(">hhi")  # api key, api version, correlation id
 
 
 class Proxy:
@@ -29,6 +45,8 @@ class Proxy:
         self.drop = False
         self.corrupt: Callable[[bytes], bytes] | None = None
         self.cut_after: int | None = None
+        self.watch: Callable[[int], bool] | None = None
+        self.rewrite: Callable[[Any], Any] | None = None
         self.response_bytes = 0
         self.connections = 0
         self._writers: list[asyncio.StreamWriter] = []
@@ -77,10 +95,17 @@ class Proxy:
             client_writer.transport.abort()
             return
         self._writers.append(upstream_writer)
-        pumps = [
-            asyncio.create_task(self._pump(client_reader, upstream_writer, faults=False)),
-            asyncio.create_task(self._pump(upstream_reader, client_writer, faults=True)),
-        ]
+        if self.watch is None and self.rewrite is None:
+            pumps = [
+                asyncio.create_task(self._pump(client_reader, upstream_writer, faults=False)),
+                asyncio.create_task(self._pump(upstream_reader, client_writer, faults=True)),
+            ]
+        else:
+            asked: dict[int, tuple[int, int, bool]] = {}  # correlation id -> key, version, cut
+            pumps = [
+                asyncio.create_task(self._requests(client_reader, upstream_writer, asked)),
+                asyncio.create_task(self._responses(upstream_reader, client_writer, asked)),
+            ]
         try:
             await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -98,17 +123,66 @@ class Proxy:
         with contextlib.suppress(OSError):
             while data := await reader.read(65536):
                 if faults:
-                    if self.delay:
-                        await asyncio.sleep(self.delay)
-                    if self.drop:
-                        continue
-                    if self.corrupt is not None:
-                        data = self.corrupt(data)
-                    if self.cut_after is not None:
-                        room = self.cut_after - self.response_bytes
-                        if len(data) > room:
-                            writer.write(data[: max(room, 0)])
-                            return
-                    self.response_bytes += len(data)
+                    if not await self._passes(data, writer):
+                        return
+                    continue
                 writer.write(data)
                 await writer.drain()
+
+    async def _passes(self, data: bytes, writer: asyncio.StreamWriter) -> bool:
+        """Send broker-to-client ``data`` on with the faults set; false once it cut."""
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        if self.drop:
+            return True
+        if self.corrupt is not None:
+            data = self.corrupt(data)
+        if self.cut_after is not None:
+            room = self.cut_after - self.response_bytes
+            if len(data) > room:
+                writer.write(data[: max(room, 0)])
+                return False
+        self.response_bytes += len(data)
+        writer.write(data)
+        await writer.drain()
+        return True
+
+    async def _requests(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        asked: dict[int, tuple[int, int, bool]],
+    ) -> None:
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            while True:
+                frame = await _frame(reader)
+                api_key, version, correlation_id = _REQUEST_HEADER.unpack_from(frame, 4)
+                cut = self.watch is not None and self.watch(api_key)
+                asked[correlation_id] = (api_key, version, cut)
+                writer.write(frame)
+                await writer.drain()
+
+    async def _responses(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        asked: dict[int, tuple[int, int, bool]],
+    ) -> None:
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            while True:
+                frame = await _frame(reader)
+                (correlation_id,) = _SIZE.unpack_from(frame, 4)
+                api_key, version, cut = asked.pop(correlation_id)
+                if cut:
+                    return  # ends the relay: both sides are cut, the answer dropped
+                if self.rewrite is not None:
+                    _, response = decode_response(frame[4:], api_key, version)
+                    frame = encode_response(self.rewrite(response), correlation_id=correlation_id)
+                if not await self._passes(frame, writer):
+                    return
+
+
+async def _frame(reader: asyncio.StreamReader) -> bytes:
+    """One whole size-prefixed frame, its size included."""
+    size = await reader.readexactly(_SIZE.size)
+    return size + await reader.readexactly(_SIZE.unpack(size)[0])

@@ -9,6 +9,7 @@ from kafkawire.cluster import TopicPartition
 from .commits import OffsetAndMetadata
 from .consumer import Consumer
 from .errors import (
+    CommitFailedError,
     ConsumerStateError,
     LogTruncationError,
     NoOffsetForPartitionError,
@@ -22,6 +23,7 @@ from .record import ConsumerRecord
 from .settings import ConsumerOptions, ConsumerSettings
 
 __all__ = [
+    "CommitFailedError",
     "Consumer",
     "ConsumerOptions",
     "ConsumerRebalanceListener",

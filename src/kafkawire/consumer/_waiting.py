@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
-__all__ = ["wait_event"]
+__all__ = ["wait_any", "wait_event"]
 
 
 async def wait_event(event: asyncio.Event, timeout: float) -> bool:
@@ -20,3 +21,16 @@ async def wait_event(event: asyncio.Event, timeout: float) -> bool:
     except TimeoutError:
         return False
     return True
+
+
+async def wait_any(events: Sequence[asyncio.Event], timeout: float) -> None:
+    """Until one of ``events`` is set, or ``timeout`` seconds have passed."""
+    if any(e.is_set() for e in events):
+        return
+    waits = [asyncio.ensure_future(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for w in waits:
+            w.cancel()
+        await asyncio.gather(*waits, return_exceptions=True)

@@ -24,11 +24,11 @@ from typing_extensions import Unpack
 from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition, build_settings
 from kafkawire.errors import ClientClosedError, KafkawireError, StaleMemberEpochError
 
-from ._waiting import wait_event
+from ._waiting import wait_any
 from .commits import Generation, OffsetAndMetadata, OffsetStore
 from .consumer_protocol import CONSUMER_GROUP_HEARTBEAT, ConsumerProtocolCoordinator
 from .coordinator import ClassicCoordinator
-from .errors import ConsumerStateError, UnsupportedGroupProtocolError
+from .errors import CommitFailedError, ConsumerStateError, UnsupportedGroupProtocolError
 from .fetcher import Fetcher
 from .listener import ConsumerRebalanceListener
 from .membership import ConsumerHooks, GroupMembership
@@ -74,6 +74,7 @@ class Consumer:
         self._offsets = OffsetStore(self._cluster, settings.group_id) if settings.group_id else None
         self._group: GroupMembership | None = None
         self._positioning: set[asyncio.Task[None]] = set()
+        self._wakers: tuple[asyncio.Event, ...] = (self._fetcher.ready,)  # what ends a wait
         self._listener: ConsumerRebalanceListener | None = None
         if topics:
             self._subscriptions.topics = frozenset(topics)
@@ -133,6 +134,9 @@ class Consumer:
             raise ClientClosedError("the consumer is closed")
         if not self._started:
             raise ConsumerStateError("the consumer is not started: use `async with` or start()")
+        if self._group is not None and self._group.failure is not None:
+            # Fatal (fenced, not authorized, ...): raised anew at every call.
+            raise self._group.failure.with_traceback(None)
 
     # --- what to read ------------------------------------------------------------------------
 
@@ -216,14 +220,20 @@ class Consumer:
         once, else what arrives within ``timeout_ms``; ``{}`` if nothing does. At most
         ``max_records`` (default ``max_poll_records``). Cancelling it loses nothing.
 
+        In a group, this is where rebalances change the assignment and call the listener
+        (before records are handed out), as Kafka's Java client does in ``poll()``: records
+        it returned can still be committed once the group starts to rebalance.
+
         Errors of the background work are raised here; an error that ended the group
-        membership for good (such as ``GroupAuthorizationFailedError``) by every call."""
+        membership for good (such as ``FencedInstanceIdError`` or
+        ``GroupAuthorizationFailedError``) by every call."""
         self._check_running()
-        if self._group is not None:
-            self._group.polled()
         wanted = max_records or self.settings.max_poll_records
         deadline = time.monotonic() + timeout_ms / 1000
         while True:
+            if self._group is not None:
+                await self._group.poll()
+                self._check_running()
             self._fetcher.raise_errors()
             records = self._fetcher.drain(wanted, partitions)
             if records:
@@ -231,7 +241,7 @@ class Consumer:
             left = deadline - time.monotonic()
             if left <= 0:
                 return {}
-            await wait_event(self._fetcher.ready, left)
+            await wait_any(self._wakers, left)
             self._check_running()
 
     def __aiter__(self) -> Consumer:
@@ -342,6 +352,7 @@ class Consumer:
         )
         self._group = membership(self._cluster, self.settings, self._subscriptions, hooks)
         self._group.listener = self._listener
+        self._wakers = (self._fetcher.ready, self._group.turns.ready)
         self._group.start()
 
     async def _check_group_protocol(self) -> None:
@@ -379,7 +390,18 @@ class Consumer:
         return consumed
 
     def _generation(self) -> Generation:
+        """Who asks: the member's generation (outside a group, none)."""
         return self._group.generation if self._group is not None else Generation()
+
+    def _check_in_group(self) -> None:
+        """A commit names the member's generation: out of the group it has none."""
+        if self._group is not None and not self._group.in_group:
+            raise CommitFailedError(
+                f"group {self.settings.group_id}: the consumer is not a member of the group "
+                "now (thrown out, or not joined yet), so it cannot commit; its partitions are "
+                "revoked or lost in the next poll, and their next owner reads from the last "
+                "committed offsets"
+            )
 
     async def _as_member(self, call: Callable[[Generation], Awaitable[T]]) -> T:
         """``call(generation)``, and again with the next member epoch while the coordinator
@@ -400,6 +422,7 @@ class Consumer:
     async def _commit_offsets(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
         assert self._offsets is not None
         store = self._offsets
+        self._check_in_group()
         await self._as_member(lambda generation: store.commit(offsets, generation))
 
     async def _committed(
@@ -422,7 +445,10 @@ class Consumer:
         self, offsets: Mapping[TopicPartition, int | tuple[int, str]] | None = None
     ) -> None:
         """Commit the position after every record the application has got, or ``offsets``
-        (partition -> offset of the next record to read, or ``(offset, metadata)``)."""
+        (partition -> offset of the next record to read, or ``(offset, metadata)``).
+
+        A member that is not in its group now (thrown out, or left after
+        ``max_poll_interval_ms``) cannot commit: :class:`CommitFailedError`."""
         self._check_running()
         if self._offsets is None:
             raise ConsumerStateError("commit() needs a group_id")

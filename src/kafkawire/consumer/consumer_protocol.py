@@ -3,8 +3,11 @@
 The broker runs the assignor; a member only heartbeats (ConsumerGroupHeartbeat) and makes
 the assignment the broker names come true. Two tasks per consumer: the heartbeat loop and,
 when an assignment changes, one reconciliation at a time beside it, so heartbeats go on
-while the listener's callbacks run. Rules, after Kafka's Java client (its
-``ConsumerMembershipManager``) and librdkafka:
+while the listener's callbacks run. What a reconciliation changes in the assignment (and the
+listener's calls) runs in the application's next poll, as in Kafka's Java client
+(:mod:`.poll_turns`): records a poll returned can still be committed after the broker named
+a new target; only an acknowledgement with nothing to change goes at once. Rules, after
+Kafka's Java client (its ``ConsumerMembershipManager``) and librdkafka:
 
 - Joining: a heartbeat at member epoch 0 with a member id of the member's own (KIP-1082; at
   ConsumerGroupHeartbeat v0 the broker names it instead), the subscribed topics, the rebalance
@@ -18,8 +21,9 @@ while the listener's callbacks run. Rules, after Kafka's Java client (its
   taken next (positions from the group's commits, the listener's assigned); then a heartbeat
   goes at once with the owned partitions: the acknowledgement. The broker hands a partition to
   its new owner only once the old one stops reporting it.
-- Fenced (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID): everything is lost (listener's lost,
-  nothing committed) and the member joins again at epoch 0, with the same member id.
+- Fenced (FENCED_MEMBER_EPOCH, UNKNOWN_MEMBER_ID): everything is lost (listener's lost, in
+  the next poll; nothing committed) and the member then joins again at epoch 0, with the
+  same member id.
 - COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS and lost
   connections: the cluster layer finds the coordinator again and retries with backoff; the
   next heartbeat carries every field.
@@ -27,7 +31,8 @@ while the listener's callbacks run. Rules, after Kafka's Java client (its
   INVALID_REQUEST, UNSUPPORTED_ASSIGNOR, UNSUPPORTED_VERSION, a code kafkawire does not know) is
   fatal, as in Java: the partitions are lost, heartbeats stop, and every later poll raises it.
 - ``max_poll_interval_ms``: a member the application has not polled for that long leaves
-  (epoch -1; -2 for a static member), loses its partitions and joins again at its next poll.
+  (epoch -1; -2 for a static member); its next poll hears its partitions were lost (a commit
+  before then raises ``CommitFailedError``), and it joins again.
 - Closing: after the consumer's last auto-commit the listener hears that everything is
   revoked, and the member leaves with epoch -1 (-2 for a static member: the broker keeps its
   assignment for the session timeout, so a restart gets it back).
@@ -100,6 +105,11 @@ class ConsumerProtocolCoordinator(GroupMembership):
         self._reconciling: asyncio.Task[None] | None = None
         self._committing: asyncio.Task[None] | None = None  # an auto-commit beside the loop
         self._incarnation = 0  # moves on when the member leaves or is fenced: stale work stops
+
+    @property
+    def in_group(self) -> bool:
+        """Whether the member has joined (or is joining) since it last left or was fenced."""
+        return self._in_group
 
     def request_rejoin(self) -> None:
         """The subscription changed: the next heartbeat (sent now) carries it."""
@@ -227,23 +237,40 @@ class ConsumerProtocolCoordinator(GroupMembership):
         )
 
     async def _reconcile(self, incarnation: int) -> None:
+        """Make the target come true: at once if the partitions stay the same (only the
+        acknowledgement is due), else in the application's next poll (:mod:`.poll_turns`), so
+        nothing is revoked while it processes what the last poll returned."""
         try:
-            async with self._changes:
-                if incarnation == self._incarnation and self._target is not None:
-                    await self._reconcile_to(self._target, incarnation)
+            if self._target is None:
+                return
+            resolved, wanted = await self._wanted(self._target)
+            if wanted == set(self._subscriptions.assigned()) and self.joined.is_set():
+                if incarnation == self._incarnation:
+                    self._acknowledge(resolved)  # an epoch moved on, or unresolved topics
+                return
+            await self._at_poll(lambda: self._reconcile_at_poll(incarnation))
         except KafkawireError as exc:  # the next heartbeat tries again
             _log.warning("group %s: reconciling failed, will retry: %s", self._group_id, exc)
             if not exc.retriable:
                 self._on_error(exc)
 
-    async def _reconcile_to(self, target: Assignment, incarnation: int) -> None:
+    async def _reconcile_at_poll(self, incarnation: int) -> None:
+        async with self._changes:
+            if incarnation == self._incarnation and self._target is not None:
+                await self._reconcile_to(self._target, incarnation)
+
+    async def _wanted(self, target: Assignment) -> tuple[Assignment, set[TopicPartition]]:
+        """The part of ``target`` whose topic names are known, and its partitions."""
         names = await self._topic_names(target)
         resolved = {topic_id: ps for topic_id, ps in target.items() if topic_id in names}
-        wanted = {TopicPartition(names[t], p) for t, ps in resolved.items() for p in ps}
+        return resolved, {TopicPartition(names[t], p) for t, ps in resolved.items() for p in ps}
+
+    async def _reconcile_to(self, target: Assignment, incarnation: int) -> None:
+        resolved, wanted = await self._wanted(target)
         owned = set(self._subscriptions.assigned())
         revoked, added = owned - wanted, wanted - owned
         if not (revoked or added) and self.joined.is_set():
-            self._acknowledge(resolved)  # an epoch moved on, or only unresolved topics differ
+            self._acknowledge(resolved)  # changed back meanwhile
             return
         _log.info(
             "group %s: member %s epoch %d: revoking %s, adding %s",
@@ -324,18 +351,22 @@ class ConsumerProtocolCoordinator(GroupMembership):
             with contextlib.suppress(KafkawireError):
                 await self._cluster.send(request, negotiate=True, retry=False)
 
-    async def _give_up_for_slowness(self) -> None:
+    async def _leave_group_for_slowness(self) -> None:
         await self._leave()
-        async with self._changes:
-            await self._lose_all()  # as Java does: it can no longer commit them
+
+    async def _lose_all(self) -> set[TopicPartition]:
+        async with self._changes:  # not in the middle of a reconciliation
+            return await super()._lose_all()
 
     async def _fenced(self, error: KafkawireError) -> None:
-        self._out_of_group()
-        async with self._changes:
-            lost = await self._lose_all()
         _log.warning(
-            "group %s: %s; %d partitions lost, joining again", self._group_id, error, len(lost)
+            "group %s: %s; its %d partitions are lost, joining again after the next poll",
+            self._group_id,
+            error,
+            len(self._subscriptions.assigned()),
         )
+        self._out_of_group()
+        await self._at_poll(self._lose_all)  # as Java: the listener hears it in the poll
         self._wake.set()
 
     async def _fail(self, error: KafkawireError) -> None:
@@ -347,7 +378,6 @@ class ConsumerProtocolCoordinator(GroupMembership):
             )
         _log.error("group %s: %s; the member stops", self._group_id, error)
         self._out_of_group()
-        async with self._changes:
-            await self._lose_all()
+        await self._lose_all()
         self.failure = error
         self._on_error(error)

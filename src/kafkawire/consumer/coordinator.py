@@ -5,22 +5,39 @@ assignor and hands out the assignments in its SyncGroup), then heartbeats every
 ``heartbeat_interval_ms`` while the application does whatever it does, and joins again when
 the coordinator says the group is rebalancing. Rules it keeps:
 
-- Eager assignors (range, roundrobin, sticky): before joining, the member commits (with
-  auto-commit), tells the listener it revokes everything, and gives everything up.
-  Cooperative (every configured assignor is cooperative-sticky, KIP-429): it keeps consuming
-  what it owns while the group rebalances, gives up only what the new assignment takes away
-  (committing it first), and then joins once more so those partitions reach their new owner.
+- What a rebalance changes in the assignment happens in the application's next poll
+  (``getmany``, or iteration), never while it processes what the last poll returned, as in
+  Kafka's Java client (:mod:`.poll_turns`): records a poll returned can be committed after
+  the group started to rebalance, and the listener is called between batches. The member
+  heartbeats while it waits for that poll.
+- Eager assignors (range, roundrobin, sticky): in that poll the member commits (with
+  auto-commit), tells the listener it revokes everything and gives everything up; then it
+  joins. Cooperative (every configured assignor is cooperative-sticky, KIP-429): it keeps
+  consuming what it owns while the group rebalances, gives up only what the new assignment
+  takes away (committing it first), and then joins once more so those partitions reach their
+  new owner.
 - Revoking (either way) first stops the partitions' records reaching the application, then
   commits, so the next owner reads on from the last record handed out.
-- Thrown out of the group (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID): its
-  partitions are *lost* (the listener hears so; nothing is committed for them) and it joins
-  afresh.
-- ``max_poll_interval_ms``: if the application does not call ``getmany`` (or iterate) for that
-  long, the member leaves the group so that its partitions move on, and joins again on its
-  next poll.
+- Thrown out of the group (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID): its partitions are *lost*
+  (the listener hears so in the next poll; nothing is committed for them; a commit before
+  then fails) and it joins afresh.
+- Fenced (FENCED_INSTANCE_ID: another consumer joined with this one's ``group_instance_id``):
+  its partitions are lost too, but it does not join again (that would fence the other one in
+  turn): :class:`~kafkawire.errors.FencedInstanceIdError` is fatal, and every later poll
+  raises it, as Kafka's Java client raises ``FencedInstanceIdException``.
+- A lost connection to the coordinator (or NOT_COORDINATOR) in the middle of JoinGroup,
+  SyncGroup or a heartbeat: the cluster layer looks the coordinator up again and sends the
+  request once more, with the member id the member has (a JoinGroup whose answer was lost may
+  leave the broker with a member that only its session timeout removes).
+- ``max_poll_interval_ms``: if the application does not poll for that long, the member
+  leaves the group so that its partitions move on; its next poll hears they were lost and
+  joins again.
 - Auto-commit runs from this task every ``auto_commit_interval_ms``.
 - Static members (``group_instance_id``) do not send LeaveGroup on close: a restart within
   the session timeout gets the same partitions back without a rebalance.
+- The eager ``sticky`` assignor learns what each member had from the subscription's user data
+  (members own nothing when they join, having given everything up): this member sends its
+  last assignment and generation there.
 """
 
 from __future__ import annotations
@@ -50,12 +67,13 @@ from .assignors import COOPERATIVE, assign
 from .commits import Generation
 from .listener import notify
 from .member_data import (
+    STICKY,
     decode_assignment,
     decode_subscription,
     encode_assignment,
     encode_subscription,
 )
-from .membership import ConsumerHooks, GroupMembership
+from .membership import ConsumerHooks, GroupMembership, PollTimeout
 from .settings import ConsumerSettings
 from .subscription import SubscriptionState
 
@@ -63,7 +81,7 @@ __all__ = ["ClassicCoordinator"]
 
 _log = logging.getLogger(__name__)
 
-_FENCED = (IllegalGenerationError, UnknownMemberIdError, FencedInstanceIdError)
+_THROWN_OUT = (IllegalGenerationError, UnknownMemberIdError)
 
 
 class ClassicCoordinator(GroupMembership):
@@ -78,18 +96,27 @@ class ClassicCoordinator(GroupMembership):
     ) -> None:
         super().__init__(cluster, settings, subscriptions, hooks)
         self.cooperative = set(settings.partition_assignment_strategy) <= COOPERATIVE
+        self.leader = False  # whether this member assigned the partitions at the last join
+        self._previous: set[TopicPartition] | None = None  # the last assignment, for sticky
         self._rejoin = asyncio.Event()
         self._rejoin.set()
+
+    @property
+    def rebalancing(self) -> bool:
+        """Whether the member is to join (again), or waits for a poll to finish a rebalance."""
+        return self._rejoin.is_set() or self.turns.ready.is_set()
 
     def request_rejoin(self) -> None:
         self._rejoin.set()
 
     async def close(self) -> None:
-        """Stop heartbeating; tell the listener everything is revoked and leave the group
-        (the consumer has committed just before, with auto-commit)."""
+        """Stop heartbeating; tell the listener the partitions are revoked (lost, if the
+        member was thrown out) and leave the group (the consumer has committed just before,
+        with auto-commit)."""
         await self._stop_task()
         if self.generation.member_id and self._subscriptions.assigned():
-            await notify(self.listener, "revoked", set(self._subscriptions.assigned()))
+            event = "revoked" if self.in_group else "lost"
+            await notify(self.listener, event, set(self._subscriptions.assigned()))
         await self._leave("the consumer is closing")
 
     # --- the loop ----------------------------------------------------------------------------
@@ -101,8 +128,14 @@ class ClassicCoordinator(GroupMembership):
                 if self._rejoin.is_set():
                     await self._join()
                 await self._heartbeat_once()
-            except _FENCED as exc:
+            except FencedInstanceIdError as exc:
+                await self._fence(exc)
+                return
+            except _THROWN_OUT as exc:
                 await self._lost(exc)
+            except PollTimeout:
+                await self._leave_for_slowness()
+                self._rejoin.set()
             except RebalanceInProgressError:
                 self._rejoin.set()
             except asyncio.CancelledError:
@@ -118,10 +151,7 @@ class ClassicCoordinator(GroupMembership):
         check the poll interval."""
         if await wait_event(self._rejoin, self._settings.heartbeat_interval_ms / 1000):
             return
-        if self._poll_overdue():
-            await self._leave_for_slowness()
-            self._rejoin.set()
-            return
+        self._check_poll_interval()
         await self._heartbeat()
         if self._auto_commit_due():
             await self._auto_commit()
@@ -141,40 +171,78 @@ class ClassicCoordinator(GroupMembership):
         response = await self._cluster.send(request, negotiate=True)
         _raise_for(response.error_code, f"heartbeat of group {self._group_id}")
 
-    async def _give_up_for_slowness(self) -> None:
-        await notify(self.listener, "revoked", set(self._subscriptions.assigned()))
-        self._subscriptions.assign([])
+    async def _beat(self) -> None:
+        """A heartbeat while the member waits for a poll (a rebalance it hears of then is
+        joined after the work)."""
+        try:
+            await self._heartbeat()
+        except RebalanceInProgressError:
+            self._rejoin.set()
+
+    async def _leave_group_for_slowness(self) -> None:
         await self._leave("consumer poll timeout has expired")
+        # Out of the group (a static member too, which sends no LeaveGroup): no commits.
+        self.generation = Generation(group_instance_id=self._settings.group_instance_id)
 
     async def _lost(self, error: BaseException) -> None:
+        _log.warning(
+            "group %s: %s; its %d partitions are lost, joining again",
+            self._group_id,
+            error,
+            len(self._subscriptions.assigned()),
+        )
         member_id = "" if isinstance(error, UnknownMemberIdError) else self.generation.member_id
         self.generation = Generation(-1, member_id, self._settings.group_instance_id)
-        lost = await self._lose_all()
-        _log.warning(
-            "group %s: %s; %d partitions lost, joining again", self._group_id, error, len(lost)
-        )
+        await self._at_poll(self._lose_all)
         self._rejoin.set()
+
+    async def _fence(self, error: FencedInstanceIdError) -> None:
+        _log.error(
+            "group %s: %s: another consumer joined with group_instance_id %r; this one stops "
+            "(its %d partitions are lost)",
+            self._group_id,
+            error,
+            self._settings.group_instance_id,
+            len(self._subscriptions.assigned()),
+        )
+        self.failure = error
+        self.generation = Generation(group_instance_id=self._settings.group_instance_id)
+        await self._lose_all()
+        self._on_error(error)
+
+    async def _lose_all(self) -> set[TopicPartition]:
+        self._previous = None  # the sticky assignor hears of no previous assignment
+        return await super()._lose_all()
 
     # --- joining -----------------------------------------------------------------------------
 
     async def _join(self) -> None:
+        if not self.cooperative and self._subscriptions.assigned():
+            await self._at_poll(self._give_up_all, beat=self._beat if self.in_group else None)
         owned = set(self._subscriptions.assigned())
-        if not self.cooperative:
-            await self._revoke(owned)
-            owned = set()
         self._rejoin.clear()
         joined = await self._join_group(owned)
         assignments = {}
-        if joined.leader == joined.member_id:
+        self.leader = joined.leader == joined.member_id
+        if self.leader:
             assignments = await self._assign(joined)
-        assigned = await self._sync(joined, assignments)
-        await self._take(set(assigned), owned)
+        assigned = set(await self._sync(joined, assignments))
+        await self._at_poll(lambda: self._take(assigned, owned), beat=self._beat)
+
+    async def _give_up_all(self) -> None:
+        """Before an eager member joins: revoke everything (committing it, with
+        auto-commit)."""
+        await self._revoke(set(self._subscriptions.assigned()))
 
     async def _join_group(self, owned: set[TopicPartition]) -> Any:
         settings = self._settings
-        metadata = encode_subscription(
-            self._subscriptions.topics, owned, self.generation.generation_id
-        )
+        topics, generation = self._subscriptions.topics, self.generation.generation_id
+        metadata = {
+            name: encode_subscription(
+                topics, owned, generation, previous=self._previous if name == STICKY else None
+            )
+            for name in settings.partition_assignment_strategy
+        }
         while True:
             request = join_group.JoinGroupRequest(
                 group_id=self._group_id,
@@ -184,8 +252,8 @@ class ClassicCoordinator(GroupMembership):
                 group_instance_id=settings.group_instance_id,
                 protocol_type="consumer",
                 protocols=tuple(
-                    join_group.JoinGroupRequestProtocol(name=name, metadata=metadata)
-                    for name in settings.partition_assignment_strategy
+                    join_group.JoinGroupRequestProtocol(name=name, metadata=data)
+                    for name, data in metadata.items()
                 ),
             )
             response = await self._cluster.send(request, negotiate=True)
@@ -212,11 +280,11 @@ class ClassicCoordinator(GroupMembership):
 
     async def _assign(self, joined: Any) -> dict[str, list[TopicPartition]]:
         """The leader's part: run the group's assignor over every member's subscription."""
-        members = {m.member_id: decode_subscription(m.metadata) for m in joined.members}
+        name = joined.protocol_name
+        members = {m.member_id: decode_subscription(m.metadata, name) for m in joined.members}
         topics = sorted({t for m in members.values() for t in m.topics})
         metadata = await self._cluster.metadata(topics)
         counts = {t: len(metadata.topics[t].partitions) for t in topics if t in metadata.topics}
-        name = joined.protocol_name
         return assign(name, members, counts)
 
     async def _sync(
@@ -244,6 +312,7 @@ class ClassicCoordinator(GroupMembership):
             await self._revoke(revoked)
             self._rejoin.set()  # so that the revoked partitions reach their new owner
         self._subscriptions.assign(sorted(assigned))
+        self._previous = assigned
         added = assigned - owned
         await self._on_assigned(added)
         await notify(self.listener, "assigned", added)

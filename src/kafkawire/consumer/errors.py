@@ -6,6 +6,7 @@ from kafkawire.cluster import TopicPartition
 from kafkawire.errors import KafkawireError
 
 __all__ = [
+    "CommitFailedError",
     "ConsumerStateError",
     "LogTruncationError",
     "NoOffsetForPartitionError",
@@ -17,6 +18,12 @@ __all__ = [
 
 class ConsumerStateError(KafkawireError):
     """A call the consumer cannot serve as it stands (closed, no group, not started, ...)."""
+
+
+class CommitFailedError(KafkawireError):
+    """A commit the group cannot take: the member is not in the group now (thrown out, or
+    not joined yet). As Kafka's Java ``CommitFailedException``: the records it got may be read
+    again by the partitions' next owner, from the last committed offsets."""
 
 
 class NotAssignedError(ConsumerStateError):

@@ -16,15 +16,20 @@ _log = logging.getLogger(__name__)
 class ConsumerRebalanceListener:
     """Subclass it and pass it to ``subscribe``; each method may be sync or ``async``.
 
+    They are called from the consumer's ``getmany`` (and iteration), before it hands out more
+    records, as Kafka's Java client calls them from ``poll()``: so the records the last call
+    returned have been processed, and committing there covers them; with either group
+    protocol. (``close`` calls ``on_partitions_revoked`` too; a member whose membership ends
+    with a fatal error, such as a fenced static member, hears ``on_partitions_lost`` at once.)
+
     - ``on_partitions_revoked``: the member gives these up in an orderly rebalance; the
       consumer has committed their positions (with auto-commit) just before. Commit here
       what auto-commit does not cover.
     - ``on_partitions_assigned``: these are now the member's (positions are known).
     - ``on_partitions_lost``: these were taken away without a chance to commit (the member
-      was thrown out of the group: session expired, or fenced; with
-      ``group_protocol="consumer"`` also when it left for not polling within
-      ``max_poll_interval_ms``, and on a fatal group error); another member may already be
-      reading them.
+      was thrown out of the group: session expired, or fenced; it left for not polling
+      within ``max_poll_interval_ms``; or a fatal group error); another member may already
+      be reading them.
     """
 
     def on_partitions_revoked(self, revoked: set[TopicPartition]) -> Any:

@@ -3,8 +3,13 @@
 :class:`GroupMembership` is the interface :class:`~kafkawire.consumer.Consumer` drives, and
 the parts both protocols keep alike: one background task, the poll clock behind
 ``max_poll_interval_ms``, the auto-commit clock, the generation (or member epoch) that
-commits carry, and the orderly revocation of partitions. :mod:`.coordinator` (the classic
-protocol) and :mod:`.consumer_protocol` (KIP-848) build on it.
+commits carry, the orderly revocation of partitions, and the poll turns (:mod:`.poll_turns`):
+what a rebalance changes in the assignment runs in the application's next poll
+(:meth:`GroupMembership.poll`, from ``getmany``), as in Kafka's Java client, never while the
+application processes what the last poll returned. An error that ends the membership for
+good (``failure``: fenced, not authorized, ...) is raised by every later call.
+:mod:`.coordinator` (the classic protocol) and :mod:`.consumer_protocol` (KIP-848) build on
+it.
 """
 
 from __future__ import annotations
@@ -23,12 +28,17 @@ from kafkawire.errors import KafkawireError
 from ._waiting import wait_event
 from .commits import Generation
 from .listener import ConsumerRebalanceListener, notify
+from .poll_turns import PollTurns
 from .settings import ConsumerSettings
 from .subscription import SubscriptionState
 
-__all__ = ["ConsumerHooks", "GroupMembership"]
+__all__ = ["ConsumerHooks", "GroupMembership", "PollTimeout"]
 
 _log = logging.getLogger(__name__)
+
+
+class PollTimeout(Exception):
+    """The application has not polled for ``max_poll_interval_ms``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +74,7 @@ class GroupMembership(ABC):
         self.listener: ConsumerRebalanceListener | None = None
         self._generation = Generation(group_instance_id=settings.group_instance_id)
         self._generation_changed = asyncio.Event()
-        self._polled = asyncio.Event()
+        self.turns = PollTurns()  # what the application's next poll must do
         self._last_poll = time.monotonic()
         self._next_commit = time.monotonic() + settings.auto_commit_interval_ms / 1000
         self._task: asyncio.Task[None] | None = None
@@ -76,13 +86,23 @@ class GroupMembership(ABC):
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="kafkawire-group")
 
-    def polled(self) -> None:
-        """The application asked for records: it is alive (see ``max_poll_interval_ms``).
-        Raises the error that ended the membership, if one did: every poll hears of it."""
-        if self.failure is not None:
-            raise self.failure
+    async def poll(self) -> None:
+        """The application asks for records: it is alive (see ``max_poll_interval_ms``), and
+        between batches, so what rebalances change in its assignment happens now. Raises
+        the error that ended the membership, if one did: every poll hears of it."""
+        self._raise_failure()
         self._last_poll = time.monotonic()
-        self._polled.set()
+        await self.turns.run()
+        self._raise_failure()
+
+    def _raise_failure(self) -> None:
+        if self.failure is not None:
+            raise self.failure.with_traceback(None)
+
+    @property
+    def in_group(self) -> bool:
+        """Whether the member holds a generation (member epoch) its commits can name."""
+        return self.generation.generation_id >= 0
 
     @abstractmethod
     def request_rejoin(self) -> None:
@@ -126,26 +146,49 @@ class GroupMembership(ABC):
         """Whether the application has not polled for longer than ``max_poll_interval_ms``."""
         return time.monotonic() - self._last_poll > self._settings.max_poll_interval_ms / 1000
 
+    def _check_poll_interval(self) -> None:
+        if self._poll_overdue():
+            raise PollTimeout
+
+    async def _at_poll(
+        self,
+        work: Callable[[], Awaitable[object]],
+        *,
+        beat: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
+        """Have the application's next poll run ``work``, and wait for it. With ``beat`` (a
+        member of the group whose heartbeats stop while it waits) it heartbeats every
+        interval meanwhile, and gives up with :class:`PollTimeout` if no poll comes within
+        ``max_poll_interval_ms``."""
+        done = self.turns.submit(work)
+        try:
+            while not done.done():
+                await asyncio.wait([done], timeout=self._settings.heartbeat_interval_ms / 1000)
+                if done.done() or beat is None:
+                    continue
+                self._check_poll_interval()
+                await beat()
+            done.result()
+        finally:
+            done.cancel()  # withdrawn, if it has not run
+
     async def _leave_for_slowness(self) -> None:
         """``max_poll_interval_ms`` passed without a poll: leave the group so that the
-        partitions move on, and wait for the application's next poll (the member then joins
-        again)."""
-        overdue = self._last_poll
+        partitions move on (out of it, the member cannot commit); its next poll hears they
+        were lost (as Java's does: another member may own them by then), and it joins
+        again."""
         _log.warning(
             "group %s: no poll for more than max_poll_interval_ms (%d ms): leaving the group "
             "so that its partitions move on; the next poll joins again",
             self._group_id,
             self._settings.max_poll_interval_ms,
         )
-        await self._give_up_for_slowness()
-        while self._last_poll == overdue:
-            self._polled.clear()
-            if self._last_poll == overdue:
-                await self._polled.wait()
+        await self._leave_group_for_slowness()
+        await self._at_poll(self._lose_all)
 
     @abstractmethod
-    async def _give_up_for_slowness(self) -> None:
-        """Leave the group, and drop the partitions, as the protocol does it."""
+    async def _leave_group_for_slowness(self) -> None:
+        """Leave the group as the protocol does it (the partitions go at the next poll)."""
 
     def _auto_commit_due(self) -> bool:
         """Whether an auto-commit is due now (the clock then starts the next interval)."""
