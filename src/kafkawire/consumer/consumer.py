@@ -25,6 +25,7 @@ from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition, build_
 from kafkawire.errors import ClientClosedError, KafkawireError, StaleMemberEpochError
 
 from ._waiting import wait_any
+from .auto_commit import AutoCommitter
 from .commits import Generation, OffsetAndMetadata, OffsetStore
 from .consumer_protocol import CONSUMER_GROUP_HEARTBEAT, ConsumerProtocolCoordinator
 from .coordinator import ClassicCoordinator
@@ -73,6 +74,7 @@ class Consumer:
         self._started = self._closed = False
         self._offsets = OffsetStore(self._cluster, settings.group_id) if settings.group_id else None
         self._group: GroupMembership | None = None
+        self._auto_commit: AutoCommitter | None = None  # in a group, with enable_auto_commit
         self._positioning: set[asyncio.Task[None]] = set()
         self._wakers: tuple[asyncio.Event, ...] = (self._fetcher.ready,)  # what ends a wait
         self._listener: ConsumerRebalanceListener | None = None
@@ -234,6 +236,7 @@ class Consumer:
             if self._group is not None:
                 await self._group.poll()
                 self._check_running()
+                self._poll_auto_commit()
             self._fetcher.raise_errors()
             records = self._fetcher.drain(wanted, partitions)
             if records:
@@ -249,6 +252,8 @@ class Consumer:
 
     async def __anext__(self) -> ConsumerRecord:
         """The next record, waiting as long as it takes; ends only by ``close``."""
+        if self._iterated:
+            self._poll_auto_commit()  # each step of an iteration is a poll (getmany does it)
         while not self._iterated:
             try:
                 batch = await self.getmany(timeout_ms=1000)
@@ -257,6 +262,11 @@ class Consumer:
             for records in batch.values():
                 self._iterated.extend(records)
         return self._iterated.popleft()
+
+    def _poll_auto_commit(self) -> None:
+        """Auto-commit what earlier polls handed out, if due (see :mod:`.auto_commit`)."""
+        if self._auto_commit is not None and self._group is not None and self._group.in_group:
+            self._auto_commit.poll(self._consumed)
 
     def _drop_iterated(self, dropped: Any) -> None:
         """Forget records fetched for iteration of partitions that were seeked or revoked."""
@@ -351,6 +361,10 @@ class Consumer:
             on_error=self._fetcher.fail,
         )
         self._group = membership(self._cluster, self.settings, self._subscriptions, hooks)
+        if self.settings.enable_auto_commit:
+            self._auto_commit = AutoCommitter(
+                self.settings.auto_commit_interval_ms, self._commit_offsets
+            )
         self._group.listener = self._listener
         self._wakers = (self._fetcher.ready, self._group.turns.ready)
         self._group.start()
@@ -436,6 +450,8 @@ class Consumer:
         return await self._as_member(lambda generation: store.committed(partitions, generation))
 
     async def _commit_consumed(self, partitions: set[TopicPartition] | None) -> None:
+        if self._auto_commit is not None:  # an older auto-commit must not land after this
+            await self._auto_commit.settled()
         consumed = self._consumed()
         if partitions is not None:
             consumed = {tp: o for tp, o in consumed.items() if tp in partitions}

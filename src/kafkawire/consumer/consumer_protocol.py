@@ -38,7 +38,7 @@ Kafka's Java client (its ``ConsumerMembershipManager``) and librdkafka:
   assignment for the session timeout, so a restart gets it back).
 - Commits carry the member epoch where the classic protocol has the generation id, once the
   member has one; one refused with STALE_MEMBER_EPOCH goes again when a heartbeat brings the
-  new epoch (the consumer's ``_as_member``), so auto-commits run beside the heartbeat loop.
+  new epoch (the consumer's ``_as_member``); auto-commits go from the application's poll.
 """
 
 from __future__ import annotations
@@ -103,7 +103,6 @@ class ConsumerProtocolCoordinator(GroupMembership):
         self._wake = asyncio.Event()  # heartbeat now, without waiting for the interval
         self._changes = asyncio.Lock()  # one change of the assignment at a time
         self._reconciling: asyncio.Task[None] | None = None
-        self._committing: asyncio.Task[None] | None = None  # an auto-commit beside the loop
         self._incarnation = 0  # moves on when the member leaves or is fenced: stale work stops
 
     @property
@@ -159,9 +158,6 @@ class ConsumerProtocolCoordinator(GroupMembership):
             self._next_beat = time.monotonic() + self._settings.retry_backoff_ms / 1000
             return True
         self._maybe_reconcile()
-        if self._auto_commit_due() and (self._committing is None or self._committing.done()):
-            # Beside the loop: a commit refused as stale waits for the epoch a heartbeat brings.
-            self._committing = asyncio.create_task(self._auto_commit())
         return True
 
     async def _wait_for_turn(self) -> None:
@@ -326,10 +322,9 @@ class ConsumerProtocolCoordinator(GroupMembership):
 
     async def _stop_side_tasks(self) -> None:
         self._incarnation += 1
-        tasks = [t for t in (self._reconciling, self._committing) if t is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._reconciling is not None:
+            self._reconciling.cancel()
+            await asyncio.gather(self._reconciling, return_exceptions=True)
 
     # --- leaving the group -------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ the coordinator says the group is rebalancing. Rules it keeps:
 - ``max_poll_interval_ms``: if the application does not poll for that long, the member
   leaves the group so that its partitions move on; its next poll hears they were lost and
   joins again.
-- Auto-commit runs from this task every ``auto_commit_interval_ms``.
+- Auto-commit runs from the application's poll (:mod:`.auto_commit`), not from this task.
 - Static members (``group_instance_id``) do not send LeaveGroup on close: a restart within
   the session timeout gets the same partitions back without a rebalance.
 - The eager ``sticky`` assignor learns what each member had from the subscription's user data
@@ -153,8 +153,6 @@ class ClassicCoordinator(GroupMembership):
             return
         self._check_poll_interval()
         await self._heartbeat()
-        if self._auto_commit_due():
-            await self._auto_commit()
 
     def _identity(self) -> dict[str, Any]:
         """The fields that say who is asking, as Heartbeat and SyncGroup name them."""

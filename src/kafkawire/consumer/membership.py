@@ -2,7 +2,7 @@
 
 :class:`GroupMembership` is the interface :class:`~kafkawire.consumer.Consumer` drives, and
 the parts both protocols keep alike: one background task, the poll clock behind
-``max_poll_interval_ms``, the auto-commit clock, the generation (or member epoch) that
+``max_poll_interval_ms``, the generation (or member epoch) that
 commits carry, the orderly revocation of partitions, and the poll turns (:mod:`.poll_turns`):
 what a rebalance changes in the assignment runs in the application's next poll
 (:meth:`GroupMembership.poll`, from ``getmany``), as in Kafka's Java client, never while the
@@ -76,7 +76,6 @@ class GroupMembership(ABC):
         self._generation_changed = asyncio.Event()
         self.turns = PollTurns()  # what the application's next poll must do
         self._last_poll = time.monotonic()
-        self._next_commit = time.monotonic() + settings.auto_commit_interval_ms / 1000
         self._task: asyncio.Task[None] | None = None
         self.joined = asyncio.Event()  # set once the first assignment has arrived
         self.failure: KafkawireError | None = None  # what ended the membership for good
@@ -189,18 +188,6 @@ class GroupMembership(ABC):
     @abstractmethod
     async def _leave_group_for_slowness(self) -> None:
         """Leave the group as the protocol does it (the partitions go at the next poll)."""
-
-    def _auto_commit_due(self) -> bool:
-        """Whether an auto-commit is due now (the clock then starts the next interval)."""
-        settings = self._settings
-        if not settings.enable_auto_commit or time.monotonic() < self._next_commit:
-            return False
-        self._next_commit = time.monotonic() + settings.auto_commit_interval_ms / 1000
-        return True
-
-    async def _auto_commit(self) -> None:
-        with contextlib.suppress(KafkawireError):  # the next interval tries again
-            await self._commit(None)
 
     async def _revoke(self, revoked: set[TopicPartition]) -> None:
         """Give up ``revoked`` in an orderly way: nothing more of them reaches the application,

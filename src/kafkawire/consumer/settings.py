@@ -85,7 +85,9 @@ class ConsumerSettings(ConnectionSettings):
 
     enable_auto_commit: bool = True
     """Commit the consumed positions every ``auto_commit_interval_ms``, before partitions are
-    revoked and on close (only with a ``group_id``)."""
+    revoked and on close (only with a ``group_id``). As in Kafka's Java client, the interval's
+    commit is made by a poll (``getmany`` or a step of an iteration) of what earlier polls
+    returned: what the application has not processed yet is not committed."""
 
     auto_commit_interval_ms: int = attrs.field(default=5000, validator=_positive)
     isolation_level: IsolationLevel = attrs.field(
