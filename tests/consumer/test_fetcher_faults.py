@@ -10,6 +10,7 @@ import pytest
 
 from kafkawire.consumer import Consumer, TopicPartition
 from kafkawire.errors import ClientClosedError, TopicAuthorizationFailedError
+from kafkawire.net.errors import RequestTimeoutError
 from kafkawire.records import (
     Compression,
     ControlType,
@@ -234,3 +235,23 @@ async def test_read_committed_drops_aborted_records_and_hides_markers(
         assert [r.value for r in got[T0]] == expected
         await consumer.getmany(timeout_ms=100)  # the trailing marker moves the position on
         assert await consumer.position(T0) == 4
+
+
+async def test_a_position_that_cannot_be_found_times_out_and_a_close_ends_the_wait() -> None:
+    """Java's ``position(tp, timeout)``: a reset whose ListOffsets is never answered ends in a
+    timeout naming the partition, not a wait for ever; a close ends a waiting call too."""
+
+    async def handler(node: int, client: FakeClient, header: Any, request: Any) -> Any:
+        await asyncio.Event().wait()  # ListOffsets (and Fetch) are never answered
+
+    async with FakeCluster(1, handler) as brokers:
+        consumer = Consumer(bootstrap_servers=brokers.bootstrap, request_timeout_ms=60_000)
+        await consumer.start()
+        consumer.assign([T0])  # no position: the reset policy must look it up
+        with pytest.raises(RequestTimeoutError, match="position of t/0 was not known within 200"):
+            await asyncio.wait_for(consumer.position(T0, timeout_ms=200), 10)
+        waiting = asyncio.ensure_future(consumer.position(T0))
+        await asyncio.sleep(0.05)
+        await asyncio.wait_for(consumer.close(), 10)
+        with pytest.raises(ClientClosedError):
+            await asyncio.wait_for(waiting, 10)

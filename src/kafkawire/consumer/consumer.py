@@ -23,6 +23,7 @@ from typing_extensions import Unpack
 
 from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition, build_settings
 from kafkawire.errors import ClientClosedError, KafkawireError, StaleMemberEpochError
+from kafkawire.net.errors import RequestTimeoutError
 
 from ._waiting import wait_any
 from .auto_commit import AutoCommitter
@@ -297,13 +298,25 @@ class Consumer:
         self._subscriptions.request_reset(chosen, policy)
         self._drop_iterated(lambda tp: tp in chosen)
 
-    async def position(self, partition: TopicPartition) -> int:
-        """The offset of the next record ``partition`` returns (waiting for a pending reset)."""
+    async def position(self, partition: TopicPartition, *, timeout_ms: int | None = None) -> int:
+        """The offset of the next record ``partition`` returns, waiting for a pending reset
+        or commit lookup up to ``timeout_ms`` (default ``default_api_timeout_ms``), then
+        :class:`~kafkawire.net.errors.RequestTimeoutError`, as Java's ``position(tp,
+        timeout)``; a close meanwhile ends it with ClientClosedError."""
         self._check_running()
+        limit = self.settings.default_api_timeout_ms if timeout_ms is None else timeout_ms
+        deadline = time.monotonic() + limit / 1000
         state = self._subscriptions.state(partition)
         while state.position is None:
             self._fetcher.raise_errors()
+            if time.monotonic() >= deadline:
+                raise RequestTimeoutError(
+                    f"the position of {partition.topic}/{partition.partition} was not known "
+                    f"within {limit} ms (its offset reset or committed offset is still being "
+                    "looked up)"
+                )
             await asyncio.sleep(0.01)  # the fetcher resolves it; this waits, it does not poll
+            self._check_running()
             state = self._subscriptions.state(partition)
         return state.position - sum(
             1 for r in self._iterated if (r.topic, r.partition) == partition
