@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import pickle
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -326,21 +327,6 @@ def _confluent_read(bootstrap: str, topic: str, count: int) -> list[tuple[Any, A
     return seen
 
 
-@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
-async def test_confluent_kafka_reads_what_kafkawire_produced(
-    tansu_broker: Broker, codec: Any
-) -> None:
-    topic = await fresh_topic(tansu_broker)
-    sent: list[tuple[Any, Any, Any]] = [
-        (b"k%d" % i if i % 2 else None, b"v" * i, [("h", b"%d" % i)]) for i in range(40)
-    ]
-    async with Producer(tansu_broker.bootstrap, compression_type=codec) as producer:
-        for key, value, headers in sent:
-            await producer.send(topic, value, key, partition=0, headers=headers)
-    read = await asyncio.to_thread(_confluent_read, tansu_broker.bootstrap, topic, len(sent))
-    assert read == sent
-
-
 def _kafka_python_read(bootstrap: str, topic: str, count: int) -> list[tuple[Any, Any, Any]]:
     """What kafka-python reads of partition 0, from the start."""
     with warnings.catch_warnings():
@@ -365,7 +351,12 @@ def _kafka_python_read(bootstrap: str, topic: str, count: int) -> list[tuple[Any
 
 
 @pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
-async def test_kafka_python_reads_what_kafkawire_produced(tansu_broker: Broker, codec: Any) -> None:
+@pytest.mark.parametrize(
+    "peer_read", [_confluent_read, _kafka_python_read], ids=["confluent-kafka", "kafka-python"]
+)
+async def test_peers_read_what_kafkawire_produced(
+    tansu_broker: Broker, codec: Any, peer_read: Callable[[str, str, int], list[Any]]
+) -> None:
     topic = await fresh_topic(tansu_broker)
     sent: list[tuple[Any, Any, Any]] = [
         (b"k%d" % i if i % 2 else None, b"v" * i, [("h", b"%d" % i)]) for i in range(40)
@@ -373,7 +364,7 @@ async def test_kafka_python_reads_what_kafkawire_produced(tansu_broker: Broker, 
     async with Producer(tansu_broker.bootstrap, compression_type=codec) as producer:
         for key, value, headers in sent:
             await producer.send(topic, value, key, partition=0, headers=headers)
-    read = await asyncio.to_thread(_kafka_python_read, tansu_broker.bootstrap, topic, len(sent))
+    read = await asyncio.to_thread(peer_read, tansu_broker.bootstrap, topic, len(sent))
     assert read == sent
 
 
