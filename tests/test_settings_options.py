@@ -109,7 +109,7 @@ def _cases(kind: str) -> list[Any]:
             if kind == "type":
                 cases += [
                     pytest.param(settings, option, value, id=named)
-                    for value in WRONG_TYPES.get(taken, [5, None])
+                    for value in WRONG_TYPES.get(taken, [5, None])  # else a Literal of strs
                 ]
             elif kind == "range" and taken in NUMBERS and option not in RANGE_DEPENDS_ON_OTHERS:
                 cases.append(pytest.param(settings, option, id=named))
@@ -125,7 +125,7 @@ def test_every_kind_of_option_is_walked(settings: type) -> None:
         for option, taken in option_types(settings).items()
         if taken not in WRONG_TYPES and typing.get_origin(taken) is not typing.Literal
     }
-    assert not unknown, "add these types to WRONG_TYPES"
+    assert not unknown, f"add these types to WRONG_TYPES: {unknown}"
 
 
 @pytest.mark.parametrize(("settings", "option", "value"), _cases("type"))
