@@ -3,8 +3,16 @@
 :class:`ConnectionSettings` is the base of the producer's, the consumer's and the admin
 client's settings (frozen attrs classes; times in milliseconds, as in Kafka's Java
 ``CommonClientConfigs``), and :meth:`ConnectionSettings.client_settings` turns them into the
-cluster layer's :class:`~kafkawire.cluster.ClientSettings`. :func:`build_settings` is how each
-client builds its settings from the keyword arguments a user gave it.
+cluster layer's :class:`~kafkawire.cluster.ClientSettings`. :class:`ApiTimeoutSettings` adds
+``default_api_timeout_ms``, the consumer's and the admin client's bound on a call (the producer
+bounds its calls by ``max_block_ms``, as in Java). :func:`build_settings` is how each client
+builds its settings from the keyword arguments a user gave it.
+
+Each ``...Options`` TypedDict repeats its settings class's fields as keyword arguments, for
+``Producer(bootstrap, linger_ms=5)``: mypy types ``**options: Unpack[...]`` only from a TypedDict
+written out, and its attrs plugin checks a class only from fields written out, so neither can
+be derived from the other. tests/test_settings_options.py holds each pair equal, names and types
+(a converter's option takes what the converter takes), so the copy cannot drift.
 """
 
 from __future__ import annotations
@@ -14,29 +22,40 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, TypeVar
 
 import attrs
-from attrs import validators
 
 from kafkawire.net.sasl import SaslMechanism
 
 from .backoff import Backoff
 from .settings import ClientSettings, settings_from
+from .validators import (
+    Check,
+    not_negative,
+    one_or_more,
+    optional_sasl_mechanism,
+    optional_ssl_context,
+    positive,
+    text,
+)
 
-__all__ = ["ConnectionOptions", "ConnectionSettings", "build_settings"]
+__all__ = [
+    "ApiTimeoutOptions",
+    "ApiTimeoutSettings",
+    "ConnectionOptions",
+    "ConnectionSettings",
+    "build_settings",
+]
 
-positive = validators.gt(0)
-not_negative = validators.ge(0)
+_BOOTSTRAP_SERVERS = one_or_more(Check("a 'host:port' str", text.of_type))
 
 
 @attrs.frozen(kw_only=True)
 class ConnectionSettings:
     """The options of how a client reaches the cluster, with the Java client's defaults."""
 
-    bootstrap_servers: str | Sequence[str] = attrs.field(
-        validator=validators.instance_of((str, list, tuple))
-    )
+    bootstrap_servers: str | Sequence[str] = attrs.field(validator=_BOOTSTRAP_SERVERS)
     """``"host:port,host:port"`` or a list of ``"host:port"``: where to find the cluster."""
 
-    client_id: str = attrs.field(default="kafkawire", validator=validators.instance_of(str))
+    client_id: str = attrs.field(default="kafkawire", validator=text)
     request_timeout_ms: int = attrs.field(default=30000, validator=positive)
     """How long one request may wait for its answer."""
 
@@ -44,8 +63,8 @@ class ConnectionSettings:
     retry_backoff_max_ms: int = attrs.field(default=1000, validator=positive)
     metadata_max_age_ms: int = attrs.field(default=300000, validator=positive)
     socket_connection_setup_timeout_ms: int = attrs.field(default=10000, validator=positive)
-    ssl_context: ssl.SSLContext | None = None
-    sasl: SaslMechanism | None = None
+    ssl_context: ssl.SSLContext | None = attrs.field(default=None, validator=optional_ssl_context)
+    sasl: SaslMechanism | None = attrs.field(default=None, validator=optional_sasl_mechanism)
 
     def client_settings(self, *, call_timeout_ms: int) -> ClientSettings:
         """The cluster layer's settings, one call bounded by ``call_timeout_ms``."""
@@ -75,6 +94,22 @@ class ConnectionOptions(TypedDict, total=False):
     socket_connection_setup_timeout_ms: int
     ssl_context: ssl.SSLContext | None
     sasl: SaslMechanism | None
+
+
+@attrs.frozen(kw_only=True)
+class ApiTimeoutSettings(ConnectionSettings):
+    """:class:`ConnectionSettings` and how long a call may take in all (Java's
+    ``default.api.timeout.ms``): the base of the consumer's and the admin client's settings."""
+
+    default_api_timeout_ms: int = attrs.field(default=60000, validator=positive)
+    """How long one call (such as the consumer's ``committed`` or ``end_offsets``, or any admin
+    call) may take in all: finding brokers, retries and their backoff included."""
+
+
+class ApiTimeoutOptions(ConnectionOptions, total=False):
+    """:class:`ApiTimeoutSettings`' fields but ``bootstrap_servers``, as keyword arguments."""
+
+    default_api_timeout_ms: int
 
 
 S = TypeVar("S", bound=ConnectionSettings)
