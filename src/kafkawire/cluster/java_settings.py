@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict, TypeVar
+from typing import Any, Literal, TypedDict, TypeVar
 
 import attrs
 from attrs import validators
@@ -44,6 +44,14 @@ class ConnectionSettings:
     retry_backoff_max_ms: int = attrs.field(default=1000, validator=positive)
     metadata_max_age_ms: int = attrs.field(default=300000, validator=positive)
     socket_connection_setup_timeout_ms: int = attrs.field(default=10000, validator=positive)
+    reconnect_backoff_ms: int = attrs.field(default=50, validator=not_negative)
+    reconnect_backoff_max_ms: int = attrs.field(default=1000, validator=not_negative)
+    metadata_recovery_strategy: Literal["rebootstrap", "none"] = attrs.field(
+        default="rebootstrap", validator=validators.in_(("rebootstrap", "none"))
+    )
+    metadata_recovery_rebootstrap_trigger_ms: int = attrs.field(
+        default=300000, validator=not_negative
+    )
     ssl_context: ssl.SSLContext | None = None
     sasl: SaslMechanism | None = None
 
@@ -61,6 +69,13 @@ class ConnectionSettings:
                 initial=self.retry_backoff_ms / 1000,
                 maximum=max(self.retry_backoff_max_ms, self.retry_backoff_ms) / 1000,
             ),
+            reconnect_backoff=Backoff(
+                initial=self.reconnect_backoff_ms / 1000,
+                maximum=max(self.reconnect_backoff_max_ms, self.reconnect_backoff_ms) / 1000,
+            ),
+            metadata_recovery_strategy=self.metadata_recovery_strategy,
+            metadata_recovery_rebootstrap_trigger=self.metadata_recovery_rebootstrap_trigger_ms
+            / 1000,
         )
 
 
@@ -73,6 +88,10 @@ class ConnectionOptions(TypedDict, total=False):
     retry_backoff_max_ms: int
     metadata_max_age_ms: int
     socket_connection_setup_timeout_ms: int
+    reconnect_backoff_ms: int
+    reconnect_backoff_max_ms: int
+    metadata_recovery_strategy: Literal["rebootstrap", "none"]
+    metadata_recovery_rebootstrap_trigger_ms: int
     ssl_context: ssl.SSLContext | None
     sasl: SaslMechanism | None
 

@@ -9,7 +9,7 @@ and, at run time, a ``TypeError`` naming the option and the class the user calle
 from __future__ import annotations
 
 import ssl
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, cast
 
 import attrs
 from attrs import validators
@@ -68,6 +68,23 @@ class ClientSettings:
     backoff: Backoff = attrs.field(factory=Backoff, validator=validators.instance_of(Backoff))
     """Delays between retries: exponential with jitter."""
 
+    reconnect_backoff: Backoff = attrs.field(
+        default=Backoff(initial=0.05, maximum=1.0), validator=validators.instance_of(Backoff)
+    )
+    """How long a broker that failed is left alone before the next connect to it, after each
+    failure in a row (Java's ``reconnect.backoff.ms`` and ``reconnect.backoff.max.ms``)."""
+
+    metadata_recovery_strategy: Literal["rebootstrap", "none"] = attrs.field(
+        default="rebootstrap", validator=validators.in_(("rebootstrap", "none"))
+    )
+    """``"rebootstrap"``: ask the bootstrap addresses for metadata again when none of the
+    brokers the metadata names can be reached (Java's ``metadata.recovery.strategy``)."""
+
+    metadata_recovery_rebootstrap_trigger: float = attrs.field(
+        default=300.0, validator=validators.ge(0.0)
+    )
+    """Rebootstrap too once metadata has been sought this long without success."""
+
     @classmethod
     def from_options(cls, caller: str, options: dict[str, Any]) -> ClientSettings:
         """Settings from keyword arguments given to ``caller`` (named in a ``TypeError``)."""
@@ -102,3 +119,6 @@ class ClientOptions(TypedDict, total=False):
     ssl: ssl.SSLContext | None
     sasl: SaslMechanism | None
     backoff: Backoff
+    reconnect_backoff: Backoff
+    metadata_recovery_strategy: Literal["rebootstrap", "none"]
+    metadata_recovery_rebootstrap_trigger: float

@@ -148,8 +148,9 @@ class Connection:
         broker's certificate is checked against (default: ``host``). ``request_timeout`` is
         the default of :meth:`send` (``None``: no timeout). ``max_frame_size`` bounds the
         size of a response frame. Raises :class:`ConnectError` (retriable) when the broker is
-        unreachable, the TLS handshake fails or the deadline passes, and the error itself for
-        a broker error, a missing API or :class:`AuthenticationError`.
+        unreachable, the TLS handshake fails, the answers during setup break the protocol
+        (closed, oversized, undecodable) or the deadline passes, and the error itself for a
+        broker error, a missing API or :class:`AuthenticationError`.
         """
         peer = f"{host}:{port}"
         stage = "TCP connect" if ssl is None else "TCP connect and TLS handshake"
@@ -180,7 +181,9 @@ class Connection:
                 raise ConnectError(
                     f"could not connect to {peer}: {stage} took over {connect_timeout} s"
                 ) from None
-            if isinstance(exc, OSError | ConnectionClosedError):
+            if isinstance(exc, OSError | ConnectionClosedError | ProtocolError):
+                # A ProtocolError: an answer to ApiVersions that does not decode, from a
+                # peer that may not be a Kafka broker at all; another broker may do.
                 raise ConnectError(f"could not connect to {peer} ({stage}): {exc}") from exc
             if conn is None and isinstance(exc, ValueError | OverflowError):
                 # What the resolver and socket say of an address no socket can reach: a port
@@ -442,7 +445,13 @@ class Connection:
         self._acks_0.clear()
         if not graceful:
             _log.log(
-                logging.WARNING if in_flight else logging.INFO,
+                # While it is set up, the ConnectError tells of it (and the pool once per
+                # broker, not once per attempt).
+                logging.DEBUG
+                if self._versions is None
+                else logging.WARNING
+                if in_flight
+                else logging.INFO,
                 "connection to %s closed with %d requests in flight: %s",
                 self.peer,
                 len(in_flight),
