@@ -18,7 +18,7 @@ import pytest
 
 from kafkawire.cluster import Backoff, ClientSettings, Cluster
 from kafkawire.cluster._pool import ConnectionPool
-from kafkawire.errors import KafkawireError
+from kafkawire.errors import ClientClosedError, KafkawireError
 from kafkawire.net import Connection
 from kafkawire.net.errors import ConnectError
 from tests.net.fakebroker import WAIT, FakeBroker, FakeClient
@@ -204,3 +204,15 @@ async def test_warnings_repeat_once_per_interval_saying_how_many_were_left_out(
     assert levels[0][1].startswith("bootstrap address 127.0.0.1:9 is unreachable: refused")
     assert "(2 more failures since the last warning)" in levels[3][1]
     assert "reachable again, after 4 failures" in levels[4][1]
+
+
+async def test_close_ends_a_call_waiting_out_a_brokers_backoff() -> None:
+    cluster = Cluster(f"127.0.0.1:{free_port()}", reconnect_backoff=Backoff(30, 30))
+    with pytest.raises(ConnectError):
+        await asyncio.wait_for(cluster.metadata(), WAIT)
+    waiting = asyncio.create_task(cluster.metadata())  # the next connect is 24-30 s away
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    await cluster.close()
+    with pytest.raises(ClientClosedError):
+        await asyncio.wait_for(waiting, WAIT)

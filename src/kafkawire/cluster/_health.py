@@ -7,13 +7,15 @@ Rules:
   broke) is not connected to again before its backoff ends: the reconnect backoff after that
   many failures in a row (exponential with jitter, capped; Java's ``reconnect.backoff.ms`` and
   ``reconnect.backoff.max.ms``). While it is failing, one connect at a time probes it, so its
-  connections for several purposes do not each try at once. A response from it clears the
-  record; a successful connect does not (a broker that accepts and then closes every
-  connection backs off as one that refuses).
-- The log (as librdkafka, which suppresses identical connection errors for 30 s): the first
-  failure in a row is a WARNING naming the broker, its address and the error; while it stays
-  unreachable, at most one more WARNING per ``warn_interval`` (saying how many failures it
-  left out), the rest DEBUG; the response that clears the record is an INFO.
+  connections for several purposes do not each try at once; once one connects, the others
+  go ahead. A response from it clears the record; a successful connect does not (a broker
+  that accepts and then closes every connection backs off as one that refuses).
+- The log (as librdkafka, which suppresses identical connection errors for 30 s): at most
+  one WARNING per broker per ``warn_interval``, naming the broker, its address and the error
+  (the first failure of a run of them, unless the broker was warned of less than that ago;
+  a later one says how many failures it left out); the rest DEBUG. The response that clears
+  a record is an INFO where a WARNING told of its failures (else DEBUG), so a broker that
+  comes and goes does not flood the log either.
 """
 
 from __future__ import annotations
@@ -92,6 +94,13 @@ class BrokerHealth:
                 broker,
                 record.failures,
             )
+
+    def connected(self, key: Hashable) -> None:
+        """A connect to ``key`` succeeded: other connects to it need not wait for its
+        backoff; its failures count on until it answers a request."""
+        record = self._records.get(key)
+        if record is not None:
+            record.retry_at = 0.0
 
     def forget(self, key: Hashable) -> None:
         """Drop the record of ``key`` without a word (its address changed)."""

@@ -139,6 +139,7 @@ class ConnectionPool:
                 if isinstance(exc, ConnectError):
                     raise ConnectError(f"{_describe(key, host, port)}: {exc}") from exc
                 raise
+            self._health.connected(key)
         self._connections[slot] = conn
         return conn
 

@@ -7,15 +7,15 @@ Rules:
   :meth:`ConnectionPool.by_preference <._pool.ConnectionPool.by_preference>`).
 - With metadata: the brokers it names, best first. With strategy ``"rebootstrap"`` (the
   default, as in Kafka's Java client since 4.0) the bootstrap addresses that are not one of
-  theirs follow them, so a search that reached none of the known brokers goes on to those
-  (Java rebootstraps once no known node is available; librdkafka keeps its bootstrap brokers
-  for good). A client whose metadata names only brokers it cannot reach is not stranded.
-- The bootstrap addresses come first instead (a *rebootstrap*, said at INFO once until
-  metadata is found again) when, as in Java's ``NetworkClient``, no known broker can be used
-  now (each is in its reconnect backoff, with no open connection), or when metadata has been
-  sought without success for longer than the trigger (``metadata.recovery.rebootstrap.
-  trigger.ms``, counted from the first attempt of a refresh that has not succeeded since, and
-  again from each rebootstrap).
+  theirs follow them: a search that reached none of the known brokers goes on to those (a
+  *rebootstrap*, said at INFO once until metadata is found again), as Java rebootstraps once
+  no known node is available (librdkafka keeps its bootstrap brokers for good). So a client
+  whose metadata names only brokers it cannot reach is not stranded.
+- The bootstrap addresses come first instead (a rebootstrap too) when, as in Java's
+  ``NetworkClient``, no known broker can be used now (each is in its reconnect backoff, with
+  no open connection), or when metadata has been sought without success for longer than the
+  trigger (``metadata.recovery.rebootstrap.trigger.ms``, counted from the first attempt of a
+  refresh that has not succeeded since, and again from each rebootstrap).
 - With strategy ``"none"``, only the known brokers, as before Kafka 4.0.
 - Metadata found ends a rebootstrap; its brokers replace the known ones.
 """

@@ -13,7 +13,11 @@ Rules this module keeps:
   instead, and fails before it is sent if it cannot be expressed there.
 - One call is bounded in time as a whole: ``retry_timeout`` (plus any wait the broker may hold
   the request for on purpose) covers the search for a broker, every attempt and the backoff
-  between them; each attempt's timeout is cut to what is left.
+  between them; each attempt's timeout is cut to what is left. A broker in its reconnect
+  backoff (see :mod:`._health`) is waited for within that bound, not tried again at once.
+- A request any broker can answer tries the brokers in the order :mod:`._search` gives:
+  the known ones best first, then (``metadata_recovery_strategy="rebootstrap"``) the
+  bootstrap addresses, which come first when no known broker can be reached.
 - Retriable errors (a closed connection, a timeout, a retriable top-level error code) are
   retried with exponential backoff and jitter; errors that mean stale metadata refresh the
   cache first, and coordinator errors (or failing to reach the coordinator) forget the

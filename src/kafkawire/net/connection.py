@@ -125,6 +125,7 @@ class Connection:
         self._closed_by_peer = False
         self._loop = asyncio.get_running_loop()
         self._versions: BrokerVersions | None = None
+        self._set_up = False  # open() has negotiated and authenticated
         self._reader_task = asyncio.create_task(self._read_loop(), name=f"kafkawire-read {peer}")
 
     @classmethod
@@ -174,6 +175,7 @@ class Connection:
                 if sasl is not None:
                     stage = f"SASL {sasl.name} authentication"
                     await authenticate(sasl, conn._versions, conn._send_untimed)
+                conn._set_up = True
         except BaseException as exc:
             if conn is not None:
                 await conn.close()
@@ -448,7 +450,7 @@ class Connection:
                 # While it is set up, the ConnectError tells of it (and the pool once per
                 # broker, not once per attempt).
                 logging.DEBUG
-                if self._versions is None
+                if not self._set_up
                 else logging.WARNING
                 if in_flight
                 else logging.INFO,
