@@ -18,7 +18,7 @@ import pytest
 
 from kafkawire.cluster import Backoff, ClientSettings, Cluster
 from kafkawire.cluster._pool import ConnectionPool
-from kafkawire.errors import ClientClosedError, KafkawireError
+from kafkawire.errors import ClientClosedError, ConnectionClosedError, KafkawireError
 from kafkawire.net import Connection
 from kafkawire.net.errors import ConnectError
 from tests.net.fakebroker import WAIT, FakeBroker, FakeClient
@@ -32,7 +32,7 @@ from .hostile import (
     metadata_answer,
     send_2gb_frame,
 )
-from .test_faults import answer_offsets, offsets_of
+from .test_faults import answer_offsets, long_poll, offsets_of
 
 TINY = Backoff(initial=0.0001, maximum=0.0002)
 PACED = Backoff(initial=0.01, maximum=0.05)
@@ -143,11 +143,14 @@ async def test_a_silent_bootstrap_broker_is_bounded_by_the_connect_timeout() -> 
 
 
 def leader_on(port: int) -> Any:
-    """A broker that names itself node 1, leading topic t, and answers ListOffsets."""
+    """A broker that names itself node 1, leading topic t, answers ListOffsets, and holds
+    every Fetch until it goes away."""
 
     async def handle(client: FakeClient, header: Any, request: Any) -> Any:
         if header.request_api_key == 3:
             return metadata_answer(header.request_api_version, [(1, "127.0.0.1", port)])
+        if header.request_api_key == 1:
+            await asyncio.Event().wait()
         return answer_offsets(request, header)
 
     return handle
@@ -158,12 +161,17 @@ async def test_a_leader_that_comes_back_is_used_again_with_one_warning_and_one_i
 ) -> None:
     port = free_port()
     caplog.set_level(logging.DEBUG, logger="kafkawire")
-    async with FakeBroker(leader_on(port), port=port):
+    async with FakeBroker(leader_on(port), port=port) as broker:
         cluster = Cluster(f"127.0.0.1:{port}", reconnect_backoff=TINY, retry_timeout=0.2)
         await cluster.__aenter__()
         await cluster.send(offsets_of(0))
-    try:
+        polling = asyncio.create_task(cluster.send(long_poll(10_000), retry=False))
+        while len(broker.clients) < 2:  # the fetch connection
+            await asyncio.sleep(0.01)
         caplog.clear()
+    try:
+        with pytest.raises(ConnectionClosedError):  # it was in flight as the broker went away
+            await asyncio.wait_for(polling, WAIT)
         for _ in range(50):  # the broker is gone: every call fails, after its backoff
             with pytest.raises(ConnectError):
                 await asyncio.wait_for(cluster.send(offsets_of(0), retry=False), WAIT)

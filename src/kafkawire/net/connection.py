@@ -446,14 +446,11 @@ class Connection:
         self._abandoned.clear()
         self._acks_0.clear()
         if not graceful:
+            # Not a WARNING: each request in flight fails to its caller, and the cluster layer
+            # tells of a broker failing at WARNING, once per broker and interval. While the
+            # connection is set up, the ConnectError says why.
             _log.log(
-                # While it is set up, the ConnectError tells of it (and the pool once per
-                # broker, not once per attempt).
-                logging.DEBUG
-                if not self._set_up
-                else logging.WARNING
-                if in_flight
-                else logging.INFO,
+                logging.INFO if self._set_up else logging.DEBUG,
                 "connection to %s closed with %d requests in flight: %s",
                 self.peer,
                 len(in_flight),
