@@ -36,12 +36,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from typing import Any, Literal, TypeVar, overload
 
 from typing_extensions import Unpack
@@ -59,6 +58,7 @@ from kafkawire.net import Connection
 from kafkawire.net.errors import ConnectError, RequestTimeoutError
 from kafkawire.protocol import convert
 
+from ._deadline import bounded, cut_to_deadline
 from ._own_requests import (
     FIND_COORDINATOR,
     coordinator_of,
@@ -92,12 +92,6 @@ _log = logging.getLogger(__name__)
 T = TypeVar("T")
 R = TypeVar("R", bound=ResponseMessage)
 _REFUSALS = 2  # closes in answer to one request before it counts as refused
-_MIN_TIMEOUT = 0.001
-# The deadline (time.monotonic()) of the call the current task is in, so that the requests
-# and connects it makes are cut to the time it has left.
-_call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
-    "kafkawire_call_deadline", default=None
-)
 
 
 class RequestRefusedError(KafkawireError):
@@ -183,32 +177,13 @@ class Cluster:
         if self._pool.closed:
             raise ClientClosedError("the client is closed")
 
-    @contextlib.asynccontextmanager
-    async def bounded(self, what: str, deadline: float) -> AsyncIterator[None]:
+    def bounded(self, what: str, deadline: float) -> contextlib.AbstractAsyncContextManager[None]:
         """A scope for one call, which may make several sends: it ends by ``deadline``
         (``time.monotonic()``; an enclosing scope's deadline wins if sooner), each request in
         it gets at most the time left, and what ends it early becomes a kafkawire error:
         :class:`RequestTimeoutError` naming ``what`` when the deadline passes,
         :class:`ClientClosedError` when the client closes."""
-        outer = _call_deadline.get()
-        if outer is not None:
-            deadline = min(deadline, outer)
-        budget = max(0.0, deadline - time.monotonic())
-        scope = asyncio.timeout(budget)
-        token = _call_deadline.set(deadline)
-        try:
-            async with scope:
-                yield
-        except TimeoutError:
-            if not scope.expired():
-                raise
-            raise RequestTimeoutError(f"{what}: no answer within {budget:.3g} s") from None
-        except KafkawireError as exc:
-            if self._pool.closed and not isinstance(exc, ClientClosedError):
-                raise ClientClosedError(f"{what}: the client was closed") from exc
-            raise
-        finally:
-            _call_deadline.reset(token)
+        return bounded(what, deadline, lambda: self._pool.closed)
 
     def deadline(self, extra: float = 0.0) -> float:
         """The deadline of a call starting now: ``retry_timeout`` (plus ``extra``) from now."""
@@ -217,11 +192,7 @@ class Cluster:
     def _timeout(self, held: float = 0.0) -> float:
         """One request's timeout: the setting plus any deliberate wait, cut to the time the
         enclosing call has left."""
-        timeout = self.settings.request_timeout + held
-        deadline = _call_deadline.get()
-        if deadline is None:
-            return timeout
-        return max(_MIN_TIMEOUT, min(timeout, deadline - time.monotonic()))
+        return cut_to_deadline(self.settings.request_timeout + held)
 
     # --- connections ---------------------------------------------------------------------
 
