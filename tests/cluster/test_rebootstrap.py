@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kafkawire.cluster import Backoff, Cluster, ClusterMetadata
+from kafkawire.cluster import Backoff, Cluster, ClusterMetadata, ConnectionSettings
 from kafkawire.cluster._pool import ConnectionPool
 from kafkawire.cluster._search import BrokerSearch
 from kafkawire.cluster.metadata import BrokerAddress
@@ -128,3 +128,22 @@ async def test_metadata_sought_for_longer_than_the_trigger_rebootstraps(
         "(127.0.0.1:2) for metadata",
         "metadata found again: back to the brokers it names",
     ]
+
+
+def test_the_java_options_reach_the_cluster_layer_with_javas_defaults() -> None:
+    defaults = ConnectionSettings(bootstrap_servers="h:1").client_settings(call_timeout_ms=1)
+    assert (defaults.reconnect_backoff.initial, defaults.reconnect_backoff.maximum) == (0.05, 1)
+    assert defaults.metadata_recovery_strategy == "rebootstrap"
+    assert defaults.metadata_recovery_rebootstrap_trigger == 300
+    given = ConnectionSettings(
+        bootstrap_servers="h:1",
+        reconnect_backoff_ms=10,
+        reconnect_backoff_max_ms=5000,
+        metadata_recovery_strategy="none",
+        metadata_recovery_rebootstrap_trigger_ms=1500,
+    ).client_settings(call_timeout_ms=1)
+    assert (given.reconnect_backoff.initial, given.reconnect_backoff.maximum) == (0.01, 5)
+    assert given.metadata_recovery_strategy == "none"
+    assert given.metadata_recovery_rebootstrap_trigger == 1.5
+    with pytest.raises(ValueError, match="metadata_recovery_strategy"):
+        ConnectionSettings(bootstrap_servers="h:1", metadata_recovery_strategy="never")  # type: ignore[arg-type]

@@ -29,11 +29,12 @@ from dataclasses import dataclass, field
 
 from .backoff import Backoff
 
-__all__ = ["WARN_INTERVAL", "BrokerHealth"]
+__all__ = ["RECONNECT_BACKOFF", "WARN_INTERVAL", "BrokerHealth"]
 
 _log = logging.getLogger(__name__)
 
 WARN_INTERVAL = 30.0  # seconds between WARNINGs that one broker is still unreachable
+RECONNECT_BACKOFF = Backoff(initial=0.05, maximum=1.0)  # Java's reconnect.backoff(.max).ms
 
 
 @dataclass(slots=True)

@@ -33,7 +33,7 @@ from kafkawire.errors import ClientClosedError
 from kafkawire.net import Connection
 from kafkawire.net.errors import ConnectError
 
-from ._health import WARN_INTERVAL, BrokerHealth
+from ._health import RECONNECT_BACKOFF, WARN_INTERVAL, BrokerHealth
 from .backoff import Backoff
 
 __all__ = ["ConnectionFactory", "ConnectionPool", "NodeKey", "Purpose", "purpose_of"]
@@ -52,7 +52,6 @@ _PURPOSE_BY_KEY: dict[int, Purpose] = {
     11: "group",
     14: "group",
 }
-RECONNECT_BACKOFF = Backoff(initial=0.05, maximum=1.0)  # Java's reconnect.backoff(.max).ms
 
 
 def purpose_of(request_cls: type[Any]) -> Purpose:

@@ -10,14 +10,16 @@ client builds its settings from the keyword arguments a user gave it.
 from __future__ import annotations
 
 import ssl
+import typing
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypedDict, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import attrs
 from attrs import validators
 
 from kafkawire.net.sasl import SaslMechanism
 
+from ._search import RecoveryStrategy
 from .backoff import Backoff
 from .settings import ClientSettings, settings_from
 
@@ -46,8 +48,8 @@ class ConnectionSettings:
     socket_connection_setup_timeout_ms: int = attrs.field(default=10000, validator=positive)
     reconnect_backoff_ms: int = attrs.field(default=50, validator=not_negative)
     reconnect_backoff_max_ms: int = attrs.field(default=1000, validator=not_negative)
-    metadata_recovery_strategy: Literal["rebootstrap", "none"] = attrs.field(
-        default="rebootstrap", validator=validators.in_(("rebootstrap", "none"))
+    metadata_recovery_strategy: RecoveryStrategy = attrs.field(
+        default="rebootstrap", validator=validators.in_(typing.get_args(RecoveryStrategy))
     )
     metadata_recovery_rebootstrap_trigger_ms: int = attrs.field(
         default=300000, validator=not_negative
@@ -90,7 +92,7 @@ class ConnectionOptions(TypedDict, total=False):
     socket_connection_setup_timeout_ms: int
     reconnect_backoff_ms: int
     reconnect_backoff_max_ms: int
-    metadata_recovery_strategy: Literal["rebootstrap", "none"]
+    metadata_recovery_strategy: RecoveryStrategy
     metadata_recovery_rebootstrap_trigger_ms: int
     ssl_context: ssl.SSLContext | None
     sasl: SaslMechanism | None

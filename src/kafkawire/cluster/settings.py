@@ -9,7 +9,8 @@ and, at run time, a ``TypeError`` naming the option and the class the user calle
 from __future__ import annotations
 
 import ssl
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, cast
+import typing
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 import attrs
 from attrs import validators
@@ -17,6 +18,8 @@ from attrs import validators
 from kafkawire.net.sasl import SaslMechanism
 from kafkawire.protocol import MAX_FRAME_SIZE
 
+from ._health import RECONNECT_BACKOFF
+from ._search import RecoveryStrategy
 from .backoff import Backoff
 
 if TYPE_CHECKING:
@@ -69,13 +72,13 @@ class ClientSettings:
     """Delays between retries: exponential with jitter."""
 
     reconnect_backoff: Backoff = attrs.field(
-        default=Backoff(initial=0.05, maximum=1.0), validator=validators.instance_of(Backoff)
+        default=RECONNECT_BACKOFF, validator=validators.instance_of(Backoff)
     )
     """How long a broker that failed is left alone before the next connect to it, after each
     failure in a row (Java's ``reconnect.backoff.ms`` and ``reconnect.backoff.max.ms``)."""
 
-    metadata_recovery_strategy: Literal["rebootstrap", "none"] = attrs.field(
-        default="rebootstrap", validator=validators.in_(("rebootstrap", "none"))
+    metadata_recovery_strategy: RecoveryStrategy = attrs.field(
+        default="rebootstrap", validator=validators.in_(typing.get_args(RecoveryStrategy))
     )
     """``"rebootstrap"``: ask the bootstrap addresses for metadata again when none of the
     brokers the metadata names can be reached (Java's ``metadata.recovery.strategy``)."""
@@ -120,5 +123,5 @@ class ClientOptions(TypedDict, total=False):
     sasl: SaslMechanism | None
     backoff: Backoff
     reconnect_backoff: Backoff
-    metadata_recovery_strategy: Literal["rebootstrap", "none"]
+    metadata_recovery_strategy: RecoveryStrategy
     metadata_recovery_rebootstrap_trigger: float
