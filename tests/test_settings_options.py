@@ -73,6 +73,10 @@ MAY_BE_ZERO = {
     "fetch_max_wait_ms",
     "operation_timeout_ms",
     "retry_timeout",
+    "reconnect_backoff_ms",  # Java's reconnect.backoff.ms and .max.ms: atLeast(0)
+    "reconnect_backoff_max_ms",
+    "metadata_recovery_rebootstrap_trigger_ms",
+    "metadata_recovery_rebootstrap_trigger",
 }
 RANGE_DEPENDS_ON_OTHERS = {"compression_level"}  # on the codec: tests/producer/test_settings.py
 

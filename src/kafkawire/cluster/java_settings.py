@@ -18,6 +18,7 @@ be derived from the other. tests/test_settings_options.py holds each pair equal,
 from __future__ import annotations
 
 import ssl
+import typing
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, TypeVar
 
@@ -25,11 +26,13 @@ import attrs
 
 from kafkawire.net.sasl import SaslMechanism
 
+from ._search import RecoveryStrategy
 from .backoff import Backoff
 from .settings import ClientSettings, settings_from
 from .validators import (
     Check,
     not_negative,
+    one_of,
     one_or_more,
     optional_sasl_mechanism,
     optional_ssl_context,
@@ -63,6 +66,14 @@ class ConnectionSettings:
     retry_backoff_max_ms: int = attrs.field(default=1000, validator=positive)
     metadata_max_age_ms: int = attrs.field(default=300000, validator=positive)
     socket_connection_setup_timeout_ms: int = attrs.field(default=10000, validator=positive)
+    reconnect_backoff_ms: int = attrs.field(default=50, validator=not_negative)
+    reconnect_backoff_max_ms: int = attrs.field(default=1000, validator=not_negative)
+    metadata_recovery_strategy: RecoveryStrategy = attrs.field(
+        default="rebootstrap", validator=one_of(*typing.get_args(RecoveryStrategy))
+    )
+    metadata_recovery_rebootstrap_trigger_ms: int = attrs.field(
+        default=300000, validator=not_negative
+    )
     ssl_context: ssl.SSLContext | None = attrs.field(default=None, validator=optional_ssl_context)
     sasl: SaslMechanism | None = attrs.field(default=None, validator=optional_sasl_mechanism)
 
@@ -80,6 +91,13 @@ class ConnectionSettings:
                 initial=self.retry_backoff_ms / 1000,
                 maximum=max(self.retry_backoff_max_ms, self.retry_backoff_ms) / 1000,
             ),
+            reconnect_backoff=Backoff(
+                initial=self.reconnect_backoff_ms / 1000,
+                maximum=max(self.reconnect_backoff_max_ms, self.reconnect_backoff_ms) / 1000,
+            ),
+            metadata_recovery_strategy=self.metadata_recovery_strategy,
+            metadata_recovery_rebootstrap_trigger=self.metadata_recovery_rebootstrap_trigger_ms
+            / 1000,
         )
 
 
@@ -92,6 +110,10 @@ class ConnectionOptions(TypedDict, total=False):
     retry_backoff_max_ms: int
     metadata_max_age_ms: int
     socket_connection_setup_timeout_ms: int
+    reconnect_backoff_ms: int
+    reconnect_backoff_max_ms: int
+    metadata_recovery_strategy: RecoveryStrategy
+    metadata_recovery_rebootstrap_trigger_ms: int
     ssl_context: ssl.SSLContext | None
     sasl: SaslMechanism | None
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import ssl
+import typing
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 import attrs
@@ -19,10 +20,13 @@ import attrs
 from kafkawire.net.sasl import SaslMechanism
 from kafkawire.protocol import MAX_FRAME_SIZE
 
+from ._health import RECONNECT_BACKOFF
+from ._search import RecoveryStrategy
 from .backoff import Backoff
 from .validators import (
     instance_of,
     not_negative_number,
+    one_of,
     optional_sasl_mechanism,
     optional_ssl_context,
     positive,
@@ -77,6 +81,21 @@ class ClientSettings:
     backoff: Backoff = attrs.field(factory=Backoff, validator=_BACKOFF)
     """Delays between retries: exponential with jitter."""
 
+    reconnect_backoff: Backoff = attrs.field(default=RECONNECT_BACKOFF, validator=_BACKOFF)
+    """How long a broker that failed is left alone before the next connect to it, after each
+    failure in a row (Java's ``reconnect.backoff.ms`` and ``reconnect.backoff.max.ms``)."""
+
+    metadata_recovery_strategy: RecoveryStrategy = attrs.field(
+        default="rebootstrap", validator=one_of(*typing.get_args(RecoveryStrategy))
+    )
+    """``"rebootstrap"``: ask the bootstrap addresses for metadata again when none of the
+    brokers the metadata names can be reached (Java's ``metadata.recovery.strategy``)."""
+
+    metadata_recovery_rebootstrap_trigger: float = attrs.field(
+        default=300.0, validator=not_negative_number
+    )
+    """Rebootstrap too once metadata has been sought this long without success."""
+
     @classmethod
     def from_options(cls, caller: str, options: dict[str, Any]) -> ClientSettings:
         """Settings from keyword arguments given to ``caller`` (named in a ``TypeError``)."""
@@ -111,3 +130,6 @@ class ClientOptions(TypedDict, total=False):
     ssl: ssl.SSLContext | None
     sasl: SaslMechanism | None
     backoff: Backoff
+    reconnect_backoff: Backoff
+    metadata_recovery_strategy: RecoveryStrategy
+    metadata_recovery_rebootstrap_trigger: float
