@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from kafkawire.messages import response_type
 from kafkawire.protocol import struct_type
 
-__all__ = ["build", "has", "part", "response_class"]
+__all__ = ["build", "has", "nested", "part", "response_class"]
 
 T = TypeVar("T")
 _FIELDS: dict[type[Any], frozenset[str]] = {}
@@ -42,6 +42,14 @@ def build(cls: type[T], /, **values: Any) -> T:
 def part(cls: type[Any], name: str) -> type[Any]:
     """The struct class of ``cls``'s field ``name`` (of its elements, for an array)."""
     return struct_type(cls, name)
+
+
+def nested(cls: type[Any], name: str, /, **values: Any) -> Any:
+    """``build`` of the struct in ``cls``'s field ``name``; None if this version lacks the
+    field (which ``build`` then leaves out)."""
+    if not has(cls, name):
+        return None
+    return build(part(cls, name), **values)
 
 
 def response_class(api_key: int, version: int) -> type[Any]:

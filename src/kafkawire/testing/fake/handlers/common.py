@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from kafkawire.testing.fake.build import build, part, response_class
+from kafkawire.testing.fake.build import build, nested, part, response_class
 from kafkawire.testing.fake.call import Call
 from kafkawire.testing.fake.codes import Error
 from kafkawire.testing.fake.state import ClusterState, Partition, Topic
@@ -68,10 +68,11 @@ HINTED_ERRORS = (Error.NOT_LEADER_OR_FOLLOWER, Error.FENCED_LEADER_EPOCH)
 def leader_hint(cls: type[Any], partition: Partition | None, error: Error) -> Any:
     """The ``current_leader`` of a Produce or Fetch partition answer (KIP-951): who leads now,
     given with the errors that mean the client's leader is stale; the schema default else."""
-    hint_cls = part(cls, "current_leader")
     if partition is None or error not in HINTED_ERRORS or partition.leader < 0:
-        return hint_cls()
-    return build(hint_cls, leader_id=partition.leader, leader_epoch=partition.leader_epoch)
+        return nested(cls, "current_leader")
+    return nested(
+        cls, "current_leader", leader_id=partition.leader, leader_epoch=partition.leader_epoch
+    )
 
 
 def node_endpoints(cls: type[Any], state: ClusterState, leaders: set[int]) -> tuple[Any, ...]:

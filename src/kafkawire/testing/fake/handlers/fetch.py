@@ -26,7 +26,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from kafkawire.testing.fake.build import build, has, part
+from kafkawire.testing.fake.build import build, has, nested, part
 from kafkawire.testing.fake.call import Call
 from kafkawire.testing.fake.codes import Error
 from kafkawire.testing.fake.fetch_sessions import (
@@ -219,7 +219,6 @@ def _response(
     topic_cls = part(cls, "responses")
     partition_cls = part(topic_cls, "partitions")
     aborted_cls = part(partition_cls, "aborted_transactions")
-    diverging_cls = part(partition_cls, "diverging_epoch")
     hints = has(cls, "node_endpoints")
     hinted: set[int] = set()
     topics: list[tuple[Any, list[Any]]] = []
@@ -234,9 +233,14 @@ def _response(
             high_watermark=read.high_watermark,
             last_stable_offset=read.last_stable_offset,
             log_start_offset=read.log_start_offset,
-            diverging_epoch=diverging_cls()
+            diverging_epoch=nested(partition_cls, "diverging_epoch")
             if read.diverging is None
-            else build(diverging_cls, epoch=read.diverging[0], end_offset=read.diverging[1]),
+            else nested(
+                partition_cls,
+                "diverging_epoch",
+                epoch=read.diverging[0],
+                end_offset=read.diverging[1],
+            ),
             current_leader=leader_hint(partition_cls, read.partition if hints else None, error),
             aborted_transactions=None
             if read.aborted is None
