@@ -31,7 +31,7 @@ def test_bad_settings_are_refused_naming_them() -> None:
     with pytest.raises(ValueError, match="group_min_session_timeout_ms"):
         FakeConfig(group_min_session_timeout_ms=10, group_max_session_timeout_ms=5)
     with pytest.raises(ValueError, match="API key 11"):
-        FakeCluster(api_versions={11: range(0, 6)})  # the stub group coordinator serves no groups
+        FakeCluster(api_versions={11: range(6)})  # the stub group coordinator serves no groups
 
 
 async def test_bootstrap_lists_every_broker_and_metadata_names_them(
@@ -90,7 +90,7 @@ async def test_api_versions_at_an_unknown_version_is_answered_in_v0(
 
 async def test_a_version_not_served_closes_the_connection() -> None:
     """Kafka closes a connection whose request has a version it does not serve."""
-    async with FakeCluster(1, api_versions={3: range(0, 10)}) as cluster:
+    async with FakeCluster(1, api_versions={3: range(10)}) as cluster:
         async with Wire(cluster) as wire:
             wire.write(metadata_v12.MetadataRequest(topics=None))
             assert await wire.closed()
@@ -146,7 +146,7 @@ async def test_a_stopped_broker_comes_back_on_its_port_and_leaders_move(
     address = fake_cluster.address(1)
     await fake_cluster.stop_broker(1)
     host, port = address.split(":")
-    with pytest.raises(OSError):
+    with pytest.raises(ConnectionRefusedError):
         await asyncio.open_connection(host, int(port))
     for p, (leader, epoch) in leaders.items():
         now = fake_cluster.leader("t", p)

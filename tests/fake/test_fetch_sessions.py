@@ -68,7 +68,8 @@ async def test_a_full_fetch_opens_a_session_and_incremental_ones_name_only_news(
     fake_cluster: FakeCluster, wire: Wire
 ) -> None:
     full = await wire.send(fetch(0, 0, [(0, 0), (1, 0), (2, 0)]))
-    assert full.error_code == 0 and full.session_id > 0
+    assert full.error_code == 0
+    assert full.session_id > 0
     assert named(full) == [(0, 0), (1, 0), (2, 0)]
     session = full.session_id
     quiet = await wire.send(fetch(session, 1))
@@ -156,7 +157,8 @@ async def test_no_free_slot_no_session() -> None:
         async with Wire(cluster) as wire:
             first = await wire.send(fetch(0, 0, [(0, 0)]))
             second = await wire.send(fetch(0, 0, [(1, 0)]))
-    assert first.session_id > 0 and second.session_id == 0
+    assert first.session_id > 0
+    assert second.session_id == 0
 
 
 async def test_the_consumer_fetches_incrementally(fake_cluster: FakeCluster) -> None:

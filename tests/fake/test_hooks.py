@@ -32,8 +32,10 @@ async def test_a_hook_answers_instead_of_the_handler_once(fake_cluster: FakeClus
     async with Wire(fake_cluster, node_id=1) as wire:
         first = await wire.send(ALL)
         second = await wire.send(ALL)
-    assert first.controller_id == 42 and first.brokers == ()
-    assert second.controller_id == 0 and len(second.brokers) == 3  # spent: the handler again
+    assert first.controller_id == 42
+    assert first.brokers == ()
+    assert second.controller_id == 0
+    assert len(second.brokers) == 3
     assert seen == [(1, 3, 12)]
 
 
@@ -154,9 +156,12 @@ async def test_a_failing_hook_cuts_and_fails_the_test_at_close() -> None:
     def broken(request: Any, ctx: HookContext) -> Any:
         raise RuntimeError("the hook's own bug")
 
-    with pytest.raises(FakeClusterError, match="the hook's own bug"):
+    async def run() -> None:
         async with FakeCluster(1) as cluster:
             cluster.control(broken)
             async with Wire(cluster) as wire:
                 wire.write(ALL)
                 assert await wire.closed()
+
+    with pytest.raises(FakeClusterError, match="the hook's own bug"):
+        await run()

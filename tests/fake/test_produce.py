@@ -171,7 +171,8 @@ async def test_a_batch_larger_than_max_message_bytes_is_refused() -> None:
             assert error == Error.MESSAGE_TOO_LARGE
             response = await wire.send(produce(batch(b"x" * 300)))
             message = response.responses[0].partition_responses[0].error_message
-    assert message is not None and "exceeds the maximum configured value of 200" in message
+    assert message is not None
+    assert "exceeds the maximum configured value of 200" in message
 
 
 async def test_compacted_topics_take_no_null_keys(fake_cluster: FakeCluster) -> None:

@@ -98,7 +98,8 @@ async def test_create_topics_validate_only_and_its_answer(fake_cluster: FakeClus
     assert (result.error_code, result.num_partitions, result.replication_factor) == (0, 1, 3)
     assert result.topic_id == uuid.UUID(int=0)
     configs = {c.name: (c.value, c.config_source) for c in result.configs}
-    assert configs["retention.ms"] == ("10", 1) and configs["cleanup.policy"] == ("delete", 5)
+    assert configs["retention.ms"] == ("10", 1)
+    assert configs["cleanup.policy"] == ("delete", 5)
 
 
 async def test_metadata_auto_creates_like_kafka(fake_cluster: FakeCluster) -> None:
@@ -138,7 +139,10 @@ async def test_describe_configs_of_topics_and_brokers(fake_cluster: FakeCluster)
     fake_cluster.create_topic("t", configs={"retention.ms": "1000"})
     async with Admin(fake_cluster.bootstrap) as admin:
         described = await admin.describe_configs(
-            [ConfigResource(ConfigResourceType.TOPIC, "t"), ConfigResource(ConfigResourceType.BROKER, "1")]
+            [
+                ConfigResource(ConfigResourceType.TOPIC, "t"),
+                ConfigResource(ConfigResourceType.BROKER, "1"),
+            ]
         )
         topic = described[ConfigResource(ConfigResourceType.TOPIC, "t")]
         broker = described[ConfigResource(ConfigResourceType.BROKER, "1")]
