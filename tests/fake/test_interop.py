@@ -27,9 +27,24 @@ async def read_with_kafkawire(bootstrap: str, topic: str, count: int, **options:
     return got
 
 
+async def read_with_aiokafka(bootstrap: str, topic: str) -> list[Any]:
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest")
+    await consumer.start()
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        got: list[Any] = []
+        while len(got) < len(VALUES):
+            for records in (await consumer.getmany(timeout_ms=200)).values():
+                got.extend(records)
+    finally:
+        await consumer.stop()
+    return got
+
+
 async def test_aiokafka_produces_idempotently_and_consumes(fake_cluster: FakeCluster) -> None:
-    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
-    from aiokafka import TopicPartition as AioPartition
+    from aiokafka import AIOKafkaProducer
 
     fake_cluster.create_topic("aio", partitions=2)
     producer = AIOKafkaProducer(
@@ -42,18 +57,7 @@ async def test_aiokafka_produces_idempotently_and_consumes(fake_cluster: FakeClu
         await producer.flush()
     finally:
         await producer.stop()
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=fake_cluster.bootstrap, auto_offset_reset="earliest"
-    )
-    await consumer.start()
-    try:
-        consumer.assign([AioPartition("aio", 0)])
-        got: list[Any] = []
-        while len(got) < len(VALUES):
-            for records in (await consumer.getmany(timeout_ms=200)).values():
-                got.extend(records)
-    finally:
-        await consumer.stop()
+    got = await read_with_aiokafka(fake_cluster.bootstrap, "aio")
     assert [r.value for r in got] == VALUES
     assert [r.offset for r in got] == list(range(len(VALUES)))
     assert [r.value for r in await read_with_kafkawire(fake_cluster.bootstrap, "aio", 20)] == VALUES
@@ -136,24 +140,10 @@ async def test_librdkafka_transactions_and_read_committed(fake_cluster: FakeClus
 
 
 async def test_what_kafkawire_wrote_reads_back_in_aiokafka(fake_cluster: FakeCluster) -> None:
-    from aiokafka import AIOKafkaConsumer
-    from aiokafka import TopicPartition as AioPartition
-
     fake_cluster.create_topic("kw")
     async with Producer(fake_cluster.bootstrap, compression_type="snappy") as producer:
         for value in VALUES:
             await producer.send("kw", value, partition=0, headers=[("h", value)])
         await producer.flush()
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=fake_cluster.bootstrap, auto_offset_reset="earliest"
-    )
-    await consumer.start()
-    try:
-        consumer.assign([AioPartition("kw", 0)])
-        got: list[Any] = []
-        while len(got) < len(VALUES):
-            for records in (await consumer.getmany(timeout_ms=200)).values():
-                got.extend(records)
-    finally:
-        await consumer.stop()
+    got = await read_with_aiokafka(fake_cluster.bootstrap, "kw")
     assert [(r.value, list(r.headers)) for r in got] == [(v, [("h", v)]) for v in VALUES]

@@ -14,7 +14,8 @@ Enable it with ``pytest_plugins = ["kafkawire.testing.pytest_plugin"]`` in a top
   the above: ``name = await fresh_topic(broker, partitions=2)``.
 
 With ``KAFKAWIRE_BOOTSTRAP=host:port`` set, every broker fixture but ``fake_cluster`` yields
-that (loopback) broker instead and nothing is started. Tests that use these fixtures are marked ``integration`` automatically.
+that (loopback) broker instead and nothing is started. Tests that use those fixtures are
+marked ``integration`` automatically (not tests of ``fake_cluster``: it is in memory).
 
 The broker processes belong to the session's event loop (``loop_scope="session"``); a test
 only receives addresses, so it may run in its own loop and open its own connections.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kafkawire.testing.fake.build import build, nested, part, response_class
@@ -13,6 +14,7 @@ from kafkawire.testing.fake.state import ClusterState, Partition, Topic
 __all__ = [
     "HINTED_ERRORS",
     "NO_TOPIC_ID",
+    "each_partition",
     "fenced",
     "find_topic",
     "leader_check",
@@ -53,6 +55,21 @@ def leader_check(partition: Partition, node_id: int, current_leader_epoch: int) 
     if partition.leader != node_id:
         return Error.NOT_LEADER_OR_FOLLOWER
     return Error.NONE
+
+
+def each_partition(
+    call: Call, answer: Callable[[str, Any], Mapping[str, Any]], *, topic_field: str = "name"
+) -> tuple[Any, ...]:
+    """The ``topics`` of a response that answers the request's ``topics`` partition by
+    partition: ``answer(topic name, partition asked)`` gives each partition's field values."""
+    topic_cls = part(response_for(call), "topics")
+    partition_cls = part(topic_cls, "partitions")
+    topics = []
+    for asked in call.request.topics:
+        name = getattr(asked, topic_field)
+        partitions = tuple(build(partition_cls, **answer(name, p)) for p in asked.partitions)
+        topics.append(build(topic_cls, **{topic_field: name}, partitions=partitions))
+    return tuple(topics)
 
 
 def fenced(error: Error, version: int, first_version: int) -> Error:

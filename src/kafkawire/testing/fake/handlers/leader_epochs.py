@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkawire.testing.fake.build import build, part
+from kafkawire.testing.fake.build import build
 from kafkawire.testing.fake.call import Call
 from kafkawire.testing.fake.codes import Error
 
-from .common import leader_check, response_for
+from .common import each_partition, leader_check, response_for
 
 __all__ = ["handle"]
 
@@ -24,37 +24,28 @@ _CONSUMER = -1
 
 async def handle(call: Call) -> Any:
     state = call.state
-    request = call.request
-    cls = response_for(call)
-    topic_cls = part(cls, "topics")
-    partition_cls = part(topic_cls, "partitions")
-    leader_only = getattr(request, "replica_id", -2) == _CONSUMER
-    topics = []
-    for asked in request.topics:
-        answers = []
-        for p in asked.partitions:
-            partition = state.partition(asked.topic, p.partition)
-            epoch, end = -1, -1
-            if partition is None:
-                error = Error.UNKNOWN_TOPIC_OR_PARTITION
-            else:
-                error = leader_check(
-                    partition,
-                    call.node_id if leader_only else partition.leader,
-                    getattr(p, "current_leader_epoch", -1),
-                )
-                if not leader_only and call.node_id not in partition.replicas:
-                    error = Error.NOT_LEADER_OR_FOLLOWER
-            if partition is not None and error is Error.NONE:
-                epoch, end = partition.log.end_offset_for(p.leader_epoch)
-            answers.append(
-                build(
-                    partition_cls,
-                    error_code=error,
-                    partition=p.partition,
-                    leader_epoch=epoch,
-                    end_offset=end,
-                )
+    leader_only = getattr(call.request, "replica_id", -2) == _CONSUMER
+
+    def answer(topic: str, asked: Any) -> dict[str, Any]:
+        partition = state.partition(topic, asked.partition)
+        epoch, end = -1, -1
+        if partition is None:
+            error = Error.UNKNOWN_TOPIC_OR_PARTITION
+        else:
+            error = leader_check(
+                partition,
+                call.node_id if leader_only else partition.leader,
+                getattr(asked, "current_leader_epoch", -1),
             )
-        topics.append(build(topic_cls, topic=asked.topic, partitions=tuple(answers)))
-    return build(cls, topics=tuple(topics))
+            if not leader_only and call.node_id not in partition.replicas:
+                error = Error.NOT_LEADER_OR_FOLLOWER
+        if partition is not None and error is Error.NONE:
+            epoch, end = partition.log.end_offset_for(asked.leader_epoch)
+        return {
+            "error_code": error,
+            "partition": asked.partition,
+            "leader_epoch": epoch,
+            "end_offset": end,
+        }
+
+    return build(response_for(call), topics=each_partition(call, answer, topic_field="topic"))

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafkawire.testing.fake.build import build, part
+from kafkawire.testing.fake.build import build
 from kafkawire.testing.fake.call import Call
 from kafkawire.testing.fake.codes import Error
 from kafkawire.testing.fake.log import PartitionLog
 
-from .common import leader_check, response_for
+from .common import each_partition, leader_check, response_for
 
 __all__ = ["handle"]
 
@@ -29,37 +29,28 @@ _NOT_FOUND = (-1, -1, -1)
 
 async def handle(call: Call) -> Any:
     state = call.state
-    request = call.request
-    cls = response_for(call)
-    topic_cls = part(cls, "topics")
-    partition_cls = part(topic_cls, "partitions")
-    read_committed = getattr(request, "isolation_level", 0) == _READ_COMMITTED
-    topics = []
-    for asked in request.topics:
-        answers = []
-        for p in asked.partitions:
-            partition = state.partition(asked.name, p.partition_index)
-            error = Error.UNKNOWN_TOPIC_OR_PARTITION
-            found = _NOT_FOUND
-            if partition is not None:
-                error = leader_check(
-                    partition, call.node_id, getattr(p, "current_leader_epoch", -1)
-                )
-            if partition is not None and error is Error.NONE:
-                found = _lookup(partition.log, partition.leader_epoch, p.timestamp, read_committed)
-            timestamp, offset, epoch = found
-            answers.append(
-                build(
-                    partition_cls,
-                    partition_index=p.partition_index,
-                    error_code=error,
-                    timestamp=timestamp,
-                    offset=offset,
-                    leader_epoch=epoch,
-                )
+    read_committed = getattr(call.request, "isolation_level", 0) == _READ_COMMITTED
+
+    def answer(topic: str, asked: Any) -> dict[str, Any]:
+        partition = state.partition(topic, asked.partition_index)
+        error = Error.UNKNOWN_TOPIC_OR_PARTITION
+        found = _NOT_FOUND
+        if partition is not None:
+            error = leader_check(
+                partition, call.node_id, getattr(asked, "current_leader_epoch", -1)
             )
-        topics.append(build(topic_cls, name=asked.name, partitions=tuple(answers)))
-    return build(cls, topics=tuple(topics))
+        if partition is not None and error is Error.NONE:
+            found = _lookup(partition.log, partition.leader_epoch, asked.timestamp, read_committed)
+        timestamp, offset, epoch = found
+        return {
+            "partition_index": asked.partition_index,
+            "error_code": error,
+            "timestamp": timestamp,
+            "offset": offset,
+            "leader_epoch": epoch,
+        }
+
+    return build(response_for(call), topics=each_partition(call, answer))
 
 
 def _lookup(

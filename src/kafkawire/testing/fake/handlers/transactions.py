@@ -12,13 +12,15 @@ reach the group coordinator's ``commit_offsets`` when EndTxn commits.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from kafkawire.testing.fake.build import build, part
 from kafkawire.testing.fake.call import Call
 from kafkawire.testing.fake.codes import Error
+from kafkawire.testing.fake.transactions import TransactionCoordinator
 
-from .common import fenced, response_for
+from .common import each_partition, fenced, response_for
 
 __all__ = ["add_offsets", "add_partitions", "end_txn", "txn_offset_commit"]
 
@@ -106,28 +108,31 @@ def _add(
     )
 
 
+def _at_coordinator(call: Call, action: Callable[[TransactionCoordinator, Any], Error]) -> Error:
+    """``action``'s answer if this node coordinates the request's transactional id."""
+    if _not_coordinator(call, call.request.transactional_id):
+        return Error.NOT_COORDINATOR
+    return action(call.services.transactions, call.request)
+
+
 async def add_offsets(call: Call) -> Any:
-    request = call.request
-    if _not_coordinator(call, request.transactional_id):
-        error = Error.NOT_COORDINATOR
-    else:
-        error = call.services.transactions.add_offsets(
-            request.transactional_id, request.producer_id, request.producer_epoch, request.group_id
-        )
+    error = _at_coordinator(
+        call,
+        lambda txns, r: txns.add_offsets(
+            r.transactional_id, r.producer_id, r.producer_epoch, r.group_id
+        ),
+    )
     return build(response_for(call), error_code=fenced(error, call.version, _FIRST_FENCED))
 
 
 async def end_txn(call: Call) -> Any:
     request = call.request
-    if _not_coordinator(call, request.transactional_id):
-        error = Error.NOT_COORDINATOR
-    else:
-        error = call.services.transactions.end(
-            request.transactional_id,
-            request.producer_id,
-            request.producer_epoch,
-            committed=request.committed,
-        )
+    error = _at_coordinator(
+        call,
+        lambda txns, r: txns.end(
+            r.transactional_id, r.producer_id, r.producer_epoch, committed=r.committed
+        ),
+    )
     ok = error is Error.NONE
     return build(
         response_for(call),
@@ -140,7 +145,6 @@ async def end_txn(call: Call) -> Any:
 async def txn_offset_commit(call: Call) -> Any:
     state = call.state
     request = call.request
-    cls = response_for(call)
     offsets = {
         (t.name, p.partition_index): (
             p.committed_offset,
@@ -164,25 +168,12 @@ async def txn_offset_commit(call: Call) -> Any:
             {tp: offset for tp, offset in offsets.items() if tp not in missing},
         )
     error = fenced(error, call.version, _FIRST_FENCED_OFFSET_COMMIT)
-    topic_cls = part(cls, "topics")
-    partition_cls = part(topic_cls, "partitions")
-    return build(
-        cls,
-        topics=tuple(
-            build(
-                topic_cls,
-                name=t.name,
-                partitions=tuple(
-                    build(
-                        partition_cls,
-                        partition_index=p.partition_index,
-                        error_code=Error.UNKNOWN_TOPIC_OR_PARTITION
-                        if (t.name, p.partition_index) in missing
-                        else error,
-                    )
-                    for p in t.partitions
-                ),
-            )
-            for t in request.topics
-        ),
-    )
+
+    def answer(topic: str, asked: Any) -> dict[str, Any]:
+        missed = (topic, asked.partition_index) in missing
+        return {
+            "partition_index": asked.partition_index,
+            "error_code": Error.UNKNOWN_TOPIC_OR_PARTITION if missed else error,
+        }
+
+    return build(response_for(call), topics=each_partition(call, answer))
