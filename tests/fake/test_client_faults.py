@@ -10,7 +10,7 @@ import pytest
 
 from kafkawire.consumer import Consumer, LogTruncationError, TopicPartition
 from kafkawire.producer import Producer
-from kafkawire.testing.fake import FakeCluster
+from kafkawire.testing.fake import CUT, FakeCluster, HookContext
 
 TP = TopicPartition("t", 0)
 
@@ -95,3 +95,52 @@ async def test_the_producer_waits_for_a_topic_created_on_first_use(
         metadata = await asyncio.wait_for(producer.send_and_wait("new", b"first"), 10)
     assert metadata.offset == 0
     assert fake_cluster.records("new", 0)[0].value == b"first"
+
+
+async def test_answers_lost_after_writing_leave_no_duplicates(fake_cluster: FakeCluster) -> None:
+    """Every third Produce is written and then its connection cut before the answer: the
+    idempotent producer sends again, the log answers the duplicates, and each record is in
+    the log once, in order."""
+    fake_cluster.create_topic("t")
+    produced = 0
+
+    async def lose_every_third(request: Any, ctx: HookContext) -> Any:
+        nonlocal produced
+        produced += 1
+        if produced % 3:
+            return None
+        await ctx.handle()
+        return CUT
+
+    fake_cluster.control(lose_every_third, api_key="Produce", keep=True)
+    values = [b"%d" % i for i in range(200)]
+    async with Producer(
+        fake_cluster.bootstrap, linger_ms=1, batch_size=200, retry_backoff_ms=1
+    ) as producer:
+        deliveries = [await producer.send("t", value, partition=0) for value in values]
+        offsets = [(await delivery).offset for delivery in deliveries]
+    assert offsets == list(range(200))
+    assert [r.value for r in fake_cluster.records("t", 0)] == values
+    assert produced > 6
+
+
+async def test_a_small_fetch_size_still_reads_every_partition(fake_cluster: FakeCluster) -> None:
+    """With room for about one batch per fetch, later partitions get cut batches (or none);
+    the session's rotation lets each partition come first in turn."""
+    fake_cluster.create_topic("t", partitions=3, replication_factor=1)
+    for p in range(3):
+        fake_cluster.move_leader("t", p, 0)
+        for i in range(5):
+            fake_cluster.produce("t", p, [b"%d-%d-" % (p, i) + b"x" * 200])
+    async with Consumer(
+        "t",
+        bootstrap_servers=fake_cluster.bootstrap,
+        auto_offset_reset="earliest",
+        fetch_max_bytes=400,
+        max_partition_fetch_bytes=400,
+        fetch_max_wait_ms=10,
+    ) as consumer:
+        got = await poll(consumer, 15)
+    assert sorted((r.partition, r.offset) for r in got) == [
+        (p, o) for p in range(3) for o in range(5)
+    ]

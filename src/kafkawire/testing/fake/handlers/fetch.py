@@ -84,8 +84,8 @@ async def handle(call: Call) -> Any:
     by_id = call.version >= _FIRST_BY_ID
     cache = call.services.fetch_sessions[call.node_id]
     context = cache.context(
-        request.session_id,
-        request.session_epoch,
+        getattr(request, "session_id", 0),  # before v7: no sessions
+        getattr(request, "session_epoch", -1),
         _asked(request, by_id),
         _forgotten(request, by_id),
         uses_topic_ids=by_id,
