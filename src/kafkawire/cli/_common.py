@@ -11,8 +11,9 @@ from typing import Any, TypeVar
 
 import click
 
-from kafkawire.admin import Admin
+from kafkawire.admin import Admin, topic_name_problem
 from kafkawire.client import KafkaClient
+from kafkawire.cluster import parse_bootstrap
 from kafkawire.consumer import Consumer
 from kafkawire.errors import KafkawireError
 from kafkawire.producer import Producer
@@ -30,6 +31,7 @@ __all__ = [
     "plural",
     "run",
     "timestamp_ms",
+    "topic_name",
 ]
 
 T = TypeVar("T")
@@ -144,9 +146,28 @@ def broker_options(command: Callable[..., T]) -> Callable[..., T]:
         "--bootstrap-server",
         envvar="KAFKAWIRE_BOOTSTRAP",
         required=True,
+        callback=_bootstrap,
         metavar="HOST:PORT",
         help="The broker to talk to [env: KAFKAWIRE_BOOTSTRAP].",
     )(with_broker)
+
+
+def _bootstrap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """The addresses as given, once each is HOST:PORT (a port is part of an address)."""
+    if value is not None:
+        try:
+            parse_bootstrap(value)
+        except ValueError as exc:
+            raise click.BadParameter(f"{exc} (give HOST:PORT, e.g. localhost:9092)") from None
+    return value
+
+
+def topic_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """A TOPIC argument, once it is a name Kafka allows."""
+    problem = topic_name_problem(value)
+    if problem is not None:
+        raise click.BadParameter(problem)
+    return value
 
 
 def format_option(help: str) -> Callable[[Callable[..., T]], Callable[..., T]]:
