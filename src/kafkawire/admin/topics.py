@@ -86,7 +86,7 @@ class TopicsMixin(AdminBase):
             t.name: refused for t in wanted if (refused := _refused(t)) is not None
         }
         sent = [t for t in wanted if t.name not in results]
-        if not sent:
+        if results and not sent:  # all refused (an empty call is still sent: it probes)
             return ItemResults(results)
         request = create_topics.CreateTopicsRequest(
             topics=tuple(_creatable(t) for t in sent),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import functools
+import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -49,6 +50,11 @@ class Failure(click.ClickException):
 def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if value:
         ctx.meta[DEBUG] = True
+        # What the library logs (retries, failed batches) is for --debug: the command's own
+        # one-line error and summary say what a user needs.
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        logging.getLogger("kafkawire").addHandler(handler)
 
 
 debug_option = click.option(
@@ -57,7 +63,7 @@ debug_option = click.option(
     expose_value=False,
     is_eager=True,
     callback=_set_debug,
-    help="Print the traceback of an error.",
+    help="Print the traceback of an error, and kafkawire's warnings.",
 )
 
 

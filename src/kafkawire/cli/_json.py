@@ -128,13 +128,13 @@ def _batch_json(batch: Batch, budget: RecordsBudget) -> dict[str, Any]:
     shown["compression"] = batch.compression.name.lower()
     shown["timestamp_type"] = batch.timestamp_type.name.lower()
     if batch.compression is Compression.NONE:
-        records = batch.records  # no bigger than its part of the frame
+        records = tuple(batch.records)  # no bigger than its part of the frame
     elif budget.left <= 0:
         shown["records_cut"] = budget.cut()
         return shown
     else:
         try:
-            records = batch.records
+            records = tuple(batch.records)  # they decompress on first use: now
         except DecompressionLimitError:
             shown["records_cut"] = budget.cut()
             return shown

@@ -30,6 +30,11 @@ class DeliveryTally:
         self.first_failure: KafkawireError | None = None
         self.partitions: set[int] = set()
 
+    @property
+    def waiting(self) -> int:
+        """How many deliveries are held, not yet counted."""
+        return len(self._pending)
+
     async def add(self, delivery: Delivery) -> None:
         pending = self._pending
         pending.append(delivery)

@@ -10,7 +10,7 @@ import click
 from kafkawire.messages import APIS
 
 from ._capture import Capture, CaptureError, parse_hex, read_capture
-from ._common import CONTEXT_SETTINGS, Failure, debug_option, plural
+from ._common import CONTEXT_SETTINGS, Failure, debug_option
 from ._frames import ApiVersion, decode_frames
 
 __all__ = ["decode"]
@@ -97,9 +97,12 @@ def decode(
             failures.append(frame["error"])
         batches_cut += frame.get("batches_cut", 0)
     if batches_cut:
+        batches = (
+            "1 compressed batch" if batches_cut == 1 else f"{batches_cut:,} compressed batches"
+        )
         click.echo(
-            f"Note: {plural(batches_cut, 'compressed batch')} shown without records: they"
-            f" decompress past --max-decompressed ({max_decompressed:,} bytes) a frame",
+            f"Note: {batches} shown without records: a frame's batches may decompress to"
+            f" --max-decompressed ({max_decompressed:,} bytes)",
             err=True,
         )
     if read.cut:
