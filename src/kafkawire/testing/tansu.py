@@ -138,6 +138,9 @@ class TansuBroker(EmbeddedBroker):
                 stdout=out,
                 stderr=asyncio.subprocess.STDOUT,
                 env=env,
+                # Out of the terminal's process group: Ctrl-C goes to its owner, which stops it
+                # by pid once what uses it has stopped (as PySpark shields its JVM).
+                start_new_session=True,
             )
         self._process = process
         self._bootstrap = f"127.0.0.1:{port}"
