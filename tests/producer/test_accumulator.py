@@ -15,6 +15,7 @@ def _accumulator() -> RecordAccumulator:
         buffer_memory=1_000,
         compression=Compression.NONE,
         compression_level=None,
+        delivery_timeout=120.0,
     )
 
 

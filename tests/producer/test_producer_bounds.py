@@ -1,0 +1,127 @@
+"""What bounds the producer's waits, as in Kafka's Java client: ``delivery_timeout_ms`` a
+record's whole life (queued or in flight), ``request_timeout_ms`` one request,
+``max_block_ms`` only what ``send`` waits for (metadata, buffer space); and what ``close`` and
+cancellation do to a ``send`` that waits."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from kafkawire.errors import ClientClosedError, UnknownTopicOrPartitionError
+from kafkawire.net import Connection
+from kafkawire.producer import DeliveryTimeoutError, Producer
+from tests.net.fakebroker import WAIT
+from tests.net.proxy import Proxy
+from tests.producer.fake_broker import METADATA, PRODUCE, ProducerBroker
+
+
+async def test_a_send_waiting_for_room_when_close_runs_raises_instead_of_queueing() -> None:
+    async with ProducerBroker() as broker:
+        broker.answers_produce = False
+        producer = Producer(broker.bootstrap, buffer_memory=2_000, linger_ms=0)
+        await producer.start()
+        for _ in range(16):  # 16 x 121 bytes fill the buffer; nothing is ever answered
+            await producer.send("t", b"x" * 100, partition=0)
+        blocked = asyncio.create_task(producer.send("t", b"y" * 100, partition=0))
+        await asyncio.sleep(0.05)
+        assert not blocked.done()  # waiting for room
+        await producer.close(timeout=0.1)
+        with pytest.raises(ClientClosedError, match="closed"):
+            await asyncio.wait_for(blocked, WAIT)
+
+
+async def test_a_cancelled_send_queued_nothing() -> None:
+    """A send either returns its delivery or, cancelled, wrote nothing: a caller that sends
+    again after a cancellation writes the record once."""
+    async with ProducerBroker() as broker:
+        async with Producer(broker.bootstrap, linger_ms=0) as producer:
+            returned, cancelled = [], 0
+            for i in range(50):
+                value = b"%d" % i
+                task = asyncio.create_task(producer.send("t", value, partition=0))
+                await asyncio.sleep(0)  # it runs to its first wait
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    cancelled += 1
+                else:
+                    returned.append(value)
+            await asyncio.wait_for(producer.flush(), WAIT)
+        assert cancelled > 0
+        assert broker.written[("t", 0)] == returned
+
+
+async def test_records_expire_while_the_sender_waits_for_a_producer_id() -> None:
+    async with ProducerBroker() as broker:
+        broker.init_delay = 60.0  # InitProducerId is never answered
+        async with Producer(
+            broker.bootstrap, linger_ms=0, request_timeout_ms=300, delivery_timeout_ms=400
+        ) as producer:
+            delivery = await producer.send("t", b"v", partition=0)
+            with pytest.raises(DeliveryTimeoutError, match="expired"):
+                await asyncio.wait_for(delivery, WAIT)
+            await asyncio.wait_for(producer.close(), WAIT)
+
+
+async def test_a_batch_in_flight_expires_at_its_delivery_timeout() -> None:
+    """As Java's sender does: a batch sent late (here after a slow producer id) fails at its
+    delivery timeout even while its request still waits for an answer."""
+    async with ProducerBroker() as broker:
+        broker.answers_produce = False
+        broker.init_delay = 0.3
+        async with Producer(
+            broker.bootstrap, linger_ms=0, request_timeout_ms=500, delivery_timeout_ms=600
+        ) as producer:
+            delivery = await producer.send("t", b"v", partition=0)
+            with pytest.raises(DeliveryTimeoutError, match="in flight"):
+                await asyncio.wait_for(delivery, WAIT)
+            assert len(broker.requests(PRODUCE)) == 1
+
+
+async def test_a_frozen_broker_fails_records_at_their_delivery_timeout() -> None:
+    async with ProducerBroker() as broker:
+        port = int(broker.bootstrap.rsplit(":", 1)[1])
+        async with Proxy(port) as proxy:
+
+            async def through_proxy(host: str, _: int) -> Connection:
+                return await Connection.open(host, proxy.port, connect_timeout=10)
+
+            producer = Producer(
+                f"127.0.0.1:{proxy.port}",
+                connect=through_proxy,
+                linger_ms=0,
+                request_timeout_ms=300,
+                delivery_timeout_ms=400,
+            )
+            await producer.start()
+            assert (await producer.send_and_wait("t", b"before", partition=0)).offset == 0
+            proxy.drop = True  # nothing comes back any more
+            deliveries = [await producer.send("t", b"%d" % i, partition=i % 3) for i in range(30)]
+            for delivery in deliveries:
+                with pytest.raises(DeliveryTimeoutError):
+                    await asyncio.wait_for(delivery, WAIT)
+            await asyncio.wait_for(producer.close(), WAIT)
+
+
+async def test_max_block_ms_does_not_bound_a_produce_request() -> None:
+    """Java's max.block.ms bounds what send() waits for, not requests: a Produce answered
+    after it is delivered, sent once."""
+    async with ProducerBroker() as broker:
+        broker.produce_delay = 0.3
+        async with Producer(broker.bootstrap, max_block_ms=100, linger_ms=0) as producer:
+            delivered = await asyncio.wait_for(producer.send_and_wait("t", b"v", partition=0), WAIT)
+        assert delivered.offset == 0
+        assert len(broker.requests(PRODUCE)) == 1
+
+
+async def test_max_block_ms_zero_sends_to_known_topics_and_fails_others_at_once() -> None:
+    async with ProducerBroker() as broker:
+        async with Producer(broker.bootstrap, max_block_ms=0) as producer:
+            assert (await producer.send_and_wait("t", b"v", partition=1)).offset == 0
+            asked = len(broker.requests(METADATA))
+            with pytest.raises(UnknownTopicOrPartitionError, match=r"'new'.*max_block_ms"):
+                await asyncio.wait_for(producer.send("new", b"v"), WAIT)
+        assert len(broker.requests(METADATA)) <= asked + 1

@@ -1,0 +1,141 @@
+"""The idempotent producer's id, recovered as Kafka's Java client recovers it (KIP-360): a new
+id when the broker forgot it, InitProducerId retried with backoff; and a producer whose broker
+is gone says so at WARNING, without a warning per batch."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import pytest
+
+from kafkawire.client import KafkaClient
+from kafkawire.net import Connection
+from kafkawire.producer import DeliveryTimeoutError, Producer
+from kafkawire.testing import TansuBroker
+from kafkawire.testing.pytest_plugin import Broker
+from tests.net.fakebroker import WAIT
+from tests.net.proxy import Proxy
+from tests.producer.fake_broker import INIT_PRODUCER_ID, ProducerBroker
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING and r.name.startswith("kafkawire.producer")
+    ]
+
+
+async def test_a_forgotten_producer_id_is_replaced_and_the_records_go_again() -> None:
+    """The broker lost its state (UNKNOWN_PRODUCER_ID) and refuses to bump the epoch of an id
+    it does not know (as Tansu answers, UNKNOWN_SERVER_ERROR): a new id is taken."""
+    async with ProducerBroker() as broker:
+        async with Producer(broker.bootstrap, linger_ms=0, retry_backoff_ms=1) as producer:
+            assert (await producer.send_and_wait("t", b"first", partition=0)).offset == 0
+            forgotten = broker.requests(INIT_PRODUCER_ID)[-1]
+            assert forgotten.producer_id == -1
+            known = {8}
+
+            def produce(topic: str, partition: int, batch: Any) -> int:
+                return 0 if batch.producer_id in known else 59  # UNKNOWN_PRODUCER_ID
+
+            def init(request: Any) -> tuple[int, int, int]:
+                if request.producer_id != -1:
+                    return -1, -1, -1  # UNKNOWN_SERVER_ERROR: no such producer id here
+                return 0, 8, 0
+
+            broker.produce_error, broker.init_producer_id = produce, init
+            delivered = await asyncio.wait_for(
+                producer.send_and_wait("t", b"again", partition=0), WAIT
+            )
+        assert delivered.offset == 1
+        assert broker.requests(INIT_PRODUCER_ID)[-1].producer_id == -1
+        assert broker.written[("t", 0)] == [b"first", b"again"]
+
+
+async def test_init_producer_id_is_retried_with_backoff_and_warned_about_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with ProducerBroker() as broker:
+        until = time.monotonic() + 0.5
+        broker.init_producer_id = lambda request: (
+            (15, -1, -1) if time.monotonic() < until else (0, 7, 0)
+        )  # COORDINATOR_NOT_AVAILABLE for a while, then an id
+        async with Producer(
+            broker.bootstrap, request_timeout_ms=50, retry_backoff_ms=5, retry_backoff_max_ms=50
+        ) as producer:
+            delivery = producer.send_and_wait("t", b"v", partition=0)
+            assert (await asyncio.wait_for(delivery, WAIT)).offset == 0
+    asked = len(broker.requests(INIT_PRODUCER_ID))
+    assert asked > 2  # each call (a request timeout long) gave up, and the sender went on
+    assert len([w for w in _warnings(caplog) if "producer id" in w]) == 1
+
+
+async def test_a_broker_that_stops_answering_is_warned_about_before_records_expire(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with (
+        ProducerBroker() as broker,
+        Producer(
+            broker.bootstrap, linger_ms=0, request_timeout_ms=100, delivery_timeout_ms=2_000
+        ) as producer,
+    ):
+        await producer.send_and_wait("t", b"v", partition=0)
+        broker.answers_produce = False
+        delivery = await producer.send("t", b"w", partition=0)
+        async with asyncio.timeout(WAIT):
+            while not any("t/0" in w or "t-0" in w for w in _warnings(caplog)):
+                await asyncio.sleep(0.01)
+        assert not delivery.done()  # said while the record still waits
+        await producer.close(timeout=0)
+
+
+async def test_many_batches_failing_alike_log_a_few_warnings(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with ProducerBroker(topics={"t": 50}) as broker:
+        broker.answers_produce = False
+        async with Producer(
+            broker.bootstrap, linger_ms=0, request_timeout_ms=200, delivery_timeout_ms=300
+        ) as producer:
+            deliveries = [await producer.send("t", b"v", partition=p) for p in range(50)] * 4
+            for delivery in deliveries:
+                with pytest.raises(DeliveryTimeoutError):
+                    await asyncio.wait_for(delivery, WAIT)
+    assert 1 <= len(_warnings(caplog)) <= 5
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_a_producer_goes_on_when_its_broker_comes_back_empty(
+    tansu_broker: Broker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Tansu keeps producer ids in memory: restarted, it answers UNKNOWN_PRODUCER_ID, and
+    InitProducerId with the old id fails; the producer takes a new id and goes on."""
+    topic = f"kafkawire-restart-{time.monotonic_ns()}"
+    async with KafkaClient(tansu_broker.bootstrap) as client:
+        await client.create_topic(topic)
+    port = int(tansu_broker.bootstrap.rsplit(":", 1)[1])
+    async with Proxy(port) as proxy:
+
+        async def through_proxy(host: str, _: int) -> Connection:
+            return await Connection.open(host, proxy.port, connect_timeout=5)
+
+        async with Producer(
+            f"127.0.0.1:{proxy.port}", connect=through_proxy, linger_ms=0, retry_backoff_ms=10
+        ) as producer:
+            await producer.send_and_wait(topic, b"before", partition=0)
+            async with TansuBroker() as empty:
+                async with KafkaClient(empty.bootstrap) as client:
+                    await client.create_topic(topic)
+                proxy.upstream_port = int(empty.bootstrap.rsplit(":", 1)[1])
+                proxy.cut()
+                deliveries = [await producer.send(topic, b"%d" % i, partition=0) for i in range(20)]
+                metadata = [await asyncio.wait_for(d, 30) for d in deliveries]
+                async with KafkaClient(empty.bootstrap) as client:
+                    values = [r.value async for r in client.records(topic, 0, 0, stop_at_end=True)]
+    assert [m.offset for m in metadata] == list(range(20))
+    assert values == [b"%d" % i for i in range(20)]
+    assert len(_warnings(caplog)) <= 5
