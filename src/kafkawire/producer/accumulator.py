@@ -154,7 +154,7 @@ class RecordAccumulator:
                 self._give_back(memory)
             raise self._closed_by
         if not reserved:
-            if self._waiters or self._used + memory > self._buffer_memory:
+            if self._used + memory > self._buffer_memory or self._waiters:
                 return None
             self._used += memory
         # Keyed by a plain (topic, partition) tuple, equal to (and hashed as) the

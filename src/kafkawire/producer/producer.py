@@ -115,6 +115,7 @@ class Producer:
         self._counts_of: ClusterMetadata | None = None  # the metadata the counts come from
         self._closed = False
         self._failure: KafkawireError | None = None  # what ended the sender, for good
+        self._refusing = False  # closed or failed: send() looks at why (one flag, per record)
         self._yield_due = False  # the last send started a batch: the next lets the sender run
 
     # --- life cycle --------------------------------------------------------------------------
@@ -166,6 +167,7 @@ class Producer:
             failure = ProducerFailedError(f"the producer's sender failed: {cause!r}")
             failure.__cause__ = cause
         self._failure = failure
+        self._refusing = True
         _log.error("the producer cannot go on: %s", failure, exc_info=cause)
         assert self._accumulator is not None
         self._accumulator.close(failure)
@@ -197,7 +199,7 @@ class Producer:
         """
         if self._closed:
             return
-        self._closed = True
+        self._closed = self._refusing = True
         if self._accumulator is not None:
             self._accumulator.close(
                 ClientClosedError("the producer was closed while send() waited: nothing queued")
@@ -242,7 +244,9 @@ class Producer:
         Kafka cannot have, larger than ``max_request_size``), a topic the broker refuses (not
         authorized, invalid), a closed or failed producer, or no open transaction.
         """
-        self._check_usable()
+        accumulator = self._accumulator
+        if accumulator is None or self._refusing:
+            self._check_usable()
         if self._yield_due:
             # A send that never waits never lets the sender task run: a caller sending in a
             # tight loop would fill every batch before one went out. Once per batch, yield;
@@ -251,13 +255,6 @@ class Producer:
             await asyncio.sleep(0)
         if self._transactions is not None:
             self._transactions.check_sendable()
-        if topic.__class__ is not str:
-            raise TypeError(f"send(): topic must be a str, not {topic!r}")
-        if partition is not None and (
-            partition.__class__ is not int
-            and (not isinstance(partition, int) or isinstance(partition, bool))
-        ):
-            raise TypeError(f"send(): partition must be an int or None, not {partition!r}")
         # The common case (bytes or None, no serializer) is checked inline: this runs once per
         # record, and each call or lookup it saves is a measurable share of the producer's time.
         if not (
@@ -297,14 +294,10 @@ class Producer:
             count = await self._partition_count(topic, self._deadline())
         if partition is None:
             partition = self._choose_partition(topic, key, size, count)
-        elif not 0 <= partition < count:
-            raise InvalidPartitionError(
-                f"topic {topic!r} has {count} partitions (0-{count - 1}): "
-                f"partition {partition} does not exist"
-            )
+        elif partition.__class__ is not int or not 0 <= partition < count:
+            partition = _checked_partition(topic, partition, count)
         # From here the record is queued without another wait (the accumulator refuses it
         # once the producer is closed or failed).
-        accumulator = self._accumulator
         assert accumulator is not None
         delivery = accumulator.append(topic, partition, key, value, headers, timestamp, size)
         if delivery is None:  # buffer_memory is full: wait for room
@@ -339,7 +332,8 @@ class Producer:
         timestamp_ms: int | None = None,
         headers: Sequence[HeaderInput] | None = None,
     ) -> RecordMetadata:
-        """:meth:`send` and wait for the record's delivery."""
+        """:meth:`send` and wait for the record's delivery. Cancelled once the record is
+        queued, it stops waiting: the record is still sent (its delivery is dropped)."""
         delivery = await self.send(
             topic, value, key, partition=partition, timestamp_ms=timestamp_ms, headers=headers
         )
@@ -398,6 +392,8 @@ class Producer:
         Java's ``send`` takes it, stale or not), else waiting (up to ``deadline``) for a new
         or auto-created one. A name Kafka cannot have is refused without asking, and a topic
         the broker refuses for good (not authorized, invalid) fails at once with its error."""
+        if not isinstance(topic, str):
+            raise TypeError(f"the topic must be a str, not {topic!r}")
         cached = self._cluster.current_metadata
         known = cached.topics.get(topic) if cached is not None else None
         if known is not None and known.partitions and not known.error_code:
@@ -521,6 +517,18 @@ def _serialize(serializer: Any, value: Any, what: str) -> bytes | None:
         f"send(): the {what} is {type(value).__name__}, not bytes or None; encode it or "
         f"give the producer a {what}_serializer"
     )
+
+
+def _checked_partition(topic: str, partition: Any, count: int) -> int:
+    """``partition`` if it is one of the topic's (an int, not a bool), else the error."""
+    if not isinstance(partition, int) or isinstance(partition, bool):
+        raise TypeError(f"send(): partition must be an int or None, not {partition!r}")
+    if not 0 <= partition < count:
+        raise InvalidPartitionError(
+            f"topic {topic!r} has {count} partitions (0-{count - 1}): "
+            f"partition {partition} does not exist"
+        )
+    return int(partition)
 
 
 def _check_topic_name(topic: str) -> None:

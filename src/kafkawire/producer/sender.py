@@ -268,8 +268,8 @@ class Sender:
         """Send what can go now; when to look again for what had to wait (``inf``: when
         woken). Nothing here waits: the queues stay as :meth:`ready` saw them."""
         metadata = self._metadata({b.tp.topic for b in ready}, now)
-        if metadata is None:
-            return self._refresh_after
+        if metadata is None:  # look again when the refresh ends (it wakes the loop) or may start
+            return float("inf") if "metadata" in self._chores else self._refresh_after
         by_leader: dict[int, list[ProducerBatch]] = defaultdict(list)
         for batch in self._in_transaction(ready):
             try:
