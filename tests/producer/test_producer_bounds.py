@@ -10,11 +10,11 @@ import asyncio
 import pytest
 
 from kafkawire.errors import ClientClosedError, UnknownTopicOrPartitionError
-from kafkawire.net import Connection
 from kafkawire.producer import DeliveryTimeoutError, Producer
 from tests.net.fakebroker import WAIT
 from tests.net.proxy import Proxy
 from tests.producer.fake_broker import METADATA, PRODUCE, ProducerBroker
+from tests.producer.proxied import proxied_producer
 
 
 async def test_a_send_waiting_for_room_when_close_runs_raises_instead_of_queueing() -> None:
@@ -54,44 +54,36 @@ async def test_a_cancelled_send_queued_nothing() -> None:
         assert broker.written[("t", 0)] == returned
 
 
-async def test_records_expire_while_the_sender_waits_for_a_producer_id() -> None:
-    async with ProducerBroker() as broker:
-        broker.init_delay = 60.0  # InitProducerId is never answered
-        async with Producer(
-            broker.bootstrap, linger_ms=0, request_timeout_ms=300, delivery_timeout_ms=400
-        ) as producer:
-            delivery = await producer.send("t", b"v", partition=0)
-            with pytest.raises(DeliveryTimeoutError, match="expired"):
-                await asyncio.wait_for(delivery, WAIT)
-            await asyncio.wait_for(producer.close(), WAIT)
-
-
-async def test_a_batch_in_flight_expires_at_its_delivery_timeout() -> None:
-    """As Java's sender does: a batch sent late (here after a slow producer id) fails at its
-    delivery timeout even while its request still waits for an answer."""
+@pytest.mark.parametrize(
+    ("init_delay", "where"),
+    [(60.0, "not sent"), (0.3, "in flight")],
+    ids=["waiting for a producer id", "in flight"],
+)
+async def test_records_expire_at_their_delivery_timeout_wherever_they_wait(
+    init_delay: float, where: str
+) -> None:
+    """As Java's sender expires batches: a record fails at its delivery timeout while the
+    sender waits for a producer id (never answered here), or while its request, sent late
+    (after a slow producer id), still waits for an answer."""
     async with ProducerBroker() as broker:
         broker.answers_produce = False
-        broker.init_delay = 0.3
+        broker.init_delay = init_delay
         async with Producer(
             broker.bootstrap, linger_ms=0, request_timeout_ms=500, delivery_timeout_ms=600
         ) as producer:
             delivery = await producer.send("t", b"v", partition=0)
-            with pytest.raises(DeliveryTimeoutError, match="in flight"):
+            with pytest.raises(DeliveryTimeoutError, match=where):
                 await asyncio.wait_for(delivery, WAIT)
-            assert len(broker.requests(PRODUCE)) == 1
+            await asyncio.wait_for(producer.close(), WAIT)
 
 
 async def test_a_frozen_broker_fails_records_at_their_delivery_timeout() -> None:
     async with ProducerBroker() as broker:
         port = int(broker.bootstrap.rsplit(":", 1)[1])
         async with Proxy(port) as proxy:
-
-            async def through_proxy(host: str, _: int) -> Connection:
-                return await Connection.open(host, proxy.port, connect_timeout=10)
-
-            producer = Producer(
-                f"127.0.0.1:{proxy.port}",
-                connect=through_proxy,
+            producer = proxied_producer(
+                proxy,
+                connect_timeout=10,  # reconnecting must not hold expiry up
                 linger_ms=0,
                 request_timeout_ms=300,
                 delivery_timeout_ms=400,

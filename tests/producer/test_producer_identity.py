@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 from kafkawire.client import KafkaClient
-from kafkawire.net import Connection
 from kafkawire.producer import DeliveryTimeoutError, Producer
 from kafkawire.testing import TansuBroker
 from kafkawire.testing.pytest_plugin import Broker
 from tests.net.fakebroker import WAIT
 from tests.net.proxy import Proxy
 from tests.producer.fake_broker import INIT_PRODUCER_ID, ProducerBroker
+from tests.producer.proxied import proxied_producer
 
 
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -118,24 +118,20 @@ async def test_a_producer_goes_on_when_its_broker_comes_back_empty(
     async with KafkaClient(tansu_broker.bootstrap) as client:
         await client.create_topic(topic)
     port = int(tansu_broker.bootstrap.rsplit(":", 1)[1])
-    async with Proxy(port) as proxy:
-
-        async def through_proxy(host: str, _: int) -> Connection:
-            return await Connection.open(host, proxy.port, connect_timeout=5)
-
-        async with Producer(
-            f"127.0.0.1:{proxy.port}", connect=through_proxy, linger_ms=0, retry_backoff_ms=10
-        ) as producer:
-            await producer.send_and_wait(topic, b"before", partition=0)
-            async with TansuBroker() as empty:
-                async with KafkaClient(empty.bootstrap) as client:
-                    await client.create_topic(topic)
-                proxy.upstream_port = int(empty.bootstrap.rsplit(":", 1)[1])
-                proxy.cut()
-                deliveries = [await producer.send(topic, b"%d" % i, partition=0) for i in range(20)]
-                metadata = [await asyncio.wait_for(d, 30) for d in deliveries]
-                async with KafkaClient(empty.bootstrap) as client:
-                    values = [r.value async for r in client.records(topic, 0, 0, stop_at_end=True)]
+    async with (
+        Proxy(port) as proxy,
+        proxied_producer(proxy, linger_ms=0, retry_backoff_ms=10) as producer,
+    ):
+        await producer.send_and_wait(topic, b"before", partition=0)
+        async with TansuBroker() as empty:
+            async with KafkaClient(empty.bootstrap) as client:
+                await client.create_topic(topic)
+            proxy.upstream_port = int(empty.bootstrap.rsplit(":", 1)[1])
+            proxy.cut()
+            deliveries = [await producer.send(topic, b"%d" % i, partition=0) for i in range(20)]
+            metadata = [await asyncio.wait_for(d, 30) for d in deliveries]
+            async with KafkaClient(empty.bootstrap) as client:
+                values = [r.value async for r in client.records(topic, 0, 0, stop_at_end=True)]
     assert [m.offset for m in metadata] == list(range(20))
     assert values == [b"%d" % i for i in range(20)]
     assert len(_warnings(caplog)) <= 5
