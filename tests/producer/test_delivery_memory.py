@@ -8,16 +8,19 @@ import gc
 import tracemalloc
 
 from kafkawire.producer import Producer
+from kafkawire.testing.fake import FakeCluster
 from tests.net.fakebroker import WAIT
-from tests.producer.fake_broker import ProducerBroker
+from tests.producer.faults import PRODUCE, accept_and_forget
 
 _RECORDS = 20_000
 
 
-async def test_kept_deliveries_do_not_keep_their_records() -> None:
-    async with ProducerBroker() as broker, Producer(broker.bootstrap, linger_ms=5) as producer:
+async def test_kept_deliveries_do_not_keep_their_records(fake_cluster: FakeCluster) -> None:
+    fake_cluster.create_topic("t")
+    # The fake keeps nothing of what it is sent: only the producer's memory is measured.
+    fake_cluster.control(accept_and_forget, api_key=PRODUCE, keep=True)
+    async with Producer(fake_cluster.bootstrap, linger_ms=5) as producer:
         await producer.send_and_wait("t", b"warm", partition=0)
-        broker.produce_error = lambda topic, partition, batch: 0
         gc.collect()
         tracemalloc.start()
         try:
@@ -25,9 +28,7 @@ async def test_kept_deliveries_do_not_keep_their_records() -> None:
             value = b"x" * 100
             deliveries = [await producer.send("t", value, partition=0) for _ in range(_RECORDS)]
             await asyncio.wait_for(producer.flush(), WAIT)
-            broker.written.clear()
-            for client_requests in (c.requests for c in broker._broker.clients):
-                client_requests.clear()  # the fake broker's memory, not the producer's
+            fake_cluster.requests.clear()  # the fake's log of requests, not the producer's
             gc.collect()
             kept = tracemalloc.get_traced_memory()[0] - before
         finally:

@@ -14,10 +14,17 @@ import pytest
 from kafkawire.client import KafkaClient
 from kafkawire.producer import DeliveryTimeoutError, Producer
 from kafkawire.testing import TansuBroker
+from kafkawire.testing.fake import DROP, FakeCluster, HookContext
 from kafkawire.testing.pytest_plugin import Broker
 from tests.net.fakebroker import WAIT
 from tests.net.proxy import Proxy
-from tests.producer.fake_broker import INIT_PRODUCER_ID, ProducerBroker
+from tests.producer.faults import (
+    INIT_PRODUCER_ID,
+    PRODUCE,
+    init_producer_id_answer,
+    producer_ids,
+    refuse_produce,
+)
 from tests.producer.proxied import proxied_producer
 
 
@@ -29,62 +36,66 @@ def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
     ]
 
 
-async def test_a_forgotten_producer_id_is_replaced_and_the_records_go_again() -> None:
+async def test_a_forgotten_producer_id_is_replaced_and_the_records_go_again(
+    fake_cluster: FakeCluster,
+) -> None:
     """The broker lost its state (UNKNOWN_PRODUCER_ID) and refuses to bump the epoch of an id
     it does not know (as Tansu answers, UNKNOWN_SERVER_ERROR): a new id is taken."""
-    async with ProducerBroker() as broker:
-        async with Producer(broker.bootstrap, linger_ms=0, retry_backoff_ms=1) as producer:
-            assert (await producer.send_and_wait("t", b"first", partition=0)).offset == 0
-            forgotten = broker.requests(INIT_PRODUCER_ID)[-1]
-            assert forgotten.producer_id == -1
-            known = {8}
+    fake_cluster.create_topic("t")
+    async with Producer(fake_cluster.bootstrap, linger_ms=0, retry_backoff_ms=1) as producer:
+        assert (await producer.send_and_wait("t", b"first", partition=0)).offset == 0
+        (asked,) = fake_cluster.requests.of("InitProducerId")
+        (forgotten,) = producer_ids(fake_cluster.requests.of("Produce")[0].request)
 
-            def produce(topic: str, partition: int, batch: Any) -> int:
-                return 0 if batch.producer_id in known else 59  # UNKNOWN_PRODUCER_ID
+        def no_bump(request: Any, ctx: HookContext) -> Any:
+            if request.producer_id == -1:
+                return None  # a new id: the fake gives one
+            return init_producer_id_answer(ctx, -1)  # UNKNOWN_SERVER_ERROR: no such id here
 
-            def init(request: Any) -> tuple[int, int, int]:
-                if request.producer_id != -1:
-                    return -1, -1, -1  # UNKNOWN_SERVER_ERROR: no such producer id here
-                return 0, 8, 0
-
-            broker.produce_error, broker.init_producer_id = produce, init
-            delivered = await asyncio.wait_for(
-                producer.send_and_wait("t", b"again", partition=0), WAIT
-            )
-        assert delivered.offset == 1
-        assert broker.requests(INIT_PRODUCER_ID)[-1].producer_id == -1
-        assert broker.written[("t", 0)] == [b"first", b"again"]
+        fake_cluster.control(
+            refuse_produce(59, when=lambda request: forgotten in producer_ids(request)),
+            api_key=PRODUCE,
+            keep=True,
+        )
+        fake_cluster.control(no_bump, api_key=INIT_PRODUCER_ID, keep=True)
+        delivered = await asyncio.wait_for(producer.send_and_wait("t", b"again", partition=0), WAIT)
+    assert delivered.offset == 1
+    assert asked.request.producer_id == -1
+    assert fake_cluster.requests.of("InitProducerId")[-1].request.producer_id == -1
+    assert [r.value for r in fake_cluster.records("t", 0)] == [b"first", b"again"]
 
 
 async def test_init_producer_id_is_retried_with_backoff_and_warned_about_once(
-    caplog: pytest.LogCaptureFixture,
+    fake_cluster: FakeCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with ProducerBroker() as broker:
-        until = time.monotonic() + 0.5
-        broker.init_producer_id = lambda request: (
-            (15, -1, -1) if time.monotonic() < until else (0, 7, 0)
-        )  # COORDINATOR_NOT_AVAILABLE for a while, then an id
-        async with Producer(
-            broker.bootstrap, request_timeout_ms=50, retry_backoff_ms=5, retry_backoff_max_ms=50
-        ) as producer:
-            delivery = producer.send_and_wait("t", b"v", partition=0)
-            assert (await asyncio.wait_for(delivery, WAIT)).offset == 0
-    asked = len(broker.requests(INIT_PRODUCER_ID))
+    fake_cluster.create_topic("t")
+    until = time.monotonic() + 0.5
+
+    def not_yet(request: Any, ctx: HookContext) -> Any:
+        if time.monotonic() < until:
+            return init_producer_id_answer(ctx, 15)  # COORDINATOR_NOT_AVAILABLE
+        return None
+
+    fake_cluster.control(not_yet, api_key=INIT_PRODUCER_ID, keep=True)
+    async with Producer(
+        fake_cluster.bootstrap, request_timeout_ms=50, retry_backoff_ms=5, retry_backoff_max_ms=50
+    ) as producer:
+        delivery = producer.send_and_wait("t", b"v", partition=0)
+        assert (await asyncio.wait_for(delivery, WAIT)).offset == 0
+    asked = len(fake_cluster.requests.of("InitProducerId"))
     assert asked > 2  # each call (a request timeout long) gave up, and the sender went on
     assert len([w for w in _warnings(caplog) if "producer id" in w]) == 1
 
 
 async def test_a_broker_that_stops_answering_is_warned_about_before_records_expire(
-    caplog: pytest.LogCaptureFixture,
+    fake_cluster: FakeCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with (
-        ProducerBroker() as broker,
-        Producer(
-            broker.bootstrap, linger_ms=0, request_timeout_ms=100, delivery_timeout_ms=2_000
-        ) as producer,
-    ):
+    fake_cluster.create_topic("t")
+    async with Producer(
+        fake_cluster.bootstrap, linger_ms=0, request_timeout_ms=100, delivery_timeout_ms=2_000
+    ) as producer:
         await producer.send_and_wait("t", b"v", partition=0)
-        broker.answers_produce = False
+        fake_cluster.control(lambda request, ctx: DROP, api_key=PRODUCE, keep=True)
         delivery = await producer.send("t", b"w", partition=0)
         async with asyncio.timeout(WAIT):
             while not any("t/0" in w or "t-0" in w for w in _warnings(caplog)):
@@ -94,17 +105,17 @@ async def test_a_broker_that_stops_answering_is_warned_about_before_records_expi
 
 
 async def test_many_batches_failing_alike_log_a_few_warnings(
-    caplog: pytest.LogCaptureFixture,
+    fake_cluster: FakeCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with ProducerBroker(topics={"t": 50}) as broker:
-        broker.answers_produce = False
-        async with Producer(
-            broker.bootstrap, linger_ms=0, request_timeout_ms=200, delivery_timeout_ms=300
-        ) as producer:
-            deliveries = [await producer.send("t", b"v", partition=p) for p in range(50)]
-            for delivery in deliveries:
-                with pytest.raises(DeliveryTimeoutError):
-                    await asyncio.wait_for(delivery, WAIT)
+    fake_cluster.create_topic("t", 50)
+    fake_cluster.control(lambda request, ctx: DROP, api_key=PRODUCE, keep=True)
+    async with Producer(
+        fake_cluster.bootstrap, linger_ms=0, request_timeout_ms=200, delivery_timeout_ms=300
+    ) as producer:
+        deliveries = [await producer.send("t", b"v", partition=p) for p in range(50)]
+        for delivery in deliveries:
+            with pytest.raises(DeliveryTimeoutError):
+                await asyncio.wait_for(delivery, WAIT)
     assert 1 <= len(_warnings(caplog)) <= 5
 
 

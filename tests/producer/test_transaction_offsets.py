@@ -15,25 +15,26 @@ from kafkawire.cluster import TopicPartition
 from kafkawire.consumer import Consumer, ConsumerStateError
 from kafkawire.errors import IllegalGenerationError, UnknownMemberIdError
 from kafkawire.producer import ConsumerGroupMetadata, Producer, TransactionStateError
+from kafkawire.testing.fake import FakeCluster
 from kafkawire.testing.pytest_plugin import Broker
 from tests.net.fakebroker import WAIT
-from tests.producer.fake_broker import TXN_OFFSET_COMMIT, ProducerBroker
+from tests.producer.faults import TXN_OFFSET_COMMIT, group_generation
 
 _names = (f"kafkawire-txn-offsets-{i}" for i in itertools.count())
 _T0 = TopicPartition("t", 0)
 
 
-async def test_offsets_carry_the_members_generation_and_id() -> None:
-    async with ProducerBroker() as broker:
-        broker.generation = (3, "member-1")
-        member = ConsumerGroupMetadata("g", 3, "member-1", "instance-1")
-        async with (
-            Producer(broker.bootstrap, transactional_id="tx") as producer,
-            producer.transaction(),
-        ):
-            await producer.send("t", b"v", partition=0)
-            await producer.send_offsets_to_transaction({_T0: 5}, member)
-    (sent,) = broker.requests(TXN_OFFSET_COMMIT)
+async def test_offsets_carry_the_members_generation_and_id(fake_cluster: FakeCluster) -> None:
+    fake_cluster.create_topic("t")
+    fake_cluster.control(group_generation(3, "member-1"), api_key=TXN_OFFSET_COMMIT, keep=True)
+    member = ConsumerGroupMetadata("g", 3, "member-1", "instance-1")
+    async with (
+        Producer(fake_cluster.bootstrap, transactional_id="tx") as producer,
+        producer.transaction(),
+    ):
+        await producer.send("t", b"v", partition=0)
+        await producer.send_offsets_to_transaction({_T0: 5}, member)
+    (sent,) = [r.request for r in fake_cluster.requests.of(TXN_OFFSET_COMMIT)]
     assert (sent.group_id, sent.generation_id, sent.member_id, sent.group_instance_id) == (
         "g",
         3,
@@ -50,38 +51,37 @@ async def test_offsets_carry_the_members_generation_and_id() -> None:
     ],
 )
 async def test_a_zombie_members_offsets_are_fenced_and_the_transaction_must_abort(
-    member: ConsumerGroupMetadata, error: type[Exception]
+    fake_cluster: FakeCluster, member: ConsumerGroupMetadata, error: type[Exception]
 ) -> None:
-    async with ProducerBroker() as broker:
-        broker.generation = (3, "member-1")
-        async with Producer(broker.bootstrap, transactional_id="tx") as producer:
-            producer.begin_transaction()
-            await producer.send("t", b"v", partition=0)
-            with pytest.raises(error):
-                await producer.send_offsets_to_transaction({_T0: 5}, member)
-            with pytest.raises(TransactionStateError, match="must be aborted"):
-                await producer.commit_transaction()
-            await asyncio.wait_for(producer.abort_transaction(), WAIT)
-            async with producer.transaction():  # the producer goes on
-                await producer.send("t", b"w", partition=0)
+    fake_cluster.create_topic("t")
+    fake_cluster.control(group_generation(3, "member-1"), api_key=TXN_OFFSET_COMMIT, keep=True)
+    async with Producer(fake_cluster.bootstrap, transactional_id="tx") as producer:
+        producer.begin_transaction()
+        await producer.send("t", b"v", partition=0)
+        with pytest.raises(error):
+            await producer.send_offsets_to_transaction({_T0: 5}, member)
+        with pytest.raises(TransactionStateError, match="must be aborted"):
+            await producer.commit_transaction()
+        await asyncio.wait_for(producer.abort_transaction(), WAIT)
+        async with producer.transaction():  # the producer goes on
+            await producer.send("t", b"w", partition=0)
 
 
-async def test_the_group_id_form_commits_without_a_generation() -> None:
+async def test_the_group_id_form_commits_without_a_generation(fake_cluster: FakeCluster) -> None:
+    fake_cluster.create_topic("t")
     async with (
-        ProducerBroker() as broker,
-        Producer(broker.bootstrap, transactional_id="tx") as producer,
+        Producer(fake_cluster.bootstrap, transactional_id="tx") as producer,
         producer.transaction(),
     ):
         await producer.send_offsets_to_transaction({_T0: 5}, "g")
-    (sent,) = broker.requests(TXN_OFFSET_COMMIT)
+    (sent,) = [r.request for r in fake_cluster.requests.of(TXN_OFFSET_COMMIT)]
     assert (sent.group_id, sent.generation_id, sent.member_id) == ("g", -1, "")
 
 
-async def test_a_consumer_without_a_group_has_no_group_metadata() -> None:
-    async with (
-        ProducerBroker() as broker,
-        Consumer(bootstrap_servers=broker.bootstrap) as consumer,
-    ):
+async def test_a_consumer_without_a_group_has_no_group_metadata(
+    fake_cluster: FakeCluster,
+) -> None:
+    async with Consumer(bootstrap_servers=fake_cluster.bootstrap) as consumer:
         with pytest.raises(ConsumerStateError, match="group_id"):
             consumer.group_metadata()
 
