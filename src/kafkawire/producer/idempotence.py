@@ -73,13 +73,11 @@ class ProducerIdentity:
         self.stale = True
 
     def need_new_id(self, reason: str) -> None:
-        """The broker has no state for this id: take a new one (a transactional producer
-        bumps its epoch instead) before the next batch is sent."""
-        if self.transactional_id is None:
-            if not self._new_id_due:
-                _log.warning("producer id %d: asking for a new id: %s", self.producer_id, reason)
-            self._new_id_due = True
-        self.need_new_epoch(reason)
+        """The broker has no state for this id: take a new one before the next batch is
+        sent (for a producer without a transactional id, whose id nothing else knows)."""
+        if not self.stale:
+            _log.warning("producer id %d: asking for a new id: %s", self.producer_id, reason)
+        self._new_id_due = self.stale = True
 
     async def initialize(self, *, deadline: float | None = None) -> None:
         """Get a producer id (or bump the epoch of the one held); sequences start over.
@@ -96,9 +94,8 @@ class ProducerIdentity:
         try:
             response = await self._ask(request, deadline)
         except KafkawireError as error:
-            if fresh or self.transactional_id is not None or error.retriable:
-                raise
-            if isinstance(error, _REFUSED_FOR_GOOD):
+            bump_refused = not (fresh or error.retriable or isinstance(error, _REFUSED_FOR_GOOD))
+            if not bump_refused or self.transactional_id is not None:
                 raise
             # The broker would not bump an id it does not know: a new id starts afresh.
             _log.warning(
