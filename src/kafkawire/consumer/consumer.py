@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from typing_extensions import Unpack
 
+from kafkawire.client.group_metadata import ConsumerGroupMetadata
 from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition, build_settings
 from kafkawire.errors import ClientClosedError, KafkawireError, StaleMemberEpochError
 from kafkawire.net.errors import RequestTimeoutError
@@ -210,6 +211,21 @@ class Consumer:
 
     def assignment(self) -> set[TopicPartition]:
         return set(self._subscriptions.assigned())
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """Who this member is now, for ``Producer.send_offsets_to_transaction`` (as Java's
+        ``groupMetadata()``): its group's coordinator then refuses the offsets once the
+        group has moved on from this member (KIP-447)."""
+        group_id = self.settings.group_id
+        if group_id is None:
+            raise ConsumerStateError("group_metadata() needs a consumer with a group_id")
+        generation = self._generation()
+        return ConsumerGroupMetadata(
+            group_id,
+            generation.generation_id,
+            generation.member_id,
+            self.settings.group_instance_id,
+        )
 
     # --- reading -----------------------------------------------------------------------------
 
