@@ -97,24 +97,60 @@ appender.stderr.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
 """
 
 
-def _session(workdir: Path) -> Any:
+class _JvmStderr:
+    """Spark's JVM, and the Python workers it starts, write to the stderr they inherit. Here
+    they inherit a pipe that a thread copies to ours, until :meth:`silence`: after Ctrl-C the
+    workers that lose their JVM mid-call print broken-pipe tracebacks that are no news."""
+
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()
+        self._silenced = threading.Event()
+        threading.Thread(target=self._relay, daemon=True).start()
+
+    @contextlib.contextmanager
+    def inherited(self) -> Any:
+        """Processes started inside the block get the pipe as their stderr."""
+        sys.stderr.flush()
+        ours = os.dup(2)
+        os.dup2(self._write, 2)
+        try:
+            yield
+        finally:
+            os.dup2(ours, 2)
+            os.close(ours)
+
+    def silence(self) -> None:
+        self._silenced.set()
+
+    def _relay(self) -> None:
+        with open(self._read, "rb", buffering=0) as lines:
+            for line in lines:
+                if not self._silenced.is_set():
+                    sys.stderr.buffer.write(line)
+                    sys.stderr.flush()
+
+
+def _session(workdir: Path, jvm_stderr: _JvmStderr) -> Any:
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable  # workers need this Python (with kafkawire)
     os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     log_config = workdir / "log4j2.properties"
     log_config.write_text(_LOG4J2)
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("kafkawire-demo")
-        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log_config}")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.driver.host", "127.0.0.1")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
+    with jvm_stderr.inherited():  # the JVM starts here
+        spark = (
+            SparkSession.builder.master("local[2]")
+            .appName("kafkawire-demo")
+            .config(
+                "spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log_config}"
+            )
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.sql.session.timeZone", "UTC")
+            .getOrCreate()
+        )
     spark.sparkContext.setLogLevel("ERROR")
     # PySpark's own Ctrl-C handler cancels Spark's jobs from inside the signal handler, on the
     # py4j connection the interrupted call is using (two tracebacks); stopping the session on
@@ -171,7 +207,8 @@ def _pipeline(bootstrap: str) -> None:
         target=lambda: asyncio.run(_print_totals(bootstrap, drain, quit_now)), daemon=True
     )
     with tempfile.TemporaryDirectory(prefix="kafkawire-demo-") as workdir:
-        spark = _session(Path(workdir))
+        jvm_stderr = _JvmStderr()
+        spark = _session(Path(workdir), jvm_stderr)
         gateway = spark.sparkContext._gateway
         try:
             query = _query(spark, bootstrap, str(Path(workdir) / "checkpoint"))
@@ -183,7 +220,9 @@ def _pipeline(bootstrap: str) -> None:
             printer.join()
             print(f"query: {len(query.recentProgress)} batches, stopped")
         except KeyboardInterrupt:
-            # Spark logs the batch it is stopped in as aborted: on Ctrl-C that is no news.
+            # Spark logs the batch it is stopped in as aborted, and its workers that lose the
+            # JVM mid-call their broken pipes: on Ctrl-C that is no news.
+            jvm_stderr.silence()
             with contextlib.suppress(Exception):
                 spark.sparkContext.setLogLevel("OFF")
             raise
