@@ -239,18 +239,27 @@ def _pipeline(bootstrap: str) -> None:
 
 
 def main() -> None:
-    # py4j logs a traceback on the root logger when Ctrl-C interrupts a call to Spark: the
-    # interruption is the demo's to report. Other records print as they would without this.
+    # py4j logs a traceback on the root logger when Ctrl-C interrupts a call to Spark (or when
+    # closing its socket fails while handling that): the interruption is the demo's to report.
+    # Other records print as they would without this.
     shown = logging.StreamHandler()
-    shown.addFilter(
-        lambda record: not (record.exc_info and record.exc_info[0] is KeyboardInterrupt)
-    )
+    shown.addFilter(lambda record: not _from_ctrl_c(record.exc_info))
     logging.getLogger().addHandler(shown)
     try:
         _run()
     except KeyboardInterrupt:  # Ctrl-C: everything it started is stopped; no traceback
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+
+
+def _from_ctrl_c(exc_info: Any) -> bool:
+    """Whether a log record's exception is, or was raised while handling, a Ctrl-C."""
+    error = exc_info[1] if exc_info else None
+    while error is not None:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _run() -> None:
