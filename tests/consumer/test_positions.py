@@ -11,13 +11,19 @@ from typing import Any
 import pytest
 
 from kafkawire.consumer import Consumer, ConsumerRecord, RecordDeserializationError, TopicPartition
-from kafkawire.records import Compression, DecompressionLimitError, RecordBatchBuilder
+from kafkawire.records import (
+    Compression,
+    CorruptRecordError,
+    DecompressionLimitError,
+    RecordBatchBuilder,
+)
 from tests.cluster.hostile import FakeCluster
 
 from .fake_leader import LogLeader, batch, crafted_batch
 
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 FAST = {"retry_backoff_ms": 1, "fetch_max_wait_ms": 20}
+WAIT = 10  # the bound on every wait: a test must fail, not hang
 
 
 async def poll(consumer: Consumer, count: int, **getmany: Any) -> list[ConsumerRecord]:
@@ -136,6 +142,23 @@ async def test_a_batch_past_the_decompression_bound_comes_after_the_records_befo
     assert "max_decompressed_bytes_per_fetch (100000)" in message
     assert "max_total_decompressed_size" not in message  # an internal parameter
     assert "seek to offset 3 to skip it" in message
+
+
+async def test_a_corrupt_batch_comes_after_the_records_before_it() -> None:
+    corrupt = bytearray(batch(2, 2))
+    corrupt[corrupt.rindex(b"3")] = ord("9")  # a value changed: the crc no longer matches
+    leader = LogLeader({0: [batch(0, 2), bytes(corrupt)]})
+    async with (
+        FakeCluster(1, leader) as brokers,
+        Consumer(bootstrap_servers=brokers.bootstrap, **FAST) as consumer,
+    ):
+        consumer.assign([T0])
+        consumer.seek(T0, 0)
+        got = await asyncio.wait_for(poll(consumer, 1), WAIT)
+        for _ in range(2):  # until the application seeks
+            with pytest.raises(CorruptRecordError, match="t/0 at offset 2: the batch at offset 2"):
+                await poll(consumer, 1)
+    assert offsets(got) == [(0, 0), (0, 1)]
 
 
 async def test_an_answer_naming_a_partition_not_asked_for_backs_off_and_warns_once(
