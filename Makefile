@@ -12,7 +12,11 @@ MYPY_FLAGS ?= # test-py313 passes --python-version 3.13
 KAFKAWIRE_REQUIRE_EXTENSIONS ?= $(if $(KAFKAWIRE_NO_EXTENSIONS),0,$(if $(shell command -v cc),1,0))
 export KAFKAWIRE_REQUIRE_EXTENSIONS
 
-.PHONY: all venv system-tools test test-py313 lint types contracts schema schema-check pytest demo bench clean
+# Test processes: most tests wait on a broker's answer, not on the CPU, so more processes than
+# cores pays (each starts its own embedded broker and mock cluster). `make check` uses two.
+PYTEST_WORKERS ?= 4
+
+.PHONY: all venv system-tools test check test-py313 lint types contracts schema schema-check pytest pytest-quick demo bench clean
 
 all: test
 
@@ -48,7 +52,12 @@ schema-check: $(STAMP)
 	$(BIN)/python -m codegen generate --schema schema-json --out src/kafkawire/messages --check
 
 pytest: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal
+
+# The tests that need no broker and no Spark, with a few hypothesis examples each.
+pytest-quick: $(STAMP)
+	KAFKAWIRE_HYPOTHESIS_PROFILE=quick $(BIN)/python -m pytest -n 2 --dist worksteal \
+		-m "not integration and not spark" -q
 
 # GNU SASL's gsasl plays the server in the SCRAM interop tests (they skip without it), and Java 17
 # runs Spark for tests/spark; both installed from Debian's packages when we can (root and apt-get
@@ -63,6 +72,10 @@ system-tools:
 		|| echo "note: java is not installed; the Spark tests (tests/spark) will be skipped"
 
 test: system-tools lint types contracts schema-check pytest
+
+# The loop while developing (about a minute): every static check, and the tests that need no
+# broker and no Spark. CI runs `make test`, which runs everything.
+check: lint types contracts schema-check pytest-quick
 
 # `make test` again on CPython 3.13, built from Debian's source package into a cache outside the
 # tree (reused), in .venv-py313; needs root and apt-get the first time. See .ci/python313.sh.

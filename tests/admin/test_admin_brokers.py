@@ -36,6 +36,7 @@ from kafkawire.messages.sync_group import v5 as sync_group
 from kafkawire.net import NoCommonVersionError
 from kafkawire.producer import Producer
 from kafkawire.protocol import encode
+from kafkawire.testing import fresh_topic
 from kafkawire.testing.capabilities import api_key_of
 from kafkawire.testing.pytest_plugin import Broker, mock_cluster_bug, tansu_bug
 
@@ -62,10 +63,7 @@ async def topic_with(broker: Broker, values: int, partitions: int = 1) -> str:
     """A new topic holding ``values`` records in partition 0, one batch each (Tansu's
     ListOffsets "latest" is right only at a batch boundary); the mock cluster creates topics
     on first use, with 4 partitions."""
-    name = next(_names)
-    if broker.capabilities.missing("CreateTopics") is None:
-        async with Admin(broker.bootstrap) as admin:
-            (await admin.create_topics([NewTopic(name, partitions)]))[name]
+    name = await fresh_topic(broker, partitions)
     async with Producer(broker.bootstrap, linger_ms=0) as producer:
         for i in range(values):
             await producer.send_and_wait(name, b"v%d" % i, partition=0, timestamp_ms=1000 * (i + 1))

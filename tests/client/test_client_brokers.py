@@ -2,32 +2,15 @@
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 
 from kafkawire.client import EARLIEST, LATEST, KafkaClient
 from kafkawire.errors import OffsetOutOfRangeError, ProtocolError
-from kafkawire.messages.metadata import v13 as metadata
 from kafkawire.records import Compression
+from kafkawire.testing import fresh_topic
 from kafkawire.testing.pytest_plugin import Broker, tansu_bug
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
-
-_names = (f"kafkawire-client-{i}" for i in itertools.count())
-
-
-async def fresh_topic(client: KafkaClient, broker: Broker) -> str:
-    """A new one-partition topic: created where CreateTopics exists, else auto-created."""
-    name = next(_names)
-    if broker.capabilities.missing("CreateTopics") is None:
-        await client.create_topic(name, partitions=1)
-    else:
-        request = metadata.MetadataRequest(
-            topics=(metadata.MetadataRequestTopic(name=name),), allow_auto_topic_creation=True
-        )
-        await client.send(request)
-    return name
 
 
 @pytest.mark.parametrize("compression", [Compression.NONE, Compression.LZ4, Compression.ZSTD])
@@ -35,7 +18,7 @@ async def test_produce_then_fetch_round_trips(
     kafka_broker: Broker, compression: Compression
 ) -> None:
     async with KafkaClient(kafka_broker.bootstrap) as client:
-        topic = await fresh_topic(client, kafka_broker)
+        topic = await fresh_topic(kafka_broker)
         first = await client.produce(topic, 0, [b"a", None, (b"k", b"c")], compression=compression)
         result = await client.fetch(topic, 0, first, max_wait_ms=100)
     assert [(r.offset, r.key, r.value) for r in result.records] == [
@@ -51,7 +34,7 @@ async def test_records_pages_through_several_fetches_and_stops_at_the_end(
     kafka_broker: Broker,
 ) -> None:
     async with KafkaClient(kafka_broker.bootstrap) as client:
-        topic = await fresh_topic(client, kafka_broker)
+        topic = await fresh_topic(kafka_broker)
         for batch in ([b"1", b"2"], [b"3"], [b"4", b"5"]):
             await client.produce(topic, 0, batch)
         # partition_max_bytes=1: each fetch returns one batch, so paging must follow next_offset.
@@ -84,7 +67,7 @@ async def test_records_pages_through_several_fetches_and_stops_at_the_end(
 )
 async def test_fetching_past_the_end_is_out_of_range(kafka_broker: Broker) -> None:
     async with KafkaClient(kafka_broker.bootstrap, retry_timeout=1) as client:
-        topic = await fresh_topic(client, kafka_broker)
+        topic = await fresh_topic(kafka_broker)
         await client.produce(topic, 0, [b"x"])
         with pytest.raises(OffsetOutOfRangeError):
             await client.fetch(topic, 0, 50, max_wait_ms=50)
@@ -107,14 +90,14 @@ async def test_a_fetch_that_does_not_wait_still_answers_its_partition(
     kafka_broker: Broker,
 ) -> None:
     async with KafkaClient(kafka_broker.bootstrap) as client:
-        topic = await fresh_topic(client, kafka_broker)
+        topic = await fresh_topic(kafka_broker)
         await client.produce(topic, 0, [b"x"])
         assert [r.value for r in (await client.fetch(topic, 0, 0, max_wait_ms=0)).records] == [b"x"]
 
 
 async def test_earliest_offset(kafka_broker: Broker) -> None:
     async with KafkaClient(kafka_broker.bootstrap) as client:
-        topic = await fresh_topic(client, kafka_broker)
+        topic = await fresh_topic(kafka_broker)
         await client.produce(topic, 0, [b"x", b"y"])
         assert (await client.list_offsets(topic, 0, EARLIEST)).offset == 0
 
@@ -131,14 +114,14 @@ async def test_earliest_offset(kafka_broker: Broker) -> None:
 )
 async def test_latest_offset_is_the_end_of_the_log(kafka_broker: Broker) -> None:
     async with KafkaClient(kafka_broker.bootstrap) as client:
-        topic = await fresh_topic(client, kafka_broker)
+        topic = await fresh_topic(kafka_broker)
         await client.produce(topic, 0, [b"x", b"y", b"z"])
         assert (await client.list_offsets(topic, 0, LATEST)).offset == 3
 
 
 async def test_acks_zero_waits_for_nothing(kafka_broker: Broker) -> None:
     async with KafkaClient(kafka_broker.bootstrap) as client:
-        topic = await fresh_topic(client, kafka_broker)
+        topic = await fresh_topic(kafka_broker)
         assert await client.produce(topic, 0, [b"fire", b"forget"], acks=0) == -1
         await client.produce(topic, 0, [b"acked"])  # ordered after the acks=0 batch
         values = [r.value async for r in client.records(topic, 0, 0, stop_at_end=True)]

@@ -2,15 +2,17 @@
 
 ``FakeCluster`` is one or more in-process fake brokers (``tests.net.fakebroker``) that answer
 Metadata with a broker list and a topic of their choosing; every other request goes to a
-handler the test writes. ``SilentServer`` accepts TCP connections and never answers anything.
+handler the test writes. ``SilentServer`` accepts TCP connections and never answers anything,
+or answers each with one of the rude answers below (closing at once, a 2 GB frame, garbage).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from tests.net.fakebroker import FakeBroker, FakeClient, messages
@@ -87,29 +89,76 @@ class FakeCluster:
         return handle
 
     def _metadata(self, version: int) -> Any:
-        module = messages(3, version)
-        epoch = {"leader_epoch": self.leader_epoch} if version >= 7 else {}  # from v7
         brokers = [(n, "127.0.0.1", b.port) for n, b in self.brokers.items()]
-        brokers += list(self.extra_brokers)
-        partitions = tuple(
-            module.MetadataResponsePartition(partition_index=p, leader_id=1, **epoch)
-            for p in range(self.partitions)
+        return metadata_answer(
+            version,
+            brokers + list(self.extra_brokers),
+            partitions=self.partitions,
+            leader_epoch=self.leader_epoch,
+            topic_id=self.topic_id,
         )
-        topic = {"name": "t", "partitions": partitions}
-        if self.topic_id is not None and version >= 10:
-            topic["topic_id"] = self.topic_id
-        return module.MetadataResponse(
-            brokers=tuple(
-                module.MetadataResponseBroker(node_id=n, host=h, port=p) for n, h, p in brokers
-            ),
-            topics=(module.MetadataResponseTopic(**topic),),
-        )
+
+
+def metadata_answer(
+    version: int,
+    brokers: Sequence[tuple[int, str, int]],
+    *,
+    partitions: int = 3,
+    leader_epoch: int = -1,
+    topic_id: uuid.UUID | None = None,
+) -> Any:
+    """A MetadataResponse at ``version`` naming ``brokers`` (node id, host, port) and the topic
+    ``t`` with ``partitions`` partitions led by broker 1."""
+    module = messages(3, version)
+    epoch = {"leader_epoch": leader_epoch} if version >= 7 else {}  # from v7
+    led = tuple(
+        module.MetadataResponsePartition(partition_index=p, leader_id=1, **epoch)
+        for p in range(partitions)
+    )
+    topic = {"name": "t", "partitions": led}
+    if topic_id is not None and version >= 10:
+        topic["topic_id"] = topic_id
+    return module.MetadataResponse(
+        brokers=tuple(
+            module.MetadataResponseBroker(node_id=n, host=h, port=p) for n, h, p in brokers
+        ),
+        topics=(module.MetadataResponseTopic(**topic),),
+    )
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on (connects to it are refused) until a test opens it."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port
+
+
+Answer = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+async def close_at_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    writer.transport.abort()
+
+
+async def send_2gb_frame(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A size prefix of 2**31 - 1 in answer to ApiVersions, and nothing after it."""
+    await reader.read(1)
+    writer.write(b"\x7f\xff\xff\xff")
+
+
+async def answer_garbage(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """A whole frame with the first correlation id (0) and a body that is no ApiVersions."""
+    await reader.read(1)
+    writer.write(b"\x00\x00\x00\x0a" + b"\x00\x00\x00\x00" + b"\x00\x00\xff\xff\xff\xff")
 
 
 class SilentServer:
-    """Accepts TCP connections on a loopback port and never sends a byte."""
+    """Accepts TCP connections on a loopback port and never sends a byte; or, with
+    ``answer``, runs it on each connection accepted."""
 
-    def __init__(self) -> None:
+    def __init__(self, answer: Answer | None = None) -> None:
+        self.answer = answer
         self.port = 0
         self.accepted = 0
         self._server: asyncio.Server | None = None
@@ -130,3 +179,6 @@ class SilentServer:
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.accepted += 1
         self._writers.append(writer)
+        if self.answer is not None:
+            with contextlib.suppress(OSError):
+                await self.answer(reader, writer)

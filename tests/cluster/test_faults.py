@@ -235,3 +235,14 @@ async def test_a_cluster_used_from_another_event_loop_says_so_at_once() -> None:
 
 def _kafkawire_tasks() -> list[asyncio.Task[Any]]:
     return [t for t in asyncio.all_tasks() if t.get_name().startswith("kafkawire")]
+
+
+async def test_a_cancellation_arriving_as_close_ends_a_backoff_is_not_swallowed() -> None:
+    # asyncio.wait_for on Python 3.11 returned normally here, as if not cancelled.
+    cluster = Cluster("127.0.0.1:1")
+    backing_off = asyncio.create_task(cluster._sleep(30))
+    await asyncio.sleep(0)
+    cluster._closing.set()
+    backing_off.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await backing_off

@@ -1,4 +1,5 @@
-"""Shared by the consumer tests: fresh topics and records produced to them, and for the group
+"""Shared by the consumer tests: fresh topics (``kafkawire.testing.fresh_topic``, re-exported
+here) and records produced to them, and for the group
 tests members with small timeouts, a listener that records what it hears (and can be awaited),
 and a member that consumes and commits as the documentation says."""
 
@@ -18,9 +19,9 @@ from kafkawire.consumer import (
     TopicPartition,
 )
 from kafkawire.errors import KafkawireError
+from kafkawire.testing import fresh_topic  # noqa: F401 - the consumer tests import it from here
 from kafkawire.testing.pytest_plugin import Broker
 
-_names = (f"kafkawire-consumer-{i}" for i in itertools.count())
 _groups = itertools.count()
 
 # Small timeouts: Tansu holds every JoinGroup for half the session timeout.
@@ -29,18 +30,6 @@ FAST: dict[str, Any] = {
     "heartbeat_interval_ms": 200,
     "auto_offset_reset": "earliest",
 }
-
-
-async def fresh_topic(broker: Broker, partitions: int = 1) -> str:
-    """A new topic: created where CreateTopics exists; the mock cluster creates topics on
-    first use, with 4 partitions (so tests that count partitions use ``partitions=4``)."""
-    name = next(_names)
-    async with KafkaClient(broker.bootstrap) as client:
-        if broker.capabilities.missing("CreateTopics") is None:
-            await client.create_topic(name, partitions=partitions)
-        else:
-            await client.cluster.refresh_metadata([name], auto_create=True)
-    return name
 
 
 def fresh_group(kind: str) -> str:

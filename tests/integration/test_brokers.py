@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ import pytest
 from kafkawire.errors import DecodeError, TopicAlreadyExistsError
 from kafkawire.messages.metadata import v8 as metadata_v8
 from kafkawire.messages.metadata import v9 as metadata_v9
-from kafkawire.testing import create_topic, parse_bootstrap, send_request
+from kafkawire.testing import create_topic, fresh_topic, parse_bootstrap, send_request, topic_name
 from kafkawire.testing.capabilities import api_label, render_doc
 from kafkawire.testing.pytest_plugin import (
     Broker,
@@ -42,10 +41,6 @@ TANSU_MISSING = [
 needs_embedded = pytest.mark.skipif(
     external_bootstrap() is not None, reason="facts about the embedded brokers"
 )
-
-
-def fresh_topic() -> str:
-    return f"t-{uuid.uuid4().hex[:12]}"
 
 
 async def test_every_broker_serves_the_basics(kafka_broker: Broker) -> None:
@@ -101,7 +96,7 @@ async def test_docs_brokers_md_is_what_the_brokers_serve(
 
 async def test_create_topic_makes_a_topic_with_the_partitions_asked(kafka_broker: Broker) -> None:
     kafka_broker.require_api("CreateTopics", 5)
-    topic = fresh_topic()
+    topic = topic_name()
     await create_topic(kafka_broker.bootstrap, topic, partitions=1)
     request = metadata_v9.MetadataRequest(
         topics=(metadata_v9.MetadataRequestTopic(name=topic),), allow_auto_topic_creation=False
@@ -145,9 +140,7 @@ async def test_flexible_metadata_responses_decode_exactly(kafka_broker: Broker) 
     indirect=True,
 )
 async def test_list_offsets_latest_is_the_end_of_the_log(kafka_broker: Broker) -> None:
-    topic = fresh_topic()
-    if kafka_broker.capabilities.missing("CreateTopics", 5) is None:
-        await create_topic(kafka_broker.bootstrap, topic, partitions=1)
+    topic = await fresh_topic(kafka_broker)
     leader = await partition_leader(kafka_broker.bootstrap, topic, 0)
     assert await produce(leader, topic, 0, [b"a", b"b", b"c"]) == 0
     assert await produce(leader, topic, 0, [b"d", b"e"]) == 3
@@ -173,9 +166,7 @@ def test_api_labels_name_the_api_and_its_key() -> None:
 async def test_list_offsets_by_timestamp_finds_the_first_record_at_or_after_it(
     kafka_broker: Broker,
 ) -> None:
-    topic = fresh_topic()
-    if kafka_broker.capabilities.missing("CreateTopics", 5) is None:
-        await create_topic(kafka_broker.bootstrap, topic, partitions=1)
+    topic = await fresh_topic(kafka_broker)
     leader = await partition_leader(kafka_broker.bootstrap, topic, 0)
     now = int(time.time() * 1000)
     await produce(leader, topic, 0, [b"a", b"b", b"c"], timestamp=now - 60_000)

@@ -55,20 +55,25 @@ async def no_answer(client: FakeClient, header: Any, request: Any) -> None:
 
 
 class FakeBroker:
-    """``async with FakeBroker(handler) as broker``: serves on 127.0.0.1:``broker.port``."""
+    """``async with FakeBroker(handler) as broker``: serves on 127.0.0.1:``broker.port``
+    (``port``, or a free one when 0: a test can stop a broker and start one on its port)."""
 
     def __init__(
-        self, handler: Handler = no_answer, *, api_versions: Mapping[int, range] = ALL_APIS
+        self,
+        handler: Handler = no_answer,
+        *,
+        api_versions: Mapping[int, range] = ALL_APIS,
+        port: int = 0,
     ) -> None:
         self.handler = handler
         self.api_versions = dict(api_versions)
         self.clients: list[FakeClient] = []
-        self.port = 0
+        self.port = port
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def __aenter__(self) -> FakeBroker:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import struct
 from typing import Any
 
@@ -25,6 +26,13 @@ from kafkawire.net import (
     RequestTimeoutError,
 )
 from kafkawire.protocol import encode_response
+from tests.cluster.hostile import (
+    Answer,
+    SilentServer,
+    answer_garbage,
+    close_at_once,
+    send_2gb_frame,
+)
 
 from .fakebroker import ALL_APIS, WAIT, FakeBroker, FakeClient, echo, echo_handler, names, request
 
@@ -312,6 +320,22 @@ async def test_broker_closing_during_setup_is_a_connect_error() -> None:
     finally:
         server.close()
         await server.wait_closed()
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [close_at_once, send_2gb_frame, answer_garbage],
+    ids=["closes-at-once", "2gb-frame", "garbage-api-versions"],
+)
+async def test_a_peer_breaking_the_protocol_during_setup_is_a_connect_error(
+    answer: Answer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="kafkawire")
+    async with SilentServer(answer) as server:
+        with pytest.raises(ConnectError, match=f"127.0.0.1:{server.port} \\(ApiVersions\\)"):
+            await Connection.open("127.0.0.1", server.port, connect_timeout=WAIT)
+    # The pool says so once per broker: not a WARNING per attempt here.
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
 
 
 async def test_stray_answer_to_acks_0_is_dropped() -> None:

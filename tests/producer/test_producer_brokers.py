@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import pickle
 import warnings
 from collections.abc import Callable
@@ -24,23 +23,12 @@ from kafkawire.producer import (
     partition_for_key,
 )
 from kafkawire.records import ControlType, Header
+from kafkawire.testing import fresh_topic, topic_name
 from kafkawire.testing.pytest_plugin import Broker, mock_cluster_bug, tansu_bug
 from tests.net.proxy import Proxy
 from tests.transaction_log import markers, raw_log, read_committed
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
-
-_names = (f"kafkawire-producer-{i}" for i in itertools.count())
-
-
-async def fresh_topic(broker: Broker, partitions: int = 1) -> str:
-    """A new topic: created where CreateTopics exists; the mock cluster creates on first use
-    (with 4 partitions)."""
-    name = next(_names)
-    if broker.capabilities.missing("CreateTopics") is None:
-        async with KafkaClient(broker.bootstrap) as client:
-            await client.create_topic(name, partitions=partitions)
-    return name
 
 
 async def read_back(broker: Broker, topic: str, partition: int = 0) -> list[Any]:
@@ -142,7 +130,7 @@ async def test_idempotent_retries_after_cuts_neither_lose_nor_duplicate(
 
 
 async def test_a_transaction_commits_and_another_aborts(mock_cluster: Broker) -> None:
-    topic = next(_names)
+    topic = topic_name()
     async with Producer(mock_cluster.bootstrap, transactional_id=f"tx-{topic}") as producer:
         async with producer.transaction():
             await producer.send(topic, b"committed", partition=0)
@@ -301,7 +289,7 @@ async def _dispatched(producer: Producer) -> None:
 
 
 async def test_sends_wait_for_a_new_topic_the_broker_creates(mock_cluster: Broker) -> None:
-    topic = next(_names)  # the mock cluster creates topics on first use
+    topic = topic_name()  # the mock cluster creates topics on first use
     async with Producer(mock_cluster.bootstrap) as producer:
         metadata = await asyncio.wait_for(producer.send_and_wait(topic, b"first"), 30)
     assert metadata.offset == 0

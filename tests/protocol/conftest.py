@@ -1,4 +1,4 @@
-"""Hypothesis settings, and the decoding tests run against each message decoder this build has.
+"""The decoding tests run against each message decoder this build has.
 
 The modules in ``DECODING_MODULES`` run once per decoder: the pure-Python one always, and the
 compiled one (``kafkawire.protocol._accel``) when it was built and not disabled with
@@ -15,19 +15,8 @@ from functools import cache
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
 
 from kafkawire.protocol import codec, framing
-
-# The round trips run once per generated class (about 700), so each gets a modest budget; the
-# whole suite must stay within a few minutes on CI's two cores.
-settings.register_profile(
-    "kafkawire",
-    max_examples=12,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.load_profile("kafkawire")
 
 DECODING_MODULES = frozenset(
     {"test_decode_errors", "test_framing", "test_golden", "test_roundtrip"}

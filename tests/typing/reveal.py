@@ -6,8 +6,10 @@ not type-check carries ``# error:`` and the start of mypy's message.
 
 from typing import TypeVar, reveal_type
 
+from kafkawire.admin import Admin
 from kafkawire.client import KafkaClient
 from kafkawire.cluster import Cluster
+from kafkawire.consumer import Consumer
 from kafkawire.messages import RequestMessage, ResponseMessage, request_type, response_type
 from kafkawire.messages.metadata import v4 as metadata_v4
 from kafkawire.messages.metadata.v12 import MetadataRequest, MetadataResponse
@@ -54,6 +56,12 @@ async def client_sends(client: KafkaClient, cluster: Cluster, conn: Connection) 
     KafkaClient("h:1", request_timout=1.0)  # error: Unexpected keyword argument "request_timout" for "KafkaClient"
     KafkaClient("h:1", request_timeout="1")  # error: Argument "request_timeout" to "KafkaClient" has incompatible type "str"
     Producer("h:1", lingr_ms=5)  # error: Unexpected keyword argument "lingr_ms" for "Producer"
+    Producer("h:1", linger_ms=1.5)  # error: Argument "linger_ms" to "Producer" has incompatible type "float"; expected "int"
+    Producer("h:1", acks=1.0)  # error: Argument "acks" to "Producer" has incompatible type "float"; expected "int | str"
+    Consumer("t", bootstrap_servers="h:1", enable_auto_commit="false")  # error: Argument "enable_auto_commit" to "Consumer" has incompatible type "str"; expected "bool"
+    Consumer("t", bootstrap_servers="h:1", default_api_timeout_ms="5")  # error: Argument "default_api_timeout_ms" to "Consumer" has incompatible type "str"; expected "int"
+    Admin("h:1", default_api_timeout_ms=5.0)  # error: Argument "default_api_timeout_ms" to "Admin" has incompatible type "float"; expected "int"
+    Admin("h:1", linger_ms=5)  # error: Unexpected keyword argument "linger_ms" for "Admin"
 
 
 async def client_returns(client: KafkaClient) -> MetadataResponse:

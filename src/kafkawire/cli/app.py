@@ -6,6 +6,7 @@ Exit codes: 0 success, 1 failure (the broker, the network or the input), 2 usage
 
 from __future__ import annotations
 
+import logging
 import traceback
 from typing import Any
 
@@ -69,4 +70,7 @@ for command in (
 
 
 def main() -> None:
+    # Without a handler, Python prints the library's warnings on stderr beside the command's
+    # own one-line error; --debug adds one (see debug_option).
+    logging.getLogger("kafkawire").addHandler(logging.NullHandler())
     cli(prog_name="kafkawire")

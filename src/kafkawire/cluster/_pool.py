@@ -7,12 +7,13 @@ Produce, Fetch and ShareFetch, JoinGroup and SyncGroup, and requests that carry 
 their own (CreateTopics, DeleteRecords, ...) each get their own connection to a broker, and
 everything else shares a normal one. Each opens on first use and negotiates ApiVersions.
 
-Which broker serves a request any broker can answer (metadata, finding a coordinator): the one
-with the fewest requests in flight that has not failed recently. A broker that failed (a
-connect that failed, a request that timed out, a connection it closed) is passed over for a
-while that doubles with each failure in a row, while another broker is known; a response
-from it clears the record. So a broker that stops answering with its socket open is tried
-once, not chosen again and again.
+A broker that failed (a connect that failed, a request that timed out, a connection that
+broke) is not connected to again before its reconnect backoff ends (see :mod:`._health`): a
+call that needs it waits for that, within the call's own deadline, instead of trying again at
+once. Which broker serves a request any broker can answer (metadata, finding a coordinator):
+one not in its backoff, with the fewest failures in a row, then the fewest requests in flight;
+a response from a broker clears its failures. So a broker that stops answering with its
+socket open is tried once, not chosen again and again while another broker answers.
 
 After :meth:`ConnectionPool.close` nothing opens again: connects under way are cancelled and
 their callers get :class:`~kafkawire.errors.ClientClosedError`.
@@ -26,12 +27,14 @@ import random
 import time
 import typing
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from kafkawire.errors import ClientClosedError
 from kafkawire.net import Connection
 from kafkawire.net.errors import ConnectError
+
+from ._health import RECONNECT_BACKOFF, WARN_INTERVAL, BrokerHealth
+from .backoff import Backoff
 
 __all__ = ["ConnectionFactory", "ConnectionPool", "NodeKey", "Purpose", "purpose_of"]
 
@@ -49,8 +52,6 @@ _PURPOSE_BY_KEY: dict[int, Purpose] = {
     11: "group",
     14: "group",
 }
-_FIRST_PENALTY = 1.0  # seconds a broker is passed over after one failure
-_MAX_PENALTY = 30.0
 
 
 def purpose_of(request_cls: type[Any]) -> Purpose:
@@ -60,12 +61,6 @@ def purpose_of(request_cls: type[Any]) -> Purpose:
         fields = getattr(request_cls, "__dataclass_fields__", {})
         purpose = "slow" if "timeout_ms" in fields else "normal"
     return purpose
-
-
-@dataclass(slots=True)
-class _Failures:
-    count: int
-    avoid_until: float  # time.monotonic(); until then other brokers are preferred
 
 
 def _describe(key: NodeKey, host: str, port: int) -> str:
@@ -80,11 +75,18 @@ def _describe(key: NodeKey, host: str, port: int) -> str:
 class ConnectionPool:
     """Connections by (broker, purpose), the record of recent failures, and closing."""
 
-    def __init__(self, connect: ConnectionFactory) -> None:
+    def __init__(
+        self,
+        connect: ConnectionFactory,
+        reconnect_backoff: Backoff = RECONNECT_BACKOFF,
+        *,
+        warn_interval: float = WARN_INTERVAL,
+    ) -> None:
         self._connect = connect
         self._connections: dict[tuple[NodeKey, Purpose], Connection] = {}
         self._opening: dict[tuple[NodeKey, Purpose], asyncio.Task[Connection]] = {}
-        self._failures: dict[NodeKey, _Failures] = {}
+        self._health = BrokerHealth(reconnect_backoff, warn_interval=warn_interval)
+        self._addresses: dict[NodeKey, tuple[str, int]] = {}  # where each key was last sought
         self._closing: set[asyncio.Future[None]] = set()  # surplus connections being closed
         self._closed = False
 
@@ -95,8 +97,9 @@ class ConnectionPool:
     async def get(self, key: NodeKey, host: str, port: int, purpose: Purpose) -> Connection:
         """The open connection for ``purpose`` to ``key``, opening it if need be.
 
-        Callers asking at once share one connect. Raises :class:`ConnectError` naming the
-        broker and its address when it cannot be reached or its address cannot be used.
+        Callers asking at once share one connect, which waits for the broker's reconnect
+        backoff first if it has been failing. Raises :class:`ConnectError` naming the broker
+        and its address when it cannot be reached or its address cannot be used.
         """
         if self.closed:
             raise ClientClosedError("the client is closed")
@@ -106,6 +109,7 @@ class ConnectionPool:
             return conn
         opening = self._opening.get(slot)
         if opening is None:
+            self._addresses[key] = (host, port)
             opening = asyncio.create_task(
                 self._open(key, host, port, slot), name=f"kafkawire-connect {host}:{port}"
             )
@@ -124,11 +128,17 @@ class ConnectionPool:
     async def _open(
         self, key: NodeKey, host: str, port: int, slot: tuple[NodeKey, Purpose]
     ) -> Connection:
-        try:
-            conn = await self._connect(host, port)
-        except ConnectError as exc:
-            self.failed(key)
-            raise ConnectError(f"{_describe(key, host, port)}: {exc}") from exc
+        async with self._health.turn_to_connect(key):
+            try:
+                conn = await self._connect(host, port)
+            except Exception as exc:
+                # Authentication and version errors too: Java backs off from any connect
+                # that did not end ready, so nothing here reconnects in a tight loop.
+                self.failed(key, exc)
+                if isinstance(exc, ConnectError):
+                    raise ConnectError(f"{_describe(key, host, port)}: {exc}") from exc
+                raise
+            self._health.connected(key)
         self._connections[slot] = conn
         return conn
 
@@ -151,31 +161,44 @@ class ConnectionPool:
 
     # --- health ----------------------------------------------------------------------------
 
-    def failed(self, key: NodeKey) -> None:
-        """Record a failure of ``key``: it is passed over for a while, doubling each time."""
-        previous = self._failures.get(key)
-        count = 1 if previous is None else previous.count + 1
-        penalty = min(_MAX_PENALTY, _FIRST_PENALTY * 2 ** (count - 1))
-        self._failures[key] = _Failures(count, time.monotonic() + penalty)
+    def failed(self, key: NodeKey, error: object) -> None:
+        """Record a failure of ``key`` (``error`` is for the log): no connect to it before
+        its reconnect backoff, which grows with each failure in a row, ends."""
+        self._health.failed(key, self.describe(key), error)
 
     def answered(self, key: NodeKey) -> None:
         """``key`` answered a request: forget its failures."""
-        if self._failures:
-            self._failures.pop(key, None)
+        self._health.answered(key, self.describe(key))
+
+    def moved(self, key: NodeKey) -> None:
+        """``key`` has a new address: its failures at the old one do not count there."""
+        self._health.forget(key)
+
+    def usable(self, key: NodeKey) -> bool:
+        """Whether ``key`` has an open connection or may be connected to now."""
+        return self.open_connection(key) is not None or self._health.retry_at(key) <= (
+            time.monotonic()
+        )
+
+    def describe(self, key: NodeKey) -> str:
+        """``broker 3 (host:9092)`` or ``bootstrap address host:9092``, for messages."""
+        host, port = self._addresses.get(key) or (key if isinstance(key, tuple) else ("?", 0))
+        return _describe(key, host, port)
 
     def by_preference(self, candidates: Iterable[Candidate]) -> list[Candidate]:
-        """``candidates`` best first: brokers not failing lately, fewest requests in flight,
-        an open connection, then at random; brokers that failed lately last, the one whose
-        penalty ends first leading them."""
+        """``candidates`` best first: those that may be connected to now, fewest failures in
+        a row, fewest requests in flight, an open connection, then at random; those in
+        their reconnect backoff last, the one whose backoff ends first leading them."""
         now = time.monotonic()
 
-        def rank(candidate: Candidate) -> tuple[float, int, int, float]:
+        def rank(candidate: Candidate) -> tuple[float, int, int, int, float]:
             key = candidate[0]
-            failures = self._failures.get(key)
-            avoid_until = failures.avoid_until if failures and failures.avoid_until > now else 0
+            retry_at = self._health.retry_at(key)
             conns = [c for (k, _), c in self._connections.items() if k == key and not c.closed]
             load = sum(c.in_flight for c in conns)
-            return (avoid_until, load, 0 if conns else 1, random.random())
+            backing_off = retry_at if retry_at > now and not conns else 0.0
+            failures = self._health.failures(key)
+            return (backing_off, failures, load, 0 if conns else 1, random.random())
 
         return sorted(candidates, key=rank)
 

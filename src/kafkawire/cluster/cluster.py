@@ -13,7 +13,11 @@ Rules this module keeps:
   instead, and fails before it is sent if it cannot be expressed there.
 - One call is bounded in time as a whole: ``retry_timeout`` (plus any wait the broker may hold
   the request for on purpose) covers the search for a broker, every attempt and the backoff
-  between them; each attempt's timeout is cut to what is left.
+  between them; each attempt's timeout is cut to what is left. A broker in its reconnect
+  backoff (see :mod:`._health`) is waited for within that bound, not tried again at once.
+- A request any broker can answer tries the brokers in the order :mod:`._search` gives:
+  the known ones best first, then (``metadata_recovery_strategy="rebootstrap"``) the
+  bootstrap addresses, which come first when no known broker can be reached.
 - Retriable errors (a closed connection, a timeout, a retriable top-level error code) are
   retried with exponential backoff and jitter; errors that mean stale metadata refresh the
   cache first, and coordinator errors (or failing to reach the coordinator) forget the
@@ -32,12 +36,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import dataclasses
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from typing import Any, Literal, TypeVar, overload
 
 from typing_extensions import Unpack
@@ -55,6 +58,7 @@ from kafkawire.net import Connection
 from kafkawire.net.errors import ConnectError, RequestTimeoutError
 from kafkawire.protocol import convert
 
+from ._deadline import bounded, cut_to_deadline
 from ._own_requests import (
     FIND_COORDINATOR,
     coordinator_of,
@@ -62,7 +66,7 @@ from ._own_requests import (
     metadata_request,
     top_level_error,
 )
-from ._pool import Candidate, ConnectionFactory, ConnectionPool, NodeKey, Purpose, purpose_of
+from ._pool import ConnectionFactory, ConnectionPool, NodeKey, Purpose, purpose_of
 from ._routing import (
     GROUP,
     InvalidPartitionError,
@@ -71,6 +75,7 @@ from ._routing import (
     held_for,
     partitions_named,
 )
+from ._search import BrokerSearch, parse_bootstrap
 from .metadata import ClusterMetadata
 from .settings import ClientOptions, ClientSettings
 
@@ -87,31 +92,11 @@ _log = logging.getLogger(__name__)
 T = TypeVar("T")
 R = TypeVar("R", bound=ResponseMessage)
 _REFUSALS = 2  # closes in answer to one request before it counts as refused
-_MIN_TIMEOUT = 0.001
-# The deadline (time.monotonic()) of the call the current task is in, so that the requests
-# and connects it makes are cut to the time it has left.
-_call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
-    "kafkawire_call_deadline", default=None
-)
 
 
 class RequestRefusedError(KafkawireError):
     """The broker closed the connection in answer to the same request again and again: it
     will not take it as it stands (malformed, too large, or a version it mishandles)."""
-
-
-def parse_bootstrap(bootstrap: str | Sequence[str]) -> list[tuple[str, int]]:
-    """``"h1:9092,h2:9092"`` or ``["h1:9092", "[::1]:9092"]`` -> ``[(host, port), ...]``."""
-    items = bootstrap.split(",") if isinstance(bootstrap, str) else list(bootstrap)
-    addresses = []
-    for item in (i.strip() for i in items):
-        host, sep, port = item.rpartition(":")
-        if not sep or not port.isdigit() or not host or not 0 < int(port) < 65536:
-            raise ValueError(f"bootstrap address {item!r} is not host:port")
-        addresses.append((host.strip("[]"), int(port)))
-    if not addresses:
-        raise ValueError("no bootstrap addresses")
-    return addresses
 
 
 class Cluster:
@@ -132,8 +117,14 @@ class Cluster:
         if settings is not None and options:
             raise TypeError("Cluster() takes settings or options as keyword arguments, not both")
         self.settings = settings or ClientSettings.from_options(type(self).__name__, dict(options))
-        self._bootstrap = parse_bootstrap(bootstrap)
-        self._pool = ConnectionPool(connect or self._open_connection)
+        s = self.settings
+        self._pool = ConnectionPool(connect or self._open_connection, s.reconnect_backoff)
+        self._search = BrokerSearch(
+            parse_bootstrap(bootstrap),
+            self._pool,
+            strategy=s.metadata_recovery_strategy,
+            trigger=s.metadata_recovery_rebootstrap_trigger,
+        )
         self._metadata: ClusterMetadata | None = None
         self._metadata_stale = True
         self._metadata_lock = asyncio.Lock()
@@ -186,32 +177,13 @@ class Cluster:
         if self._pool.closed:
             raise ClientClosedError("the client is closed")
 
-    @contextlib.asynccontextmanager
-    async def bounded(self, what: str, deadline: float) -> AsyncIterator[None]:
+    def bounded(self, what: str, deadline: float) -> contextlib.AbstractAsyncContextManager[None]:
         """A scope for one call, which may make several sends: it ends by ``deadline``
         (``time.monotonic()``; an enclosing scope's deadline wins if sooner), each request in
         it gets at most the time left, and what ends it early becomes a kafkawire error:
         :class:`RequestTimeoutError` naming ``what`` when the deadline passes,
         :class:`ClientClosedError` when the client closes."""
-        outer = _call_deadline.get()
-        if outer is not None:
-            deadline = min(deadline, outer)
-        budget = max(0.0, deadline - time.monotonic())
-        scope = asyncio.timeout(budget)
-        token = _call_deadline.set(deadline)
-        try:
-            async with scope:
-                yield
-        except TimeoutError:
-            if not scope.expired():
-                raise
-            raise RequestTimeoutError(f"{what}: no answer within {budget:.3g} s") from None
-        except KafkawireError as exc:
-            if self._pool.closed and not isinstance(exc, ClientClosedError):
-                raise ClientClosedError(f"{what}: the client was closed") from exc
-            raise
-        finally:
-            _call_deadline.reset(token)
+        return bounded(what, deadline, lambda: self._pool.closed)
 
     def deadline(self, extra: float = 0.0) -> float:
         """The deadline of a call starting now: ``retry_timeout`` (plus ``extra``) from now."""
@@ -220,11 +192,7 @@ class Cluster:
     def _timeout(self, held: float = 0.0) -> float:
         """One request's timeout: the setting plus any deliberate wait, cut to the time the
         enclosing call has left."""
-        timeout = self.settings.request_timeout + held
-        deadline = _call_deadline.get()
-        if deadline is None:
-            return timeout
-        return max(_MIN_TIMEOUT, min(timeout, deadline - time.monotonic()))
+        return cut_to_deadline(self.settings.request_timeout + held)
 
     # --- connections ---------------------------------------------------------------------
 
@@ -247,24 +215,22 @@ class Cluster:
         self._check_usable()
         return (await self._on_any_broker(_ready))[1]
 
-    def _any_candidates(self) -> list[Candidate]:
-        known = self._metadata.brokers.values() if self._metadata else ()
-        candidates: list[Candidate] = [(b.node_id, b.host, b.port) for b in known]
-        if not candidates:  # bootstrap addresses serve until metadata names the brokers
-            candidates = [((host, port), host, port) for host, port in self._bootstrap]
-        return self._pool.by_preference(candidates)
-
     async def _on_any_broker(
         self, call: Callable[[Connection], Awaitable[T]]
     ) -> tuple[T, Connection]:
-        """``call`` on the best broker's connection; on a retriable failure, the next one."""
+        """``call`` on the best broker's connection; on a retriable failure, the next one
+        (see :mod:`._search` for the order, the bootstrap addresses included)."""
         failures = []
-        for key, host, port in self._any_candidates():
+        for key, host, port in self._search.candidates(self._metadata):
             try:
                 conn = await self._pool.get(key, host, port, "normal")
+            except ConnectError as exc:  # the pool has recorded it
+                failures.append(str(exc))
+                continue
+            try:
                 answer = await call(conn)
-            except (ConnectError, RequestTimeoutError, ConnectionClosedError) as exc:
-                self._pool.failed(key)
+            except (RequestTimeoutError, ConnectionClosedError, ConnectError) as exc:
+                self._pool.failed(key, exc)
                 failures.append(str(exc))
                 continue
             self._pool.answered(key)
@@ -328,14 +294,20 @@ class Cluster:
             request = metadata_request(topics, version, auto_create=auto_create)
             return await conn.send(request, timeout=self._timeout())
 
+        self._search.seeking()
         response, _ = await self._on_any_broker(ask)
+        self._search.found()
         fresh = ClusterMetadata.from_response(response)
+        before = self._metadata.brokers if self._metadata is not None else {}
         if topics is not None and self._metadata is not None:
             # A partial answer updates the topics it names and keeps the rest.
             merged = {**self._metadata.topics, **fresh.topics}
             fresh = dataclasses.replace(fresh, topics=merged)
         self._metadata, self._metadata_stale = fresh, False
         for broker in fresh.brokers.values():
+            old = before.get(broker.node_id)
+            if old is not None and (old.host, old.port) != (broker.host, broker.port):
+                self._pool.moved(broker.node_id)
             self._pool.adopt((broker.host, broker.port), broker.node_id)
         return fresh
 
@@ -431,7 +403,8 @@ class Cluster:
 
         Retriable errors are retried with backoff until ``deadline`` (default:
         ``retry_timeout`` from now), after ``forget`` has cleared what they invalidate; the
-        first retry logs a WARNING naming ``what`` and the error, later ones DEBUG. A
+        first retry logs a WARNING naming ``what`` and the error, later ones DEBUG (and all
+        of them DEBUG when the error is a broker failing, which the pool tells of once). A
         connection the broker closes in answer twice ends the call with
         :class:`RequestRefusedError`. The building block of :meth:`send` and of the clients'
         own multi-step calls.
@@ -462,7 +435,9 @@ class Cluster:
                         raise
                     retries += 1
                     _log.log(
-                        logging.WARNING if retries == 1 else logging.DEBUG,
+                        logging.WARNING
+                        if retries == 1 and not _broker_failed(exc)
+                        else logging.DEBUG,
                         "retrying %s (for up to %.3g s more) after: %s",
                         what,
                         deadline - time.monotonic(),
@@ -493,8 +468,8 @@ class Cluster:
     ) -> Any:
         try:
             response = await pending
-        except (RequestTimeoutError, ConnectionClosedError, ConnectError):
-            self._pool.failed(key)
+        except (RequestTimeoutError, ConnectionClosedError, ConnectError) as exc:
+            self._pool.failed(key, exc)
             raise
         except asyncio.CancelledError:
             if held:
@@ -527,7 +502,7 @@ class Cluster:
             written = conn.write(request, timeout=self._timeout(held))
         except KafkawireError as exc:
             if isinstance(exc, ConnectionClosedError):
-                self._pool.failed(node_id)
+                self._pool.failed(node_id, exc)
             self._forget(exc, request)
             raise
         pending = self._answered(node_id, conn, written, held)
@@ -545,8 +520,11 @@ class Cluster:
 
     async def _sleep(self, delay: float) -> None:
         """The backoff before a retry, cut short (with ClientClosedError) by close()."""
+        # Not asyncio.wait_for: on Python 3.11 it can swallow a cancellation that arrives as
+        # the event is set. asyncio.timeout tells its own expiry from a cancellation.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._closing.wait(), delay)
+            async with asyncio.timeout(delay):
+                await self._closing.wait()
         if self._pool.closed:
             raise ClientClosedError("the client was closed")
 
@@ -588,7 +566,7 @@ class Cluster:
         if node_id is not None:
             return node_id, await self.connection(node_id, purpose)
         # Any broker: the best placed one; if it fails, the retry picks another.
-        key, host, port = self._any_candidates()[0]
+        key, host, port = next(self._search.candidates(self._metadata))
         return key, await self._pool.get(key, host, port, purpose)
 
     async def _node_for(self, request: Any) -> int | None:
@@ -637,6 +615,11 @@ class Cluster:
                 raise UnknownTopicIdError(f"topic id {topic} is not in the metadata")
             leaders.add(metadata.leader_for(name, partition))
         return leaders
+
+
+def _broker_failed(error: KafkawireError) -> bool:
+    """Whether ``error`` is a broker failing to connect or answer (the pool logs those)."""
+    return isinstance(error, ConnectError | ConnectionClosedError | RequestTimeoutError)
 
 
 async def _ready(conn: Connection) -> None:

@@ -3,40 +3,62 @@
 :class:`ConnectionSettings` is the base of the producer's, the consumer's and the admin
 client's settings (frozen attrs classes; times in milliseconds, as in Kafka's Java
 ``CommonClientConfigs``), and :meth:`ConnectionSettings.client_settings` turns them into the
-cluster layer's :class:`~kafkawire.cluster.ClientSettings`. :func:`build_settings` is how each
-client builds its settings from the keyword arguments a user gave it.
+cluster layer's :class:`~kafkawire.cluster.ClientSettings`. :class:`ApiTimeoutSettings` adds
+``default_api_timeout_ms``, the consumer's and the admin client's bound on a call (the producer
+bounds its calls by ``max_block_ms``, as in Java). :func:`build_settings` is how each client
+builds its settings from the keyword arguments a user gave it.
+
+Each ``...Options`` TypedDict repeats its settings class's fields as keyword arguments, for
+``Producer(bootstrap, linger_ms=5)``: mypy types ``**options: Unpack[...]`` only from a TypedDict
+written out, and its attrs plugin checks a class only from fields written out, so neither can
+be derived from the other. tests/test_settings_options.py holds each pair equal, names and types
+(a converter's option takes what the converter takes), so the copy cannot drift.
 """
 
 from __future__ import annotations
 
 import ssl
+import typing
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, TypeVar
 
 import attrs
-from attrs import validators
 
 from kafkawire.net.sasl import SaslMechanism
 
+from ._search import RecoveryStrategy
 from .backoff import Backoff
 from .settings import ClientSettings, settings_from
+from .validators import (
+    Check,
+    not_negative,
+    one_of,
+    one_or_more,
+    optional_sasl_mechanism,
+    optional_ssl_context,
+    positive,
+    text,
+)
 
-__all__ = ["ConnectionOptions", "ConnectionSettings", "build_settings"]
+__all__ = [
+    "ApiTimeoutOptions",
+    "ApiTimeoutSettings",
+    "ConnectionOptions",
+    "ConnectionSettings",
+    "build_settings",
+]
 
-positive = validators.gt(0)
-not_negative = validators.ge(0)
+_BOOTSTRAP_SERVERS = one_or_more(Check("a 'host:port' str", text.of_type))
 
 
 @attrs.frozen(kw_only=True)
 class ConnectionSettings:
     """The options of how a client reaches the cluster, with the Java client's defaults."""
 
-    bootstrap_servers: str | Sequence[str] = attrs.field(
-        validator=validators.instance_of((str, list, tuple))
-    )
+    bootstrap_servers: str | Sequence[str] = attrs.field(validator=_BOOTSTRAP_SERVERS)
     """``"host:port,host:port"`` or a list of ``"host:port"``: where to find the cluster."""
 
-    client_id: str = attrs.field(default="kafkawire", validator=validators.instance_of(str))
+    client_id: str = attrs.field(default="kafkawire", validator=text)
     request_timeout_ms: int = attrs.field(default=30000, validator=positive)
     """How long one request may wait for its answer."""
 
@@ -44,8 +66,16 @@ class ConnectionSettings:
     retry_backoff_max_ms: int = attrs.field(default=1000, validator=positive)
     metadata_max_age_ms: int = attrs.field(default=300000, validator=positive)
     socket_connection_setup_timeout_ms: int = attrs.field(default=10000, validator=positive)
-    ssl_context: ssl.SSLContext | None = None
-    sasl: SaslMechanism | None = None
+    reconnect_backoff_ms: int = attrs.field(default=50, validator=not_negative)
+    reconnect_backoff_max_ms: int = attrs.field(default=1000, validator=not_negative)
+    metadata_recovery_strategy: RecoveryStrategy = attrs.field(
+        default="rebootstrap", validator=one_of(*typing.get_args(RecoveryStrategy))
+    )
+    metadata_recovery_rebootstrap_trigger_ms: int = attrs.field(
+        default=300000, validator=not_negative
+    )
+    ssl_context: ssl.SSLContext | None = attrs.field(default=None, validator=optional_ssl_context)
+    sasl: SaslMechanism | None = attrs.field(default=None, validator=optional_sasl_mechanism)
 
     def client_settings(self, *, call_timeout_ms: int) -> ClientSettings:
         """The cluster layer's settings, one call bounded by ``call_timeout_ms``."""
@@ -61,6 +91,13 @@ class ConnectionSettings:
                 initial=self.retry_backoff_ms / 1000,
                 maximum=max(self.retry_backoff_max_ms, self.retry_backoff_ms) / 1000,
             ),
+            reconnect_backoff=Backoff(
+                initial=self.reconnect_backoff_ms / 1000,
+                maximum=max(self.reconnect_backoff_max_ms, self.reconnect_backoff_ms) / 1000,
+            ),
+            metadata_recovery_strategy=self.metadata_recovery_strategy,
+            metadata_recovery_rebootstrap_trigger=self.metadata_recovery_rebootstrap_trigger_ms
+            / 1000,
         )
 
 
@@ -73,8 +110,28 @@ class ConnectionOptions(TypedDict, total=False):
     retry_backoff_max_ms: int
     metadata_max_age_ms: int
     socket_connection_setup_timeout_ms: int
+    reconnect_backoff_ms: int
+    reconnect_backoff_max_ms: int
+    metadata_recovery_strategy: RecoveryStrategy
+    metadata_recovery_rebootstrap_trigger_ms: int
     ssl_context: ssl.SSLContext | None
     sasl: SaslMechanism | None
+
+
+@attrs.frozen(kw_only=True)
+class ApiTimeoutSettings(ConnectionSettings):
+    """:class:`ConnectionSettings` and how long a call may take in all (Java's
+    ``default.api.timeout.ms``): the base of the consumer's and the admin client's settings."""
+
+    default_api_timeout_ms: int = attrs.field(default=60000, validator=positive)
+    """How long one call (such as the consumer's ``committed`` or ``end_offsets``, or any admin
+    call) may take in all: finding brokers, retries and their backoff included."""
+
+
+class ApiTimeoutOptions(ConnectionOptions, total=False):
+    """:class:`ApiTimeoutSettings`' fields but ``bootstrap_servers``, as keyword arguments."""
+
+    default_api_timeout_ms: int
 
 
 S = TypeVar("S", bound=ConnectionSettings)

@@ -125,6 +125,7 @@ class Connection:
         self._closed_by_peer = False
         self._loop = asyncio.get_running_loop()
         self._versions: BrokerVersions | None = None
+        self._set_up = False  # open() has negotiated and authenticated
         self._reader_task = asyncio.create_task(self._read_loop(), name=f"kafkawire-read {peer}")
 
     @classmethod
@@ -148,8 +149,9 @@ class Connection:
         broker's certificate is checked against (default: ``host``). ``request_timeout`` is
         the default of :meth:`send` (``None``: no timeout). ``max_frame_size`` bounds the
         size of a response frame. Raises :class:`ConnectError` (retriable) when the broker is
-        unreachable, the TLS handshake fails or the deadline passes, and the error itself for
-        a broker error, a missing API or :class:`AuthenticationError`.
+        unreachable, the TLS handshake fails, the answers during setup break the protocol
+        (closed, oversized, undecodable) or the deadline passes, and the error itself for a
+        broker error, a missing API or :class:`AuthenticationError`.
         """
         peer = f"{host}:{port}"
         stage = "TCP connect" if ssl is None else "TCP connect and TLS handshake"
@@ -173,6 +175,7 @@ class Connection:
                 if sasl is not None:
                     stage = f"SASL {sasl.name} authentication"
                     await authenticate(sasl, conn._versions, conn._send_untimed)
+                conn._set_up = True
         except BaseException as exc:
             if conn is not None:
                 await conn.close()
@@ -180,7 +183,9 @@ class Connection:
                 raise ConnectError(
                     f"could not connect to {peer}: {stage} took over {connect_timeout} s"
                 ) from None
-            if isinstance(exc, OSError | ConnectionClosedError):
+            if isinstance(exc, OSError | ConnectionClosedError | ProtocolError):
+                # A ProtocolError: an answer to ApiVersions that does not decode, from a
+                # peer that may not be a Kafka broker at all; another broker may do.
                 raise ConnectError(f"could not connect to {peer} ({stage}): {exc}") from exc
             if conn is None and isinstance(exc, ValueError | OverflowError):
                 # What the resolver and socket say of an address no socket can reach: a port
@@ -441,8 +446,11 @@ class Connection:
         self._abandoned.clear()
         self._acks_0.clear()
         if not graceful:
+            # Not a WARNING: each request in flight fails to its caller, and the cluster layer
+            # tells of a broker failing at WARNING, once per broker and interval. While the
+            # connection is set up, the ConnectError says why.
             _log.log(
-                logging.WARNING if in_flight else logging.INFO,
+                logging.INFO if self._set_up else logging.DEBUG,
                 "connection to %s closed with %d requests in flight: %s",
                 self.peer,
                 len(in_flight),

@@ -8,15 +8,19 @@ with a message naming the option.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import attrs
-from attrs import validators
 
-from kafkawire.cluster.java_settings import (
-    ConnectionOptions,
-    ConnectionSettings,
+from kafkawire.cluster.java_settings import ConnectionOptions, ConnectionSettings
+from kafkawire.cluster.validators import (
+    function,
+    integer,
+    non_empty_text,
     not_negative,
+    one_of,
+    optional,
+    optional_boolean,
     positive,
 )
 from kafkawire.records import Compression
@@ -28,15 +32,16 @@ __all__ = ["CompressionType", "ProducerOptions", "ProducerSettings"]
 CompressionType = Literal["none", "gzip", "snappy", "lz4", "zstd"]
 Serializer = Callable[[Any], bytes | None]
 
-_ACKS = {"all": -1, -1: -1, 0: 0, 1: 1}
+_ACKS = {0: 0, 1: 1, -1: -1, "all": -1}
+_ACKS_CHOICE = one_of(*_ACKS)
 _MAX_IDEMPOTENT_IN_FLIGHT = 5  # what Kafka's brokers keep sequence state for, per partition
-_positive = positive
-_not_negative = not_negative
+# The levels Kafka's CompressionType takes per codec, and gzip's -1 (zlib's default level).
+_LEVELS = {"gzip": range(1, 10), "lz4": range(1, 18), "zstd": range(-131072, 23)}
+_GZIP_DEFAULT = -1
 
 
 def _acks(value: int | str) -> int:
-    if value not in _ACKS:
-        raise ValueError(f"acks must be 0, 1, -1 or 'all', not {value!r}")
+    _ACKS_CHOICE.check("acks", value)
     return _ACKS[value]
 
 
@@ -48,50 +53,51 @@ class ProducerSettings(ConnectionSettings):
     acks: int = attrs.field(default=-1, converter=_acks)
     """0: no answer waited for; 1: the leader wrote it; -1 or ``"all"``: every in-sync replica."""
 
-    linger_ms: int = attrs.field(default=5, validator=_not_negative)
+    linger_ms: int = attrs.field(default=5, validator=not_negative)
     """How long a batch waits for more records before it is sent (Kafka 4's default)."""
 
-    batch_size: int = attrs.field(default=16384, validator=_positive)
+    batch_size: int = attrs.field(default=16384, validator=positive)
     """The bytes a batch may grow to before it is sent; a larger record gets a batch alone."""
 
-    max_request_size: int = attrs.field(default=1048576, validator=_positive)
+    max_request_size: int = attrs.field(default=1048576, validator=positive)
     """The largest Produce request; a record that cannot fit is refused when sent."""
 
     compression_type: CompressionType = attrs.field(
-        default="none", validator=validators.in_(("none", "gzip", "snappy", "lz4", "zstd"))
+        default="none", validator=one_of(*get_args(CompressionType))
     )
-    compression_level: int | None = None
-    """The codec's level (``None``: its default); Java's ``compression.<codec>.level``."""
+    compression_level: int | None = attrs.field(default=None, validator=optional(integer))
+    """The codec's level (``None``: its default); Java's ``compression.<codec>.level``, in its
+    range: gzip 1 to 9 (or -1), lz4 1 to 17, zstd -131072 to 22."""
 
-    enable_idempotence: bool | None = None
+    enable_idempotence: bool | None = attrs.field(default=None, validator=optional_boolean)
     """Exactly-once per partition through producer ids and sequence numbers. ``None`` (the
     default) turns it on unless ``acks`` is not all or more than 5 requests may be in flight,
     as Kafka's Java client does when the option is left unset; ``True`` with those is an
     error."""
 
-    transactional_id: str | None = None
+    transactional_id: str | None = attrs.field(default=None, validator=optional(non_empty_text))
     """Enables transactions (and needs idempotence)."""
 
-    transaction_timeout_ms: int = attrs.field(default=60000, validator=_positive)
-    delivery_timeout_ms: int = attrs.field(default=120000, validator=_positive)
+    transaction_timeout_ms: int = attrs.field(default=60000, validator=positive)
+    delivery_timeout_ms: int = attrs.field(default=120000, validator=positive)
     """A record's whole time budget, from ``send`` to its delivery, retries included."""
 
-    max_in_flight_requests_per_connection: int = attrs.field(default=5, validator=_positive)
+    max_in_flight_requests_per_connection: int = attrs.field(default=5, validator=positive)
     """Produce requests in flight to one broker; each partition has one batch in flight at a
     time, so records of a partition stay in order whatever this is."""
 
-    buffer_memory: int = attrs.field(default=33554432, validator=_positive)
+    buffer_memory: int = attrs.field(default=33554432, validator=positive)
     """Bytes of records waiting to be sent; ``send`` waits (up to ``max_block_ms``) past it."""
 
-    max_block_ms: int = attrs.field(default=60000, validator=_not_negative)
+    max_block_ms: int = attrs.field(default=60000, validator=not_negative)
     """How long ``send`` may wait for buffer space or for a topic's metadata."""
 
-    partitioner: Partitioner | None = None
+    partitioner: Partitioner | None = attrs.field(default=None, validator=optional(function))
     """``partitioner(topic, key, partition_count) -> partition``; ``None``: Kafka's default
     (murmur2 of the key; sticky for records without a key)."""
 
-    key_serializer: Serializer | None = None
-    value_serializer: Serializer | None = None
+    key_serializer: Serializer | None = attrs.field(default=None, validator=optional(function))
+    value_serializer: Serializer | None = attrs.field(default=None, validator=optional(function))
 
     def __attrs_post_init__(self) -> None:
         if self.enable_idempotence:
@@ -105,6 +111,23 @@ class ProducerSettings(ConnectionSettings):
             raise ValueError("transactional_id needs idempotence (acks='all', <= 5 in flight)")
         if self.delivery_timeout_ms < self.linger_ms + self.request_timeout_ms:
             raise ValueError("delivery_timeout_ms must be at least linger_ms + request_timeout_ms")
+        if self.compression_level is not None:
+            self._check_level(self.compression_level)
+
+    def _check_level(self, level: int) -> None:
+        levels = _LEVELS.get(self.compression_type)
+        if levels is None:
+            raise ValueError(
+                "compression_level is for gzip, lz4 and zstd, "
+                f"not compression_type {self.compression_type!r}"
+            )
+        gzip = self.compression_type == "gzip"
+        if level not in levels and not (gzip and level == _GZIP_DEFAULT):
+            also = f" (or {_GZIP_DEFAULT})" if gzip else ""
+            raise ValueError(
+                f"compression_level must be {levels.start} to {levels.stop - 1}{also} "
+                f"for {self.compression_type}, not {level}"
+            )
 
     @property
     def idempotent(self) -> bool:

@@ -6,10 +6,16 @@ Enable it with ``pytest_plugins = ["kafkawire.testing.pytest_plugin"]`` in a top
 - ``tansu_broker``: a :class:`Broker` for an embedded Tansu (session scope);
 - ``mock_cluster``: a :class:`Broker` for librdkafka's mock cluster (session scope);
 - ``kafka_broker``: parametrized over both, so a test runs once per broker; override the
-  parameters with ``@pytest.mark.parametrize("kafka_broker", [...], indirect=True)``.
+  parameters with ``@pytest.mark.parametrize("kafka_broker", [...], indirect=True)``;
+- ``fake_cluster``: a :class:`~kafkawire.testing.fake.FakeCluster` of three brokers, new for
+  each test (it starts in about a millisecond), on the test's event loop (so a test using it
+  runs in the default function-scoped loop);
+- ``fresh_topic``: :func:`kafkawire.testing.fresh_topic`, the factory of new topics for any of
+  the above: ``name = await fresh_topic(broker, partitions=2)``.
 
-With ``KAFKAWIRE_BOOTSTRAP=host:port`` set, every fixture yields that (loopback) broker instead
-and nothing is started. Tests that use these fixtures are marked ``integration`` automatically.
+With ``KAFKAWIRE_BOOTSTRAP=host:port`` set, every broker fixture but ``fake_cluster`` yields
+that (loopback) broker instead and nothing is started. Tests that use those fixtures are
+marked ``integration`` automatically (not tests of ``fake_cluster``: it is in memory).
 
 The broker processes belong to the session's event loop (``loop_scope="session"``); a test
 only receives addresses, so it may run in its own loop and open its own connections.
@@ -18,7 +24,7 @@ only receives addresses, so it may run in its own loop and open its own connecti
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 import pytest
@@ -26,9 +32,11 @@ import pytest_asyncio
 
 from ._embedded import EmbeddedBroker
 from .capabilities import BrokerCapabilities, probe
+from .fake import FakeCluster
 from .mock_cluster import MockCluster
 from .raw import parse_bootstrap
 from .tansu import TansuBroker
+from .topics import fresh_topic as _fresh_topic
 
 __all__ = ["Broker", "external_bootstrap", "mock_cluster_bug", "tansu_bug"]
 
@@ -118,6 +126,19 @@ def kafka_broker(request: pytest.FixtureRequest) -> Broker:
     """Each embedded broker in turn; the parameter is ``"tansu"`` or ``"mock_cluster"``."""
     broker: Broker = request.getfixturevalue(_BROKER_FIXTURES[request.param])
     return broker
+
+
+@pytest_asyncio.fixture
+async def fake_cluster() -> AsyncIterator[FakeCluster]:
+    """A fresh in-memory fake cluster of three brokers for one test."""
+    async with FakeCluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def fresh_topic() -> Callable[..., Awaitable[str]]:
+    """``await fresh_topic(broker, partitions=1)``: a new topic on any broker fixture's broker."""
+    return _fresh_topic
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -1,0 +1,37 @@
+"""An in-memory fake Kafka cluster for tests, yours and ours (as franz-go's kfake is for Go).
+
+``FakeCluster`` starts brokers on loopback ports that speak Kafka's protocol, keep topics and
+partitions with logs, and answer by Kafka's rules: produce with idempotence and transactions,
+fetch with sessions, leader epochs and long polls, offsets, topics, configs, coordinators, and
+the group APIs of :mod:`.groups`. Hooks script any answer (errors, delays, cut connections)
+for fault tests; ``requests`` records what clients sent.
+
+Module map: ``cluster`` (the facade), ``config``, ``broker`` and ``connection`` (sockets, the
+order of answers), ``hooks``, ``request_log``, ``state`` (brokers, topics, leaders), ``log``
+with ``producer_state`` and ``batch_check`` (one partition's records), ``fetch_sessions``,
+``transactions``, ``handlers`` (one module per API or family), ``view`` and ``groups`` (the
+seam to the group coordinator), ``build`` (responses at any version), ``codes``.
+"""
+
+from .cluster import FakeCluster, FakeClusterError, PartitionOffsets
+from .codes import Error
+from .config import FakeConfig
+from .hooks import CUT, DROP, Action, Hook, HookContext
+from .request_log import ReceivedRequest, RequestLog
+from .view import ClusterView
+
+__all__ = [
+    "CUT",
+    "DROP",
+    "Action",
+    "ClusterView",
+    "Error",
+    "FakeCluster",
+    "FakeClusterError",
+    "FakeConfig",
+    "Hook",
+    "HookContext",
+    "PartitionOffsets",
+    "ReceivedRequest",
+    "RequestLog",
+]

@@ -1,0 +1,97 @@
+"""DescribeConfigs (v0-4): a fixed set of topic and broker configs with Kafka's defaults.
+
+Resource types: 2 a topic (its own values marked DYNAMIC_TOPIC_CONFIG, the rest
+DEFAULT_CONFIG; UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist), 4 a broker (by
+node id; INVALID_REQUEST for another id or a name that is not one). Other types are
+INVALID_REQUEST. ``configuration_keys`` narrows the answer; synonyms and documentation are
+left empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kafkawire.testing.fake.build import build, part
+from kafkawire.testing.fake.call import Call
+from kafkawire.testing.fake.codes import Error
+from kafkawire.testing.fake.state import ClusterState
+from kafkawire.testing.fake.topic_configs import TOPIC_DEFAULTS, broker_configs
+
+from .common import response_for
+
+__all__ = ["handle"]
+
+_TOPIC, _BROKER = 2, 4
+_DYNAMIC_TOPIC_CONFIG, _STATIC_BROKER_CONFIG, _DEFAULT_CONFIG = 1, 4, 5
+_STRING = 2  # the config type DescribeConfigs v3+ reports; every value here is a string
+
+
+async def handle(call: Call) -> Any:
+    cls = response_for(call)
+    result_cls = part(cls, "results")
+    config_cls = part(result_cls, "configs")
+    results = []
+    for resource in call.request.resources:
+        error, message, values = _configs(
+            call.state, resource.resource_type, resource.resource_name
+        )
+        keys = resource.configuration_keys
+        configs = tuple(
+            build(
+                config_cls,
+                name=name,
+                value=value,
+                read_only=False,
+                config_source=source,
+                is_default=source == _DEFAULT_CONFIG,
+                is_sensitive=False,
+                config_type=_STRING,
+            )
+            for name, (value, source) in values.items()
+            if keys is None or name in keys
+        )
+        results.append(
+            build(
+                result_cls,
+                error_code=error,
+                error_message=message,
+                resource_type=resource.resource_type,
+                resource_name=resource.resource_name,
+                configs=configs,
+            )
+        )
+    return build(cls, results=tuple(results))
+
+
+def _configs(
+    state: ClusterState, kind: int, name: str
+) -> tuple[Error, str | None, Mapping[str, tuple[str, int]]]:
+    if kind == _TOPIC:
+        topic = state.by_name.get(name)
+        if topic is None:
+            return Error.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {name} does not exist.", {}
+        values = dict(TOPIC_DEFAULTS)
+        values["max.message.bytes"] = str(state.config.max_message_bytes)
+        return (
+            Error.NONE,
+            None,
+            {
+                key: (topic.configs[key], _DYNAMIC_TOPIC_CONFIG)
+                if key in topic.configs
+                else (value, _DEFAULT_CONFIG)
+                for key, value in values.items()
+            },
+        )
+    if kind == _BROKER:
+        if not (name.isdigit() and int(name) in state.brokers):
+            return Error.INVALID_REQUEST, f"Unexpected broker id {name!r}", {}
+        return (
+            Error.NONE,
+            None,
+            {
+                key: (value, _STATIC_BROKER_CONFIG)
+                for key, value in broker_configs(state.config).items()
+            },
+        )
+    return Error.INVALID_REQUEST, f"Unsupported resource type {kind}", {}
