@@ -182,13 +182,9 @@ class Sender:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     def _backoff(self, attempts: int) -> float:
-        """Seconds to wait after the ``attempts``-th failure in a row."""
-        settings = self._settings
-        delay: int = min(
-            settings.retry_backoff_ms * 2 ** max(attempts - 1, 0),
-            max(settings.retry_backoff_max_ms, settings.retry_backoff_ms),
-        )
-        return delay / 1000
+        """Seconds to wait after the ``attempts``-th failure in a row: ``retry_backoff_ms``
+        doubling up to ``retry_backoff_max_ms``, with jitter (Java's ExponentialBackoff)."""
+        return self._cluster.settings.backoff.after(attempts)
 
     # --- producer id --------------------------------------------------------------------------
 
