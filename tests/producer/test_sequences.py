@@ -4,7 +4,6 @@ lost under it, as Kafka's Java producer keeps them (KIP-360)."""
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 
 import pytest
@@ -18,6 +17,7 @@ from kafkawire.producer.sequences import (
     SequenceState,
 )
 from kafkawire.producer.transitions import IllegalTransitionError
+from tests.producer.state_walk import check_move, every_pair
 
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 FIRST, BUMPED, OTHER = ProducerIdAndEpoch(7, 0), ProducerIdAndEpoch(7, 1), ProducerIdAndEpoch(8, 0)
@@ -62,20 +62,11 @@ def test_the_table() -> None:
     }
 
 
-@pytest.mark.parametrize(
-    ("source", "target"), list(itertools.product(IdState, IdState)), ids=lambda s: s.name
-)
+@every_pair(IdState)
 def test_every_move_the_table_allows_works_and_every_other_raises(
     source: IdState, target: IdState
 ) -> None:
-    sequences = state(source)
-    if ID_MOVES.allows(source, target):
-        sequences._move(target)
-        assert sequences.state is target
-    else:
-        with pytest.raises(IllegalTransitionError, match=f"from {source.name} to {target.name}"):
-            sequences._move(target)
-        assert sequences.state is source
+    check_move(ID_MOVES, state(source), source, target)
 
 
 # Each named operation from each state: the state it leaves, and what InitProducerId carries.

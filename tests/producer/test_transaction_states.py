@@ -5,7 +5,6 @@ nothing. The coordinator is a stub answering EndTxn and InitProducerId."""
 
 from __future__ import annotations
 
-import itertools
 from types import SimpleNamespace
 from typing import Any
 
@@ -25,12 +24,11 @@ from kafkawire.producer.transactions import (
     TransactionManager,
     TransactionState,
 )
-from kafkawire.producer.transitions import IllegalTransitionError
+from tests.producer.state_walk import check_move, every_pair
 
 S = TransactionState
 T0 = TopicPartition("t", 0)
 NO_DEADLINE = float("inf")
-PAIRS = list(itertools.product(S, S))
 
 
 class Coordinator:
@@ -85,18 +83,11 @@ def test_the_table_is_javas() -> None:
     }
 
 
-@pytest.mark.parametrize(("source", "target"), PAIRS, ids=lambda s: s.name)
+@every_pair(TransactionState)
 def test_every_move_the_table_allows_works_and_every_other_raises(
     source: TransactionState, target: TransactionState
 ) -> None:
-    transactions, _ = manager(source)
-    if TRANSACTION_MOVES.allows(source, target):
-        transactions._move(target)
-        assert transactions.state is target
-    else:
-        with pytest.raises(IllegalTransitionError, match=f"from {source.name} to {target.name}"):
-            transactions._move(target)
-        assert transactions.state is source
+    check_move(TRANSACTION_MOVES, manager(source)[0], source, target)
 
 
 # The application's calls that move the state, and the move each makes.

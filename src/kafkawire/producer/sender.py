@@ -30,14 +30,16 @@ Rules:
   with Kafka's Java client: set the in-flight limit to 1 for strict order there).
 - DUPLICATE_SEQUENCE_NUMBER means the broker already has the batch (an earlier attempt got
   through): delivered, offset unknown (-1), as the Java client treats it.
-- With idempotence, OUT_OF_ORDER_SEQUENCE_NUMBER on a batch whose older sibling is being
-  retried is that sibling's gap: the batch is retried after it. On the oldest batch in flight
-  it is a real gap, and it bumps the epoch and retries; a batch that fails for good bumps it
-  too (its sequence numbers would leave a gap). UNKNOWN_PRODUCER_ID (the broker lost the id's
-  state) takes a new producer id. The sequence state (:mod:`.sequences`) decides which: it
-  knows the last sequence acknowledged. No batch is built while a bump is due; it is made
-  once the batches in flight are back. InitProducerId is retried with backoff on retriable
-  errors; any other error ends the producer, as Java's sender treats it as fatal.
+- With idempotence, the sequence state (:mod:`.sequences`) gives each batch its sequences
+  when it is built and hears how it ended. OUT_OF_ORDER_SEQUENCE_NUMBER on a batch that is
+  not the next after the last one acknowledged is an older batch's gap: the batch is retried
+  after it. On the next one it is a real gap, and it bumps the epoch and retries; a batch
+  that fails for good after it was sent bumps it too (the broker may or may not have it).
+  UNKNOWN_PRODUCER_ID (the broker lost the id's state) takes a new producer id. No batch is
+  built while a change is due; it is made once the batches in flight are back.
+  InitProducerId is retried with backoff on retriable errors; any other error ends the
+  producer, as Java's sender treats it as fatal. A transactional producer's batch failing
+  that way fails (its transaction must be aborted, and the epoch is bumped after the abort).
 - The sender and every task it starts (a request, a metadata refresh, InitProducerId,
   AddPartitionsToTxn) run under the producer's :class:`~kafkawire.cluster.supervisor.Supervisor`:
   an error none of them handles reaches the producer, which fails every delivery with it and
