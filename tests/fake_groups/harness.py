@@ -12,7 +12,7 @@ import asyncio
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from kafkawire.cluster import TopicPartition
 from kafkawire.consumer.member_data import decode_assignment, encode_assignment, encode_subscription
@@ -58,11 +58,15 @@ class Settings:
     consumer_group_session_timeout_ms: int = 45_000
 
 
+class Clock(Protocol):
+    def now(self) -> float: ...
+
+
 @dataclass
 class View:
     """A cluster as the coordinator sees it: topics, which node coordinates which group."""
 
-    clock: ManualClock
+    clock: Clock
     partitions: dict[str, int] = field(default_factory=dict)
     coordinators: dict[str, int] = field(default_factory=dict)
     ids: dict[str, uuid.UUID] = field(default_factory=dict)

@@ -244,6 +244,21 @@ async def test_members_that_send_no_sync_group_are_dropped_after_the_rebalance_t
     assert (await h.send(heartbeat_request(other, 1))).error_code == UNKNOWN_MEMBER_ID
 
 
+async def test_followers_waiting_for_a_leader_that_never_syncs_are_told_to_rejoin() -> None:
+    h = _three()
+    ids = [await member_id(h, client_id=f"c{i}", session_ms=60_000) for i in range(3)]
+    answers = await rebalance(h, ids, session_ms=60_000)
+    leader = answers[ids[0]].leader
+    held = [h.start(sync(m, 1)) for m in ids if m != leader]
+    await h.settle()
+
+    h.advance(30)  # the rebalance timeout: the leader is dropped, the group rebalances
+    await h.settle()
+
+    assert [t.result().error_code for t in held] == [REBALANCE_IN_PROGRESS] * 2
+    assert (await h.send(heartbeat_request(leader, 1))).error_code == UNKNOWN_MEMBER_ID
+
+
 async def test_a_known_member_rejoining_with_the_same_metadata_gets_the_generation_again() -> None:
     h = _three()
     ids = [await member_id(h, client_id=f"c{i}") for i in range(2)]

@@ -123,6 +123,7 @@ async def test_a_static_member_rejoining_with_another_protocol_starts_a_rebalanc
     assert not restarted.done()
     answer = await h.send(heartbeat_request(first, generation, instance="i0"))
     assert answer.error_code == REBALANCE_IN_PROGRESS
+    restarted.cancel()
 
 
 async def test_an_administrator_removes_a_static_member_by_its_instance_id() -> None:

@@ -121,9 +121,9 @@ def test_only_a_member_revoking_can_still_own_revoked_partitions(state: MemberSt
 
 def test_a_heartbeat_that_does_not_say_what_it_owns_revokes_nothing() -> None:
     before = member(M.UNREVOKED_PARTITIONS, 1, [0], [1])
-    assert reconcile(before, 2, tps(0), {}.get, None) is before
+    assert reconcile(before, 2, tps(0), lambda _: None, None) is before
 
 
 def test_a_reconciled_member_is_left_as_it_is() -> None:
     before = member(M.STABLE, 2, [0])
-    assert reconcile(before, 2, tps(0, 1), {}.get, tps(0)) is before
+    assert reconcile(before, 2, tps(0, 1), lambda _: None, tps(0)) is before

@@ -164,24 +164,32 @@ class GroupCoordinator:
     # -- routing ------------------------------------------------------------------------------
 
     @staticmethod
-    def _refuse(request: Any, group_id: str, call: _Call) -> Any | None:
-        """The NOT_COORDINATOR answer if another node coordinates ``group_id``."""
-        if call.coordinates(group_id):
+    def _refuse(request: Any, call: _Call) -> Any | None:
+        """The NOT_COORDINATOR answer if another node coordinates the request's group."""
+        if call.coordinates(request.group_id):
             return None
         return error_response(request, NotCoordinatorError.code)
+
+    def _check_group(self, request: Any, call: _Call) -> Any | None:
+        """The answer to a request for one group that names none (INVALID_GROUP_ID) or one
+        another node coordinates (NOT_COORDINATOR); None if it may go on."""
+        if not request.group_id:
+            return error_response(request, InvalidGroupIdError.code)
+        return self._refuse(request, call)
 
     # -- classic groups -----------------------------------------------------------------------
 
     async def _join_group(self, request: Any, version: int, call: _Call) -> Any:
-        refused = self._refuse(request, request.group_id, call)
-        if refused is not None:
-            return refused
         joining = cast(join_group.JoinGroupRequest, convert(request, 9))
         if version == 0:  # v0 has no rebalance timeout: the session timeout stands for it
             joining = replace(joining, rebalance_timeout_ms=joining.session_timeout_ms)
-        code = self._join_error(joining)
-        if code:
-            return error_response(request, code)
+        low = self._settings.group_min_session_timeout_ms
+        high = self._settings.group_max_session_timeout_ms
+        if joining.group_id and not low <= joining.session_timeout_ms <= high:
+            return error_response(request, InvalidSessionTimeoutError.code)
+        refused = self._check_group(request, call)
+        if refused is not None:
+            return refused
         try:
             group = self._groups.classic_to_join(joining.group_id, create=not joining.member_id)
         except BrokerError as error:
@@ -192,19 +200,8 @@ class GroupCoordinator:
         self.timers.fire_due()  # a zero initial rebalance delay is due now
         return at_version(await asyncio.shield(waiter), version)
 
-    def _join_error(self, request: join_group.JoinGroupRequest) -> int:
-        if not request.group_id:
-            return InvalidGroupIdError.code
-        low = self._settings.group_min_session_timeout_ms
-        high = self._settings.group_max_session_timeout_ms
-        if not low <= request.session_timeout_ms <= high:
-            return InvalidSessionTimeoutError.code
-        return 0
-
     async def _sync_group(self, request: Any, version: int, call: _Call) -> Any:
-        if not request.group_id:
-            return error_response(request, InvalidGroupIdError.code)
-        refused = self._refuse(request, request.group_id, call)
+        refused = self._check_group(request, call)
         if refused is not None:
             return refused
         syncing = cast(sync_group.SyncGroupRequest, convert(request, 5))
@@ -212,9 +209,7 @@ class GroupCoordinator:
         return at_version(await asyncio.shield(waiter), version)
 
     async def _heartbeat(self, request: Any, version: int, call: _Call) -> Any:
-        if not request.group_id:
-            return error_response(request, InvalidGroupIdError.code)
-        refused = self._refuse(request, request.group_id, call)
+        refused = self._check_group(request, call)
         if refused is not None:
             return refused
         beat = cast(heartbeat.HeartbeatRequest, convert(request, 4))
@@ -227,9 +222,7 @@ class GroupCoordinator:
         return at_version(heartbeat.HeartbeatResponse(error_code=code), version)
 
     async def _leave_group(self, request: Any, version: int, call: _Call) -> Any:
-        if not request.group_id:
-            return error_response(request, InvalidGroupIdError.code)
-        refused = self._refuse(request, request.group_id, call)
+        refused = self._check_group(request, call)
         if refused is not None:
             return refused
         leaving = [LeavingMember(m, i) for m, i in leave_request_members(request)]
@@ -241,7 +234,8 @@ class GroupCoordinator:
     # -- KIP-848 groups -----------------------------------------------------------------------
 
     async def _consumer_group_heartbeat(self, request: Any, version: int, call: _Call) -> Any:
-        if request.group_id and (refused := self._refuse(request, request.group_id, call)):
+        # An empty group id is the heartbeat's INVALID_REQUEST, not routed anywhere.
+        if request.group_id and (refused := self._refuse(request, call)):
             return refused
         beat = cast(cgh.ConsumerGroupHeartbeatRequest, convert(request, 1))
         return at_version(self._heartbeats.heartbeat(beat, version, call.client), version)
@@ -256,16 +250,15 @@ class GroupCoordinator:
     # -- offsets ------------------------------------------------------------------------------
 
     async def _offset_commit(self, request: Any, version: int, call: _Call) -> Any:
-        refused = self._refuse(request, request.group_id, call)
+        # An empty group id is a group like any other here (Kafka keeps that for old clients).
+        refused = self._refuse(request, call)
         return refused if refused is not None else self._offsets.commit(request)
 
     async def _offset_fetch(self, request: Any, version: int, call: _Call) -> Any:
         return self._offsets.fetch(request, call.coordinates)
 
     async def _offset_delete(self, request: Any, version: int, call: _Call) -> Any:
-        if not request.group_id:
-            return error_response(request, InvalidGroupIdError.code)
-        refused = self._refuse(request, request.group_id, call)
+        refused = self._check_group(request, call)
         return refused if refused is not None else self._offsets.delete(request)
 
     # -- administration -----------------------------------------------------------------------
