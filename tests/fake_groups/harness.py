@@ -25,11 +25,12 @@ from kafkawire.messages.offset_commit import v9 as commit9
 from kafkawire.messages.offset_fetch import v9 as fetch9
 from kafkawire.messages.sync_group import v5 as sync_group
 from kafkawire.protocol.versions import convert, struct_type
-from kafkawire.testing.fake.groups import GroupCoordinator, ManualClock
+from kafkawire.testing.fake.clock import ManualClock
+from kafkawire.testing.fake.config import FakeConfig
+from kafkawire.testing.fake.groups import GroupCoordinator
 
 __all__ = [
     "Harness",
-    "Settings",
     "View",
     "assignment_bytes",
     "commit",
@@ -46,30 +47,20 @@ __all__ = [
 GROUP = "g"
 
 
-@dataclass(frozen=True)
-class Settings:
-    """The fields of the core's FakeConfig the coordinator reads, with Kafka's defaults
-    (the initial rebalance delay is the fake's 0)."""
-
-    group_initial_rebalance_delay_ms: int = 0
-    group_min_session_timeout_ms: int = 6000
-    group_max_session_timeout_ms: int = 1_800_000
-    consumer_group_heartbeat_interval_ms: int = 5000
-    consumer_group_session_timeout_ms: int = 45_000
-
-
 class Clock(Protocol):
     def now(self) -> float: ...
 
 
 @dataclass
 class View:
-    """A cluster as the coordinator sees it: topics, which node coordinates which group."""
+    """A cluster as the coordinator sees it: topics, which node coordinates which group,
+    which offsets open transactions hold."""
 
     clock: Clock
     partitions: dict[str, int] = field(default_factory=dict)
     coordinators: dict[str, int] = field(default_factory=dict)
     ids: dict[str, uuid.UUID] = field(default_factory=dict)
+    pending: dict[str, frozenset[tuple[str, int]]] = field(default_factory=dict)
 
     def topics(self) -> Mapping[str, tuple[uuid.UUID, int]]:
         return {
@@ -86,6 +77,9 @@ class View:
     def node_ids(self) -> Sequence[int]:
         return (0, 1, 2)
 
+    def pending_transactional_offsets(self, group_id: str) -> frozenset[tuple[str, int]]:
+        return self.pending.get(group_id, frozenset())
+
     def topic_id(self, name: str) -> uuid.UUID:
         return self.topics()[name][0]
 
@@ -96,7 +90,7 @@ class Harness:
     def __init__(self, partitions: Mapping[str, int] | None = None, **settings: int) -> None:
         self.clock = ManualClock(1000.0)
         self.view = View(self.clock, dict(partitions or {"t": 4}))
-        self.coordinator = GroupCoordinator(self.view, Settings(**settings))
+        self.coordinator = GroupCoordinator(self.view, FakeConfig().replace(**settings))
         self.clock.attach(self.coordinator.timers)
 
     async def send(self, request: Any, node: int = 0, client_id: str = "client") -> Any:

@@ -4,15 +4,18 @@
 partitions with logs, and answer by Kafka's rules: produce with idempotence and transactions,
 fetch with sessions, leader epochs and long polls, offsets, topics, configs, coordinators, and
 the group APIs of :mod:`.groups`. Hooks script any answer (errors, delays, cut connections)
-for fault tests; ``requests`` records what clients sent.
+for fault tests; ``requests`` records what clients sent; a :class:`ManualClock` moves the
+cluster's time by hand.
 
 Module map: ``cluster`` (the facade), ``config``, ``broker`` and ``connection`` (sockets, the
 order of answers), ``hooks``, ``request_log``, ``state`` (brokers, topics, leaders), ``log``
 with ``producer_state`` and ``batch_check`` (one partition's records), ``fetch_sessions``,
 ``transactions``, ``handlers`` (one module per API or family), ``view`` and ``groups`` (the
-seam to the group coordinator), ``build`` (responses at any version), ``codes``.
+seam to the group coordinator), ``clock`` (timers and the hand-driven clock), ``build``
+(responses at any version), ``codes``.
 """
 
+from .clock import ManualClock
 from .cluster import FakeCluster, FakeClusterError, PartitionOffsets
 from .codes import Error
 from .config import FakeConfig
@@ -31,6 +34,7 @@ __all__ = [
     "FakeConfig",
     "Hook",
     "HookContext",
+    "ManualClock",
     "PartitionOffsets",
     "ReceivedRequest",
     "RequestLog",

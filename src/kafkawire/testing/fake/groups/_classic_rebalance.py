@@ -26,11 +26,11 @@ from collections.abc import Mapping
 from kafkawire.errors import RebalanceInProgressError, UnknownMemberIdError
 from kafkawire.messages.join_group import v9 as join_group
 from kafkawire.messages.sync_group import v5 as sync_group
+from kafkawire.testing.fake.clock import Timers
+from kafkawire.testing.fake.config import FakeConfig
 
 from ._classic_group import ClassicGroup, ClassicMember
 from ._classic_state import ClassicGroupState
-from ._timers import Timers
-from ._view import GroupSettings
 
 __all__ = ["NEW_MEMBER_JOIN_TIMEOUT_MS", "ClassicRebalance"]
 
@@ -45,7 +45,7 @@ NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
 class ClassicRebalance:
     """Rebalances and sessions of every classic group of one coordinator."""
 
-    def __init__(self, timers: Timers, settings: GroupSettings) -> None:
+    def __init__(self, timers: Timers, settings: FakeConfig) -> None:
         self._timers = timers
         self._settings = settings
 

@@ -39,6 +39,9 @@ from kafkawire.errors import (
     UnsupportedAssignorError,
 )
 from kafkawire.messages.consumer_group_heartbeat import v1 as cgh
+from kafkawire.testing.fake.clock import Timers
+from kafkawire.testing.fake.config import FakeConfig
+from kafkawire.testing.fake.view import ClusterView
 
 from ._assignors import ASSIGNORS
 from ._consumer_group import ConsumerGroup
@@ -50,8 +53,6 @@ from ._consumer_member import (
 )
 from ._member_state import MemberState
 from ._reconcile import reconcile
-from ._timers import Timers
-from ._view import ClusterView, GroupSettings
 
 __all__ = ["ConsumerHeartbeats"]
 
@@ -86,7 +87,7 @@ class ConsumerHeartbeats:
     def __init__(
         self,
         cluster: ClusterView,
-        settings: GroupSettings,
+        settings: FakeConfig,
         timers: Timers,
         group_for: GroupLookup,
     ) -> None:

@@ -11,9 +11,9 @@ Transactional offsets reach it through :meth:`GroupCoordinator.commit_offsets` w
 transaction commits; :meth:`GroupCoordinator.validate_txn_offset_commit` gives the core the
 group's answer to a TxnOffsetCommit before that.
 
-Time is the cluster's clock (``ClusterView.now``). With a :class:`ManualClock`, attach
-:attr:`GroupCoordinator.timers` to it and advance it by hand: session expiry and rebalance
-timeouts then happen exactly when the test says.
+Time is the cluster's clock (``ClusterView.now``): :attr:`GroupCoordinator.timers` wake with
+the event loop, or, on a :class:`~kafkawire.testing.fake.clock.ManualClock` the cluster
+attaches them to, fire when the test advances it (:mod:`kafkawire.testing.fake.clock`).
 """
 
 from __future__ import annotations
@@ -42,6 +42,9 @@ from kafkawire.messages.leave_group import v5 as leave_group
 from kafkawire.messages.list_groups import v5 as listing
 from kafkawire.messages.sync_group import v5 as sync_group
 from kafkawire.protocol.versions import convert
+from kafkawire.testing.fake.clock import Timers
+from kafkawire.testing.fake.config import FakeConfig
+from kafkawire.testing.fake.view import ClusterView
 
 from ._admin import GroupAdmin
 from ._classic_group import ClassicGroup
@@ -52,8 +55,6 @@ from ._consumer_heartbeat import ConsumerHeartbeats
 from ._groups import Groups
 from ._offsets import OffsetRequests, OffsetStore
 from ._responses import at_version, error_response, leave_request_members
-from ._timers import Timers
-from ._view import ClusterView, GroupSettings
 
 __all__ = ["GroupCoordinator"]
 
@@ -85,7 +86,7 @@ class GroupCoordinator:
         15: range(7), 16: range(6), 42: range(3), 47: range(1), 68: range(2), 69: range(2),
     }  # fmt: skip
 
-    def __init__(self, cluster: ClusterView, config: GroupSettings) -> None:
+    def __init__(self, cluster: ClusterView, config: FakeConfig) -> None:
         self._cluster = cluster
         self._settings = config
         self.timers = Timers(cluster.now)

@@ -12,6 +12,9 @@ offsets of transactions, as Kafka's coordinator keeps them.
 - Each offset keeps its leader epoch and metadata (metadata past 4096 characters is
   OFFSET_METADATA_TOO_LARGE). A fetch answers -1 for what was never committed; from v8 it
   takes several groups, and from v9 a KIP-848 member's id and epoch, checked like a commit's.
+  With ``require_stable`` (v7+), a partition an open transaction has committed an offset to
+  (TxnOffsetCommit before EndTxn; ``ClusterView.pending_transactional_offsets``) is answered
+  UNSTABLE_OFFSET_COMMIT with offset -1, as Kafka's ``OffsetMetadataManager`` answers it.
 - OffsetDelete refuses a classic group in use with another protocol than "consumer"
   (NON_EMPTY_GROUP) and each topic the group subscribes to (GROUP_SUBSCRIBED_TO_TOPIC).
 """
@@ -33,6 +36,7 @@ from kafkawire.errors import (
     OffsetMetadataTooLargeError,
     UnknownTopicIdError,
     UnknownTopicOrPartitionError,
+    UnstableOffsetCommitError,
 )
 from kafkawire.messages.offset_commit import v9 as commit9
 from kafkawire.messages.offset_commit import v10 as commit10
@@ -41,12 +45,12 @@ from kafkawire.messages.offset_fetch import v7 as fetch7
 from kafkawire.messages.offset_fetch import v9 as fetch9
 from kafkawire.messages.offset_fetch import v10 as fetch10
 from kafkawire.protocol.versions import convert
+from kafkawire.testing.fake.view import ClusterView
 
 from ._classic_group import CONSUMER_PROTOCOL_TYPE, ClassicGroup
 from ._classic_rebalance import ClassicRebalance
 from ._classic_state import ClassicGroupState
 from ._groups import Group, Groups
-from ._view import ClusterView
 
 __all__ = [
     "CommittedOffset",
@@ -246,7 +250,8 @@ class OffsetRequests:
             ]
         else:
             wanted = [_FetchGroup(request.group_id, None, -1, request.topics)]
-        answers = [self._fetch_group(g, version, coordinates) for g in wanted]
+        stable: bool = getattr(request, "require_stable", False)
+        answers = [self._fetch_group(g, version, stable, coordinates) for g in wanted]
         if version < _BATCHED_FETCH_VERSION and answers[0].error_code:
             # One group, failed: answered as the request's error (before v2, on each
             # partition asked for).
@@ -254,7 +259,7 @@ class OffsetRequests:
         return _fetch_response(answers, version)
 
     def _fetch_group(
-        self, wanted: _FetchGroup, version: int, coordinates: Callable[[str], bool]
+        self, wanted: _FetchGroup, version: int, stable: bool, coordinates: Callable[[str], bool]
     ) -> Any:
         module = fetch10 if version >= _BY_TOPIC_ID_VERSION else fetch9
         try:
@@ -284,10 +289,19 @@ class OffsetRequests:
                 for t in wanted.topics
                 for p in t.partition_indexes
             ]
+        pending = (
+            self._cluster.pending_transactional_offsets(wanted.group_id) if stable else frozenset()
+        )
         by_topic: dict[tuple[str | None, uuid.UUID], list[Any]] = {}
         for name, topic_id, p in partitions:
             by_topic.setdefault((name, topic_id), []).append(
-                self._fetched(module, wanted.group_id, name, p, by_id)
+                module.OffsetFetchResponsePartitions(
+                    partition_index=p,
+                    committed_offset=-1,
+                    error_code=UnstableOffsetCommitError.code,
+                )
+                if (name, p) in pending
+                else self._fetched(module, wanted.group_id, name, p, by_id)
             )
         return module.OffsetFetchResponseGroup(
             group_id=wanted.group_id,

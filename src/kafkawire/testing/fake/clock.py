@@ -1,21 +1,30 @@
-"""Deadlines on the cluster's clock, and a clock a test moves by hand.
+"""The fake cluster's time: deadlines on its clock, and a clock a test moves by hand.
 
-Every group timer (a member's session, a rebalance that waits for members, a SyncGroup that
-waits for the leader, a KIP-848 member that must revoke partitions) is one entry here, keyed
-so that scheduling a key again replaces its deadline, as Kafka's coordinator timer does.
-Deadlines are read against ``now()`` (the cluster's clock), never against the event loop's.
+Every timer of the cluster (a group member's session, a rebalance that waits for members, a
+SyncGroup that waits for the leader, a KIP-848 member that must revoke partitions, a
+transaction that times out) is one entry of a :class:`Timers`, keyed so that scheduling a key
+again replaces its deadline, as Kafka's coordinator timer does. Deadlines are read against
+the cluster's clock, never against the event loop's.
 
-Two ways to make them fire:
+One way to move time, for the whole cluster::
 
-- on a real clock, :class:`Timers` wakes itself with the running event loop (one
-  ``call_later`` for the earliest deadline) and fires what is due;
-- on a :class:`ManualClock`, nothing fires until the test calls :meth:`ManualClock.advance`,
-  which walks time forward deadline by deadline, firing each timer at its own instant (so a
-  timer that schedules another sees the right ``now``). Session expiry tests are then instant
-  and exact.
+    clock = ManualClock()
+    async with FakeCluster(clock=clock) as cluster:
+        ...
+        clock.advance(45)  # every session, rebalance and transaction timer due fires now
 
-In both, the coordinator also fires what is due whenever it handles a request, so a timer due
-"now" (a zero initial rebalance delay) never waits for a wake-up.
+- Without a clock (the default), the cluster runs on ``time.monotonic`` and each
+  :class:`Timers` wakes itself with the running event loop (one ``call_later`` for the
+  earliest deadline).
+- With a :class:`ManualClock`, the cluster attaches its timers to it and nothing fires until
+  the test calls :meth:`ManualClock.advance`, which walks time forward deadline by deadline,
+  firing each timer at its own instant (so a timer that schedules another sees the right
+  ``now``). Session expiry tests are then instant and exact. Fetch session eviction reads the
+  same clock; what a client waits for (a Fetch's ``max_wait_ms``, a hook's ``ctx.sleep``)
+  stays on real time, so clients never hang on a clock nobody moves.
+
+In both, the group coordinator also fires what is due whenever it handles a request, so a
+timer due "now" (a zero initial rebalance delay) never waits for a wake-up.
 """
 
 from __future__ import annotations

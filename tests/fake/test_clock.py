@@ -1,4 +1,4 @@
-"""The group coordinator's timers: keyed deadlines on the cluster's clock, fired by a hand-driven
+"""The fake cluster's timers: keyed deadlines on the cluster's clock, fired by a hand-driven
 clock at their own instants, or by the event loop on a real clock."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from kafkawire.testing.fake.groups import ManualClock, Timers
+from kafkawire.testing.fake.clock import ManualClock, Timers
 
 
 def _timers() -> tuple[ManualClock, Timers, list[tuple[str, float]]]:
