@@ -54,6 +54,7 @@ async def test_records_pages_through_several_fetches_and_stops_at_the_end(
 @pytest.mark.parametrize(
     "kafka_broker",
     [
+        "fake",
         pytest.param(
             "tansu",
             marks=tansu_bug(
@@ -76,6 +77,7 @@ async def test_fetching_past_the_end_is_out_of_range(kafka_broker: Broker) -> No
 @pytest.mark.parametrize(
     "kafka_broker",
     [
+        "fake",
         pytest.param(
             "tansu",
             marks=tansu_bug(
@@ -105,6 +107,7 @@ async def test_earliest_offset(kafka_broker: Broker) -> None:
 @pytest.mark.parametrize(
     "kafka_broker",
     [
+        "fake",
         pytest.param(
             "tansu", marks=tansu_bug("ListOffsets latest answers the last batch's base offset + 1")
         ),

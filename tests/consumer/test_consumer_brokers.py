@@ -94,6 +94,7 @@ async def test_end_and_beginning_offsets(kafka_broker: Broker) -> None:
 @pytest.mark.parametrize(
     "kafka_broker",
     [
+        "fake",
         pytest.param("tansu", marks=tansu_bug("ListOffsets by timestamp returns offset 0")),
         pytest.param(
             "mock_cluster",
@@ -160,6 +161,7 @@ _PAST_THE_END = "a Fetch past the end of the log answers no records and no error
 @pytest.mark.parametrize(
     "kafka_broker",
     [
+        "fake",
         pytest.param("tansu", marks=tansu_bug(_PAST_THE_END, raises=TimeoutError)),
         "mock_cluster",
     ],
@@ -233,15 +235,28 @@ async def test_read_uncommitted_hides_transaction_markers(mock_cluster: Broker) 
     assert got == [b"committed", b"aborted", b"committed too"]
 
 
-@mock_cluster_bug("Fetch lists no aborted transactions (test_fetcher_faults shows the filter)")
-async def test_read_committed_drops_the_aborted_transaction(mock_cluster: Broker) -> None:
-    got = await _read_transactions(mock_cluster, "read_committed")
+@pytest.mark.parametrize(
+    "kafka_broker",
+    [
+        "fake",
+        pytest.param(
+            "mock_cluster",
+            marks=mock_cluster_bug(
+                "Fetch lists no aborted transactions (test_fetcher_faults shows the filter)"
+            ),
+        ),
+    ],
+    indirect=True,
+)
+async def test_read_committed_drops_the_aborted_transaction(kafka_broker: Broker) -> None:
+    got = await _read_transactions(kafka_broker, "read_committed")
     assert got == [b"committed", b"committed too"]
 
 
 @pytest.mark.parametrize(
     "kafka_broker",
     [
+        "fake",
         pytest.param("tansu", marks=tansu_bug("OffsetFetch returns no commit metadata")),
         "mock_cluster",
     ],

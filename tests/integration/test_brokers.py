@@ -110,6 +110,7 @@ async def test_create_topic_makes_a_topic_with_the_partitions_asked(kafka_broker
 @pytest.mark.parametrize(
     "kafka_broker",
     [
+        "fake",
         pytest.param(
             "mock_cluster",
             marks=mock_cluster_bug(
@@ -131,6 +132,7 @@ async def test_flexible_metadata_responses_decode_exactly(kafka_broker: Broker) 
 @pytest.mark.parametrize(
     "kafka_broker",
     [
+        "fake",
         pytest.param(
             "tansu",
             marks=tansu_bug("ListOffsets latest answers the last batch's base offset + 1"),
@@ -155,6 +157,7 @@ def test_api_labels_name_the_api_and_its_key() -> None:
 @pytest.mark.parametrize(
     "kafka_broker",
     [
+        "fake",
         pytest.param("tansu", marks=tansu_bug("ListOffsets by timestamp answers offset 0")),
         pytest.param(
             "mock_cluster",

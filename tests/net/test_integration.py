@@ -107,6 +107,7 @@ async def test_acks_0_leaves_the_connection_usable(kafka_broker: Broker) -> None
 @pytest.mark.parametrize(
     "kafka_broker",
     [
+        "fake",
         pytest.param("tansu", marks=tansu_bug("it answers Produce with acks=0")),
         pytest.param("mock_cluster", marks=mock_cluster_bug("it answers Produce with acks=0")),
     ],

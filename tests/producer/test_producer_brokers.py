@@ -184,6 +184,7 @@ async def test_a_prepared_transaction_is_ended_by_another_client(
 @pytest.mark.parametrize(
     "kafka_broker",
     [
+        "fake",
         "tansu",
         pytest.param(
             "mock_cluster",
@@ -217,6 +218,7 @@ async def test_offsets_sent_to_a_transaction_are_committed_with_it(kafka_broker:
 @pytest.mark.parametrize(
     "kafka_broker",
     [
+        "fake",
         pytest.param(
             "tansu",
             marks=tansu_bug(

@@ -11,8 +11,9 @@ Module map: ``cluster`` (the facade), ``config``, ``broker`` and ``connection`` 
 order of answers), ``hooks``, ``request_log``, ``state`` (brokers, topics, leaders), ``log``
 with ``producer_state`` and ``batch_check`` (one partition's records), ``fetch_sessions``,
 ``transactions``, ``handlers`` (one module per API or family), ``view`` and ``groups`` (the
-seam to the group coordinator), ``clock`` (timers and the hand-driven clock), ``build``
-(responses at any version), ``codes``.
+seam to the group coordinator), ``clock`` (timers and the hand-driven clock), ``thread`` (a
+cluster on a loop of its own, for synchronous code), ``build`` (responses at any version),
+``codes``.
 """
 
 from .clock import ManualClock
@@ -21,6 +22,7 @@ from .codes import Error
 from .config import FakeConfig
 from .hooks import CUT, DROP, Action, Hook, HookContext
 from .request_log import ReceivedRequest, RequestLog
+from .thread import FakeClusterThread
 from .view import ClusterView
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "Error",
     "FakeCluster",
     "FakeClusterError",
+    "FakeClusterThread",
     "FakeConfig",
     "Hook",
     "HookContext",
