@@ -38,7 +38,13 @@ from kafkawire.producer import Producer
 from kafkawire.protocol import encode
 from kafkawire.testing import fresh_topic
 from kafkawire.testing.capabilities import api_key_of
-from kafkawire.testing.pytest_plugin import FAKE_BROKER_NAME, Broker, mock_cluster_bug, tansu_bug
+from kafkawire.testing.pytest_plugin import (
+    FAKE_BROKER_NAME,
+    Broker,
+    kafka_brokers,
+    mock_cluster_bug,
+    tansu_bug,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -94,13 +100,8 @@ async def test_create_topics_answers_each_topic(kafka_broker: Broker) -> None:
         assert first not in await admin.list_topics()
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        "fake",
-        pytest.param("tansu", marks=tansu_bug("CreateTopics with validate_only creates the topic")),
-    ],
-    indirect=True,
+@kafka_brokers(
+    tansu=tansu_bug("CreateTopics with validate_only creates the topic"), mock_cluster=False
 )
 async def test_validate_only_creates_nothing(kafka_broker: Broker) -> None:
     name = next(_names)
@@ -109,18 +110,9 @@ async def test_validate_only_creates_nothing(kafka_broker: Broker) -> None:
         assert name not in await admin.list_topics()
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        "fake",
-        pytest.param(
-            "tansu",
-            marks=tansu_bug(
-                "Metadata by topic id answers INVALID_TOPIC_EXCEPTION", raises=Exception
-            ),
-        ),
-    ],
-    indirect=True,
+@kafka_brokers(
+    tansu=tansu_bug("Metadata by topic id answers INVALID_TOPIC_EXCEPTION", raises=Exception),
+    mock_cluster=False,
 )
 async def test_describe_topics_by_id(kafka_broker: Broker) -> None:
     name = next(_names)
@@ -166,13 +158,8 @@ async def test_topic_and_broker_configs(kafka_broker: Broker) -> None:
         assert described[topic]["retention.ms"].value == "120000"
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        "fake",
-        pytest.param("tansu", marks=tansu_bug("DescribeConfigs of a broker answers no configs")),
-    ],
-    indirect=True,
+@kafka_brokers(
+    tansu=tansu_bug("DescribeConfigs of a broker answers no configs"), mock_cluster=False
 )
 async def test_broker_configs_are_described(kafka_broker: Broker) -> None:
     async with Admin(kafka_broker.bootstrap) as admin:
@@ -208,14 +195,9 @@ async def test_list_offsets_earliest_and_latest_per_partition(kafka_broker: Brok
     assert list(listed.errors) == [TopicPartition("kafkawire-no-such-topic", 0)]
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        "fake",
-        pytest.param("mock_cluster", marks=mock_cluster_bug("ListOffsets by time answers -1")),
-        pytest.param("tansu", marks=tansu_bug("ListOffsets by time answers 0")),
-    ],
-    indirect=True,
+@kafka_brokers(
+    tansu=tansu_bug("ListOffsets by time answers 0"),
+    mock_cluster=mock_cluster_bug("ListOffsets by time answers -1"),
 )
 async def test_list_offsets_by_time(kafka_broker: Broker) -> None:
     topic = await topic_with(kafka_broker, 3)  # timestamps 1000, 2000, 3000
@@ -224,21 +206,9 @@ async def test_list_offsets_by_time(kafka_broker: Broker) -> None:
         assert (await admin.list_offsets({tp: 1500}))[tp].offset == 1
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        "fake",
-        pytest.param(
-            "mock_cluster", marks=mock_cluster_bug("ListOffsets MAX_TIMESTAMP answers -1")
-        ),
-        pytest.param(
-            "tansu",
-            marks=tansu_bug(
-                "ListOffsets MAX_TIMESTAMP drops the connection", raises=RequestRefusedError
-            ),
-        ),
-    ],
-    indirect=True,
+@kafka_brokers(
+    tansu=tansu_bug("ListOffsets MAX_TIMESTAMP drops the connection", raises=RequestRefusedError),
+    mock_cluster=mock_cluster_bug("ListOffsets MAX_TIMESTAMP answers -1"),
 )
 async def test_list_offsets_max_timestamp(kafka_broker: Broker) -> None:
     topic = await topic_with(kafka_broker, 3)
@@ -248,18 +218,7 @@ async def test_list_offsets_max_timestamp(kafka_broker: Broker) -> None:
     assert (found.offset, found.timestamp) == (2, 3000)
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        "fake",
-        "mock_cluster",
-        pytest.param(
-            "tansu",
-            marks=tansu_bug("DeleteRecords drops the connection", raises=RequestRefusedError),
-        ),
-    ],
-    indirect=True,
-)
+@kafka_brokers(tansu=tansu_bug("DeleteRecords drops the connection", raises=RequestRefusedError))
 async def test_delete_records(kafka_broker: Broker) -> None:
     topic = await topic_with(kafka_broker, 3)
     async with Admin(kafka_broker.bootstrap) as admin:
@@ -293,19 +252,10 @@ async def test_committed_offsets_lag_and_resets(kafka_broker: Broker) -> None:
             assert (await admin.list_group_offsets(group, [tp]))[tp].offset == expected
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        "fake",
-        pytest.param(
-            "mock_cluster",
-            marks=mock_cluster_bug(
-                "OffsetFetch for all topics answers a null topics array", raises=DecodeError
-            ),
-        ),
-        "tansu",
-    ],
-    indirect=True,
+@kafka_brokers(
+    mock_cluster=mock_cluster_bug(
+        "OffsetFetch for all topics answers a null topics array", raises=DecodeError
+    )
 )
 async def test_group_lag(kafka_broker: Broker) -> None:
     topic = await topic_with(kafka_broker, 5)
@@ -317,14 +267,9 @@ async def test_group_lag(kafka_broker: Broker) -> None:
     assert (lag.committed, lag.end, lag.lag) == (2, 5, 3)
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        "fake",
-        pytest.param("mock_cluster", marks=mock_cluster_bug("ListOffsets by time answers -1")),
-        pytest.param("tansu", marks=tansu_bug("ListOffsets by time answers 0")),
-    ],
-    indirect=True,
+@kafka_brokers(
+    tansu=tansu_bug("ListOffsets by time answers 0"),
+    mock_cluster=mock_cluster_bug("ListOffsets by time answers -1"),
 )
 async def test_reset_offsets_to_a_time(kafka_broker: Broker) -> None:
     topic = await topic_with(kafka_broker, 3)
@@ -400,16 +345,9 @@ async def test_groups_list_describe_delete(kafka_broker: Broker) -> None:
         assert idle not in {g.group_id for g in await admin.list_groups()}
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        "fake",
-        pytest.param(
-            "tansu",
-            marks=tansu_bug("DescribeGroups answers members without their metadata and assignment"),
-        ),
-    ],
-    indirect=True,
+@kafka_brokers(
+    tansu=tansu_bug("DescribeGroups answers members without their metadata and assignment"),
+    mock_cluster=False,
 )
 async def test_group_members_show_subscription_and_assignment(kafka_broker: Broker) -> None:
     topic = await topic_with(kafka_broker, 1)

@@ -21,7 +21,7 @@ import pytest
 from kafkawire.consumer import Consumer, TopicPartition
 from kafkawire.errors import FencedInstanceIdError
 from kafkawire.messages.heartbeat import v4 as heartbeat
-from kafkawire.testing.pytest_plugin import Broker, tansu_bug
+from kafkawire.testing.pytest_plugin import Broker, kafka_brokers, tansu_bug
 from tests.net.proxy import Proxy
 
 from .helpers import FAST, Committing, fresh_group, fresh_topic, member, produce_to_all, until
@@ -165,18 +165,11 @@ async def test_a_fenced_member_stops_with_a_fatal_error(tansu_broker: Broker) ->
         assert LEAVE_GROUP not in cutter.seen
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        "fake",
-        pytest.param(
-            "tansu",
-            marks=tansu_bug(
-                "a second consumer with a group instance id in use shares the member id; no fencing"
-            ),
-        ),
-    ],
-    indirect=True,
+@kafka_brokers(
+    tansu=tansu_bug(
+        "a second consumer with a group instance id in use shares the member id; no fencing"
+    ),
+    mock_cluster=False,
 )
 async def test_a_second_consumer_with_the_same_instance_id_fences_the_first(
     kafka_broker: Broker,

@@ -12,8 +12,9 @@ Enable it with ``pytest_plugins = ["kafkawire.testing.pytest_plugin"]`` in a top
   heartbeats every 100 ms), where the other two have bugs: a test that states Kafka's
   behaviour under a ``tansu_bug`` or ``mock_cluster_bug`` mark should pass on it;
 - ``kafka_broker``: parametrized over the three (``"fake"``, ``"mock_cluster"``,
-  ``"tansu"``), so a test runs once per broker; override the parameters with
-  ``@pytest.mark.parametrize("kafka_broker", [...], indirect=True)``;
+  ``"tansu"``), so a test runs once per broker; ``@kafka_brokers(tansu=tansu_bug("..."),
+  mock_cluster=False)`` marks a broker's run (an expected failure where that broker has a
+  bug) or leaves it out, and always keeps the fake's;
 - ``fake_cluster``: a :class:`~kafkawire.testing.fake.FakeCluster` of three brokers, new for
   each test (it starts in about a millisecond), on the test's event loop (so a test using it
   runs in the default function-scoped loop);
@@ -34,6 +35,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from typing import Literal
 
 import pytest
 import pytest_asyncio
@@ -46,7 +48,14 @@ from .raw import ApiRange, parse_bootstrap
 from .tansu import TansuBroker
 from .topics import fresh_topic as _fresh_topic
 
-__all__ = ["FAKE_BROKER_NAME", "Broker", "external_bootstrap", "mock_cluster_bug", "tansu_bug"]
+__all__ = [
+    "FAKE_BROKER_NAME",
+    "Broker",
+    "external_bootstrap",
+    "kafka_brokers",
+    "mock_cluster_bug",
+    "tansu_bug",
+]
 
 ENV_BOOTSTRAP = "KAFKAWIRE_BOOTSTRAP"
 FAKE_BROKER_NAME = "kafkawire fake cluster"
@@ -97,6 +106,24 @@ def mock_cluster_bug(
 ) -> pytest.MarkDecorator:
     """Like :func:`tansu_bug`, for librdkafka's mock cluster."""
     return _broker_bug(f"librdkafka mock cluster bug: {reason}", raises)
+
+
+def kafka_brokers(
+    *,
+    tansu: pytest.MarkDecorator | Literal[False] | None = None,
+    mock_cluster: pytest.MarkDecorator | Literal[False] | None = None,
+) -> pytest.MarkDecorator:
+    """Parametrize ``kafka_broker`` over the fake and the embedded brokers, with a mark on one
+    broker's run (:func:`tansu_bug`, :func:`mock_cluster_bug`) or ``False`` to leave it out.
+
+    The fake's run is always there: a test that states Kafka's behaviour where a broker has it
+    wrong shows the right answer passing on the fake.
+    """
+    params = [pytest.param("fake")]
+    for name, mark in (("mock_cluster", mock_cluster), ("tansu", tansu)):
+        if mark is not False:
+            params.append(pytest.param(name, marks=() if mark is None else mark))
+    return pytest.mark.parametrize("kafka_broker", params, indirect=True)
 
 
 def _broker_bug(reason: str, raises: type[BaseException]) -> pytest.MarkDecorator:

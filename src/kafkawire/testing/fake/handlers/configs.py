@@ -61,17 +61,20 @@ async def handle(call: Call) -> Any:
             for name, (value, source) in values.items()
             if keys is None or name in keys
         )
-        results.append(
-            build(
-                result_cls,
-                error_code=error,
-                error_message=message,
-                resource_type=resource.resource_type,
-                resource_name=resource.resource_name,
-                configs=configs,
-            )
-        )
+        results.append(_answer(result_cls, resource, error, message, configs=configs))
     return build(cls, results=tuple(results))
+
+
+def _answer(cls: type[Any], resource: Any, error: Error, message: str | None, **more: Any) -> Any:
+    """One resource's answer: its type and name, the error and its message."""
+    return build(
+        cls,
+        error_code=error,
+        error_message=message,
+        resource_type=resource.resource_type,
+        resource_name=resource.resource_name,
+        **more,
+    )
 
 
 def _configs(
@@ -110,19 +113,14 @@ def _configs(
 async def alter_incremental(call: Call) -> Any:
     cls = response_for(call)
     result_cls = part(cls, "responses")
-    results = []
-    for resource in call.request.resources:
-        error, message = _alter(call.state, resource, validate_only=call.request.validate_only)
-        results.append(
-            build(
-                result_cls,
-                error_code=error,
-                error_message=message,
-                resource_type=resource.resource_type,
-                resource_name=resource.resource_name,
-            )
-        )
-    return build(cls, responses=tuple(results))
+    validate_only = call.request.validate_only
+    return build(
+        cls,
+        responses=tuple(
+            _answer(result_cls, r, *_alter(call.state, r, validate_only=validate_only))
+            for r in call.request.resources
+        ),
+    )
 
 
 def _alter(state: ClusterState, resource: Any, *, validate_only: bool) -> tuple[Error, str | None]:
