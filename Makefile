@@ -5,6 +5,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# The demo's own venv: kafkawire with only what the demo runs (Spark, the embedded broker),
+# not the test tools and peer clients of .venv.
+DEMO_VENV := .venv-demo
+DEMO_STAMP := $(DEMO_VENV)/.installed-stamp
+comma := ,
 SHARED := ../shared
 MYPY_FLAGS ?= # test-py313 passes --python-version 3.13
 # Where a C compiler is found, the compiled accelerators must be the code in use: the suite fails
@@ -22,11 +27,18 @@ all: test
 
 # The C sources too: an editable install compiles them only when it runs, and a stale build of
 # _accel.c (another plan version) is refused with a warning, which fails the tests.
-$(STAMP): pyproject.toml hatch_build.py src/kafkawire/protocol/_accel.c src/kafkawire/records/_accel.c
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+INSTALL_INPUTS := pyproject.toml hatch_build.py src/kafkawire/protocol/_accel.c src/kafkawire/records/_accel.c
+
+# $(call venv_with,DIR,EXTRAS): a venv in DIR with kafkawire installed (editable) with EXTRAS.
+define venv_with
+	$(PYTHON) -m venv $(1)
+	$(1)/bin/python -m pip install --quiet --upgrade pip
+	$(1)/bin/python -m pip install --quiet -e '.[$(2)]'
+	touch $(1)/.installed-stamp
+endef
+
+$(STAMP): $(INSTALL_INPUTS)
+	$(call venv_with,$(VENV),test)
 
 venv: $(STAMP)
 
@@ -84,12 +96,15 @@ test-py313:
 
 # The main job, on the embedded broker: a producer's events -> a Spark Structured Streaming
 # query through kafkawire -> totals back to Kafka -> printed by the async consumer.
-demo: system-tools $(STAMP)
-	$(BIN)/python -m kafkawire.spark.demo
+$(DEMO_STAMP): $(INSTALL_INPUTS)
+	$(call venv_with,$(DEMO_VENV),spark$(comma)broker)
+
+demo: system-tools $(DEMO_STAMP)
+	$(DEMO_VENV)/bin/python -m kafkawire.spark.demo
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf .venv .venv-py313 .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf .venv .venv-py313 .venv-demo .mypy_cache .pytest_cache .ruff_cache .hypothesis

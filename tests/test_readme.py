@@ -24,6 +24,17 @@ def _promised_output(snippet: str) -> list[str]:
     ]
 
 
+def test_readme_opens_with_the_two_commands_then_says_what_kafkawire_is() -> None:
+    text = README.read_text()
+    opening = re.search(r"```sh\n(.*?)```", text, flags=re.S)
+    assert opening is not None
+    commands = [line.split("#")[0].strip() for line in opening[1].splitlines()]
+    assert commands == ["make demo", "make test && make test-py313"]
+    assert text[: opening.start()].strip() == "# kafkawire"
+    # What the project is comes before any word about CI.
+    assert text.index("asyncio Kafka client") < re.search(r"\bCI\b", text).start()  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize("snippet", SNIPPETS, ids=[f"snippet{i}" for i in range(len(SNIPPETS))])
 def test_readme_snippet_runs(snippet: str, capsys: pytest.CaptureFixture[str]) -> None:
     namespace: dict[str, object] = {}

@@ -28,7 +28,14 @@ from kafkawire.admin import (
     ScramUpsert,
 )
 from kafkawire.cluster import RequestRefusedError, TopicPartition
-from kafkawire.errors import DecodeError, TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from kafkawire.errors import (
+    DecodeError,
+    InvalidPartitionsError,
+    InvalidReplicationFactorError,
+    InvalidTopicError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
 from kafkawire.messages.consumer_protocol_assignment import v0 as assignment_v0
 from kafkawire.messages.consumer_protocol_subscription import v0 as subscription_v0
 from kafkawire.messages.join_group import v9 as join_group
@@ -98,6 +105,34 @@ async def test_create_topics_answers_each_topic(kafka_broker: Broker) -> None:
         assert deleted[first] is None
         assert isinstance(deleted.errors["kafkawire-no-such-topic"], UnknownTopicOrPartitionError)
         assert first not in await admin.list_topics()
+
+
+async def test_topics_no_broker_may_create_are_refused_alone(tansu_broker: Broker) -> None:
+    good = next(_names)
+    refused = [
+        NewTopic("", 1),
+        NewTopic("a/b", 1),
+        NewTopic(next(_names), 0),
+        NewTopic(next(_names), 1, replication_factor=0),
+    ]
+    async with Admin(tansu_broker.bootstrap) as admin:
+        created = await admin.create_topics([*refused, NewTopic(good, 1)])
+        assert created[good].name == good
+        errors = [created.outcome(t.name) for t in refused]
+        assert [type(e) for e in errors] == [
+            InvalidTopicError,
+            InvalidTopicError,
+            InvalidPartitionsError,
+            InvalidReplicationFactorError,
+        ]
+        assert "a topic name cannot be empty" in str(errors[0])
+        assert "must be at least 1, or -1 for the broker's default, not 0" in str(errors[2])
+        assert [t.name for t in refused[2:]] == [
+            n for n in [t.name for t in refused[2:]] if n not in await admin.list_topics()
+        ]
+        # With nothing left to send, nothing is sent: no broker is even asked.
+        alone = await admin.create_topics([NewTopic("..", 1)])
+        assert isinstance(alone.outcome(".."), InvalidTopicError)
 
 
 @kafka_brokers(

@@ -12,6 +12,7 @@ from kafkawire.admin import (
     ItemResults,
     decode_assignment,
     decode_subscription,
+    topic_name_problem,
 )
 from kafkawire.cluster import TopicPartition
 from kafkawire.errors import DecodeError, TopicAlreadyExistsError
@@ -74,3 +75,22 @@ def test_bad_consumer_protocol_data_is_a_decode_error() -> None:
         decode_assignment(b"\x00")
     with pytest.raises(DecodeError):
         decode_assignment(_framed(0, b"\x00\x00\x00\x05"))
+
+
+@pytest.mark.parametrize(
+    ("name", "problem"),
+    [
+        ("orders", None),
+        ("a.b_c-D9", None),
+        ("x" * 249, None),
+        ("", "a topic name cannot be empty"),
+        (".", "a topic cannot be named '.'"),
+        ("..", "a topic cannot be named '..'"),
+        ("x" * 250, "is 250 characters long, more than 249"),
+        ("a b", "has a character other than ASCII letters, digits, '.', '_' and '-'"),
+        ("é", "has a character other than ASCII letters"),
+    ],
+)
+def test_topic_names_by_kafkas_rules(name: str, problem: str | None) -> None:
+    found = topic_name_problem(name)
+    assert found == problem if problem is None else problem in (found or "")

@@ -72,3 +72,35 @@ def test_missing_broker_is_one_line_and_exit_1(run: Run) -> None:
     assert result.stderr.startswith("Error: ")
     traced = run("topics", "list", "-b", f"127.0.0.1:{port}", "--timeout", "1", "--debug")
     assert "Traceback" in traced.stderr
+
+
+def test_a_topic_that_does_not_exist_is_said_so(run: Run, tansu_broker: Broker) -> None:
+    bootstrap = ["-b", tansu_broker.bootstrap]
+    for command in ("describe", "delete"):
+        result = run("topics", command, "no-such-topic", *bootstrap)
+        assert result.returncode == 1
+        assert result.stderr == "Error: topic 'no-such-topic' does not exist\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("", "a topic name cannot be empty"),
+        ("..", "a topic cannot be named '..'"),
+        ("a b", "topic name 'a b' has a character other than ASCII letters"),
+        ("x" * 250, "is 250 characters long, more than 249"),
+    ],
+)
+def test_topic_names_kafka_refuses_are_usage_errors(run: Run, name: str, why: str) -> None:
+    result = run("topics", "create", name, "-b", "127.0.0.1:9")
+    assert result.returncode == 2
+    assert why in result.stderr
+    assert "Invalid value for 'NAME'" in result.stderr
+
+
+def test_an_address_needs_a_port(run: Run) -> None:
+    result = run("topics", "list", "-b", "localhost")
+    assert result.returncode == 2
+    assert "'localhost' is not host:port (give HOST:PORT, e.g. localhost:9092)" in result.stderr
+    from_env = run("topics", "list", env={"KAFKAWIRE_BOOTSTRAP": "localhost"})
+    assert from_env.returncode == 2

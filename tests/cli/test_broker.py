@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 
 import pytest
@@ -40,3 +41,31 @@ def test_broker_stops_cleanly_on_sigterm(kafkawire_script: str) -> None:
         assert broker.stderr is not None
         assert "Stopped." in broker.stderr.read()
     assert code == 0
+
+
+def test_broker_on_the_port_asked_for(kafkawire_script: str, run: Run) -> None:
+    port = free_port()
+    with subprocess.Popen(
+        [kafkawire_script, "broker", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as broker:
+        try:
+            assert broker.stdout is not None
+            assert broker.stdout.readline().strip() == f"127.0.0.1:{port}"
+            # A second broker cannot have that port: a usage error naming the option.
+            taken = run("broker", "--port", str(port))
+            assert taken.returncode == 2
+            assert f"Invalid value for '--port': 127.0.0.1:{port} is in use" in taken.stderr
+        finally:
+            broker.send_signal(signal.SIGINT)
+            code = broker.wait(timeout=30)
+    assert code == 0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port

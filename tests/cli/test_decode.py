@@ -141,3 +141,78 @@ def test_usage_errors_exit_2(run: Run) -> None:
     assert run("decode", "--hex", "zz").returncode == 2
     assert run("decode", "--response-to", "Nope:1", "--hex", "00").returncode == 2
     assert run("decode", "--no-such-option").returncode == 2
+
+
+def produce_frame(*batches: bytes) -> bytes:
+    """A Produce v3 request frame whose partitions hold ``batches``, one each."""
+    request = ProduceRequest(
+        acks=1,
+        timeout_ms=1000,
+        topic_data=(
+            TopicProduceData(
+                name="t",
+                partition_data=tuple(
+                    PartitionProduceData(index=i, records=batch) for i, batch in enumerate(batches)
+                ),
+            ),
+        ),
+    )
+    return encode_request(request, correlation_id=7, client_id="c")
+
+
+def zstd_batch(*values: bytes) -> bytes:
+    builder = RecordBatchBuilder(compression=Compression.ZSTD)
+    for value in values:
+        builder.append(None, value, timestamp=1)
+    return builder.build()
+
+
+def test_decompression_is_bounded_per_frame(run: Run, tmp_path: Path) -> None:
+    # A 3 KB frame whose zstd batches inflate to 2 MiB each: 6 MiB across its partitions,
+    # more than the 4 MiB allowed, so the batch that passes it is cut, and the one after it.
+    small = zstd_batch(b"shown")
+    bomb = zstd_batch(*[bytes(1 << 20)] * 2)
+    (tmp_path / "frame.bin").write_bytes(produce_frame(small, bomb, bomb, bomb, small))
+    result = run(
+        "decode", "--compact", "--max-decompressed", str(4 << 20), str(tmp_path / "frame.bin")
+    )
+    assert result.returncode == 0, result.stderr
+    # The 2 MiB of zeros shown, each written as \u0000, and little more: not the 6 MiB.
+    assert len(result.stdout) < 13 << 20
+    (frame,) = frames(result.stdout)
+    partitions = frame["body"]["topic_data"][0]["partition_data"]
+    shown = [p["records"][0] for p in partitions]
+    assert [len(b.get("records", [])) for b in shown] == [1, 2, 0, 0, 0]
+    assert shown[0]["records"][0]["value"] == "shown"
+    assert all("--max-decompressed (4,194,304 bytes)" in b["records_cut"] for b in shown[2:])
+    assert frame["batches_cut"] == 3
+    assert result.stderr.startswith("Note: 3 compressed batches shown without records")
+
+
+def test_a_frame_within_the_bound_is_shown_whole(run: Run, tmp_path: Path) -> None:
+    bomb = zstd_batch(bytes(1 << 20))
+    (tmp_path / "frame.bin").write_bytes(produce_frame(bomb, bomb))
+    result = run(
+        "decode", "--compact", "--max-decompressed", str(3 << 20), str(tmp_path / "frame.bin")
+    )
+    assert result.returncode == 0, result.stderr
+    (frame,) = frames(result.stdout)
+    assert "batches_cut" not in frame
+    assert result.stderr == ""
+
+
+def test_a_dump_that_repeats_too_much_is_cut(run: Run) -> None:
+    # 150 bytes of hexdump -C that used to expand to 1 GiB.
+    dump = (
+        "00000000  00 00 00 12 00 03 00 00  00 00 00 01 00 04 74 65  |..............te|\n"
+        "00000010  00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00  |................|\n"
+        "*\n"
+        "40000000\n"
+    )
+    result = run("decode", "--compact", input=dump)
+    assert result.returncode == 1
+    last = frames(result.stdout)[-1]
+    assert last["at_byte"] == 32
+    assert "'*' before line 4" in last["cut"]
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("Error: the capture was cut: ")

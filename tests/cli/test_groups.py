@@ -52,3 +52,9 @@ def test_reset_needs_exactly_one_target(run: Run) -> None:
     )
     assert result.returncode == 2
     assert run("groups", "reset-offsets", "g", "-b", "127.0.0.1:9").returncode == 2
+
+
+def test_a_group_that_does_not_exist_is_said_so(run: Run, tansu_broker: Broker) -> None:
+    result = run("groups", "describe", "no-such-group", "-b", tansu_broker.bootstrap)
+    assert result.returncode == 1
+    assert result.stderr == "Error: consumer group 'no-such-group' does not exist\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from pathlib import Path
@@ -9,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from kafkawire.testing.pytest_plugin import Broker
+from tests.cluster.hostile import FakeCluster
 
 from .conftest import Run
+from .test_tally import refusing_partition
 
 pytestmark = pytest.mark.integration
 
@@ -118,3 +121,93 @@ def test_group_reading_refuses_positions_of_its_own(run: Run, tansu_broker: Brok
     result = run("consume", "t", "--group", "g", "--offset", "3", "-b", tansu_broker.bootstrap)
     assert result.returncode == 2
     assert "--group takes its partitions and positions from the group" in result.stderr
+
+
+def test_json_round_trip_as_the_help_shows(run: Run, tansu_broker: Broker, topic: str) -> None:
+    bootstrap = ["-b", tansu_broker.bootstrap]
+    lines = "".join(
+        json.dumps(r) + "\n"
+        for r in (
+            {"key": "k", "value": "one", "headers": [["h", "1"]], "partition": 0},
+            {"value": {"base64": "/w=="}, "partition": 1, "timestamp": 1_700_000_000_000},
+        )
+    )
+    assert run("produce", topic, "--format", "json", *bootstrap, input=lines).returncode == 0
+    dumped = run("consume", topic, "--from-beginning", "--format", "json", "-e", *bootstrap)
+    assert dumped.returncode == 0, dumped.stderr
+    copy = f"{topic}-copy"
+    assert run("topics", "create", copy, "--partitions", "2", *bootstrap).returncode == 0
+    again = run("produce", copy, "--format", "json", *bootstrap, input=dumped.stdout)
+    assert again.returncode == 0, again.stderr
+    assert "Produced 2 records to" in again.stderr
+
+    def shown(name: str) -> list[tuple[object, ...]]:
+        records = consume_json(run, tansu_broker, name, "--from-beginning", "-e")
+        fields = ("partition", "offset", "timestamp", "key", "value", "headers")
+        return sorted(tuple(json.dumps(r[f]) for f in fields) for r in records)
+
+    assert shown(copy) == shown(topic)
+
+
+def test_partition_option_is_where_every_record_goes(
+    run: Run, tansu_broker: Broker, topic: str
+) -> None:
+    bootstrap = ["-b", tansu_broker.bootstrap]
+    lines = '{"value": "a", "partition": 0}\n{"value": "b"}\n'
+    sent = run("produce", topic, "--partition", "1", "--format", "json", *bootstrap, input=lines)
+    assert sent.returncode == 0, sent.stderr
+    assert "(partition 1)" in sent.stderr
+    records = consume_json(run, tansu_broker, topic, "--from-beginning", "-e")
+    assert [(r["partition"], r["value"]) for r in records] == [(1, "a"), (1, "b")]
+    beyond = run("produce", topic, "--partition", "7", *bootstrap, input="c\n")
+    assert beyond.returncode == 2
+    assert f"'--partition': topic '{topic}' has 2 partitions (0-1): 7 is not one" in beyond.stderr
+
+
+def test_a_bad_line_is_named_with_what_was_written_before_it(
+    run: Run, tansu_broker: Broker, topic: str
+) -> None:
+    bootstrap = ["-b", tansu_broker.bootstrap]
+    refused_by_producer = '{"value": "a", "partition": 0}\n{"value": "b", "partition": 9}\n'
+    result = run("produce", topic, "--format", "json", *bootstrap, input=refused_by_producer)
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"Error: line 2: topic '{topic}' has 2 partitions (0-1): partition 9 does not exist;"
+        f" 1 record written to {topic} (partition 0) before it\n"
+    )
+    malformed = 'a\n{"value": "b", "headers": ["ab"]}\nc\n'
+    result = run("produce", topic, "--format", "json", *bootstrap, input=malformed)
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: line 1: not JSON: ")
+    result = run("produce", topic, "--format", "json", *bootstrap, input=malformed[2:])
+    assert result.stderr == (
+        'Error: line 1: headers[0] is not a [key, value] pair: "ab";'
+        f" 0 records written to {topic} before it\n"
+    )
+
+
+def test_a_line_longer_than_a_record_can_be_is_refused(
+    run: Run, tansu_broker: Broker, topic: str
+) -> None:
+    lines = b"short\n" + b"x" * (2 << 20) + b"\nnever sent\n"
+    result = run("produce", topic, "--partition", "0", "-b", tansu_broker.bootstrap, input=lines)
+    assert result.returncode == 1
+    assert result.stderr == (
+        b"Error: line 2: longer than the limit of 1,048,576 bytes;"
+        b" 1 record written to " + topic.encode() + b" (partition 0) before it\n"
+    )
+
+
+async def test_failed_deliveries_are_counted_and_reported(kafkawire_script: str) -> None:
+    lines = b"".join(b'{"value": "v", "partition": %d}\n' % p for p in (0, 1, 0))
+    async with FakeCluster(1, refusing_partition(1)) as brokers:
+        process = await asyncio.create_subprocess_exec(
+            kafkawire_script, "produce", "t", "--format", "json", "-b", brokers.bootstrap,
+            stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        _, stderr = await asyncio.wait_for(process.communicate(lines), 60)
+    assert process.returncode == 1
+    assert stderr.decode().startswith(
+        "Error: 1 record failed, the first with: INVALID_RECORD (87): "
+    )
+    assert stderr.decode().endswith("; 2 records written to t (partition 0)\n")

@@ -18,6 +18,8 @@ from kafkawire.consumer import TopicPartition
 from tests.cluster.hostile import FakeCluster
 from tests.net.fakebroker import FakeClient, messages
 
+from .fake_leader import committed_answer, coordinator_answer, each_partition, same_topic
+
 TOPIC_ID = uuid.UUID("7f2c3c1e-0000-4000-8000-00000000000a")
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 
@@ -83,22 +85,18 @@ class FakeCoordinator:
         m = messages(key, version)
         if key == FIND_COORDINATOR:
             self.finds += 1
-            return m.FindCoordinatorResponse(
-                coordinators=(
-                    m.Coordinator(key=request.coordinator_keys[0], node_id=self.coordinator),
-                )
-            )
+            return coordinator_answer(m, request, self.coordinator)
         if key == HEARTBEAT:
             self.heartbeats.append(request)
             self.heartbeat_seen.set()
             return self._heartbeat_answer(m, self.answer(request))
         if key == OFFSET_FETCH:
             self.fetches.append(request)
-            return _nothing_committed(m, request)
+            return committed_answer(m, request)
         if key == OFFSET_COMMIT:
             self.commits.append(request)
             code = self.commit_error(request)
-            answers = _each_partition(
+            answers = each_partition(
                 m.OffsetCommitResponseTopic,
                 m.OffsetCommitResponsePartition,
                 request.topics,
@@ -106,7 +104,7 @@ class FakeCoordinator:
             )
             return m.OffsetCommitResponse(topics=answers)
         if key == LIST_OFFSETS:
-            answers = _each_partition(
+            answers = each_partition(
                 m.ListOffsetsTopicResponse, m.ListOffsetsPartitionResponse, request.topics
             )
             return m.ListOffsetsResponse(topics=answers)
@@ -115,7 +113,7 @@ class FakeCoordinator:
             return m.FetchResponse(
                 responses=tuple(
                     m.FetchableTopicResponse(
-                        **_same_topic(t),
+                        **same_topic(t),
                         partitions=tuple(
                             m.PartitionData(partition_index=p.partition) for p in t.partitions
                         ),
@@ -143,49 +141,3 @@ class FakeCoordinator:
                 )
             )
         return m.ConsumerGroupHeartbeatResponse(**fields)
-
-
-def _same_topic(topic: Any) -> dict[str, Any]:
-    """How a Fetch answer names its request's topic: by id from v13, by name before."""
-    if hasattr(topic, "topic_id"):
-        return {"topic_id": topic.topic_id}
-    return {"topic": topic.topic}
-
-
-def _each_partition(topic: Any, partition: Any, asked: Any, **fields: Any) -> tuple[Any, ...]:
-    """An answer (``topic`` and ``partition`` classes, ``fields`` set) for every partition of
-    the topics ``asked`` names (by ``partitions`` or ``partition_indexes``)."""
-    return tuple(
-        topic(
-            name=t.name,
-            partitions=tuple(
-                partition(partition_index=getattr(p, "partition_index", p), **fields)
-                for p in getattr(t, "partitions", None) or t.partition_indexes
-            ),
-        )
-        for t in asked or ()
-    )
-
-
-def _nothing_committed(m: Any, request: Any) -> Any:
-    if hasattr(request, "groups"):  # v8+: batched by group
-        groups = tuple(
-            m.OffsetFetchResponseGroup(
-                group_id=g.group_id,
-                topics=_each_partition(
-                    m.OffsetFetchResponseTopics,
-                    m.OffsetFetchResponsePartitions,
-                    g.topics,
-                    committed_offset=-1,
-                ),
-            )
-            for g in request.groups
-        )
-        return m.OffsetFetchResponse(groups=groups)
-    answers = _each_partition(
-        m.OffsetFetchResponseTopic,
-        m.OffsetFetchResponsePartition,
-        request.topics,
-        committed_offset=-1,
-    )
-    return m.OffsetFetchResponse(topics=answers)

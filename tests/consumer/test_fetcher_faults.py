@@ -22,38 +22,9 @@ from kafkawire.records import (
 from tests.cluster.hostile import FakeCluster
 from tests.net.fakebroker import FakeClient, messages
 
+from .fake_leader import batch, fetch_answer, offsets_answer
+
 T0 = TopicPartition("t", 0)
-
-
-def batch(base: int, count: int, compression: Compression = Compression.NONE) -> bytes:
-    builder = RecordBatchBuilder(base_offset=base, compression=compression)
-    for i in range(count):
-        builder.append(None, b"%d" % (base + i), timestamp=1)
-    return builder.build()
-
-
-def fetch_answer(header: Any, request: Any, error: int = 0, records: bytes = b"") -> Any:
-    module = messages(1, header.request_api_version)
-    wanted = request.topics[0].partitions[0]
-    data = module.PartitionData(
-        partition_index=wanted.partition, error_code=error, high_watermark=100, records=records
-    )
-    return module.FetchResponse(
-        responses=(module.FetchableTopicResponse(topic="t", partitions=(data,)),)
-    )
-
-
-def offsets_answer(header: Any, request: Any, offset: int, timestamp: int = -1) -> Any:
-    module = messages(2, header.request_api_version)
-    answers = tuple(
-        module.ListOffsetsPartitionResponse(
-            partition_index=p.partition_index, offset=offset, timestamp=timestamp
-        )
-        for p in request.topics[0].partitions
-    )
-    return module.ListOffsetsResponse(
-        topics=(module.ListOffsetsTopicResponse(name="t", partitions=answers),)
-    )
 
 
 async def test_a_leader_that_moved_is_found_again() -> None:
@@ -104,7 +75,7 @@ async def test_the_decompression_bound_per_fetch() -> None:
         ) as consumer:
             consumer.assign([T0])
             consumer.seek(T0, 0)
-            with pytest.raises(DecompressionLimitError, match="max_total_decompressed_size"):
+            with pytest.raises(DecompressionLimitError, match="max_decompressed_bytes_per_fetch"):
                 await asyncio.wait_for(consumer.getmany(timeout_ms=10_000), 10)
         async with Consumer(bootstrap_servers=brokers.bootstrap) as consumer:
             consumer.assign([T0])

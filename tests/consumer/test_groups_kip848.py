@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from kafkawire.cluster import RequestRefusedError
 from kafkawire.consumer import CommitFailedError, Consumer, ConsumerRecord, TopicPartition
 from kafkawire.testing.pytest_plugin import Broker
 
@@ -219,3 +220,21 @@ async def test_a_member_that_stops_polling_gives_its_partitions_up(mock_cluster:
         await group.poll_until(group.split)  # the slow one polls again: it joins again
     finally:
         await group.close()
+
+
+async def test_a_classic_group_on_the_mock_is_told_to_use_the_consumer_protocol(
+    mock_cluster: Broker,
+) -> None:
+    """The mock lists JoinGroup v0-6 and closes the connection on v6: the error says so."""
+    topic = await fresh_topic(mock_cluster, partitions=4)
+    async with Consumer(
+        topic,
+        bootstrap_servers=mock_cluster.bootstrap,
+        group_id=f"g-classic-{next(_groups)}",
+        retry_backoff_ms=10,
+    ) as consumer:
+        with pytest.raises(RequestRefusedError) as caught:
+            await asyncio.wait_for(consumer.getmany(timeout_ms=20_000), SETTLE)
+    message = str(caught.value)
+    assert "JoinGroup v6" in message
+    assert "group_protocol='consumer'" in message

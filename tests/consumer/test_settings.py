@@ -80,7 +80,12 @@ def test_records_are_frozen_deserialized_and_start_at_the_position() -> None:
     builder.append(b"j", b"11", timestamp=999)
     builder.append(b"k", b"12", timestamp=1000, headers=[("h", b"x")])
     batch = next(decode_batches(builder.build()))
-    (record,) = consumer_records(TopicPartition("t", 2), batch, 7, bytes.decode, int)
+    out: list[ConsumerRecord] = []
+    end = consumer_records(
+        out, TopicPartition("t", 2), batch, 7, key_deserializer=bytes.decode, value_deserializer=int
+    )
+    (record,) = out
+    assert end == 8
     assert record == ConsumerRecord(
         "t", 2, 7, 1000, TimestampType.CREATE_TIME, "k", 12, (Header("h", b"x"),), -1
     )

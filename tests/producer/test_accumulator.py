@@ -1,9 +1,14 @@
-"""The accumulator on its own: what a refused record leaves behind (nothing)."""
+"""The accumulator on its own: what a refused record leaves behind (nothing), and how sends
+waiting for room in ``buffer_memory`` get it."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
 
+from kafkawire.errors import ClientClosedError
 from kafkawire.producer.accumulator import RecordAccumulator
 from kafkawire.records import Compression
 
@@ -15,6 +20,7 @@ def _accumulator() -> RecordAccumulator:
         buffer_memory=1_000,
         compression=Compression.NONE,
         compression_level=None,
+        delivery_timeout=120.0,
     )
 
 
@@ -40,3 +46,33 @@ async def test_a_refused_record_keeps_the_batch_it_would_have_joined() -> None:
     assert len(batch) == 1
     assert accumulator.append("t", 0, None, b"v", (), 0, 900) is not None  # 100 in use
     assert accumulator.append("t", 0, None, b"v", (), 0, 1) is None
+
+
+async def test_sends_waiting_for_room_get_it_in_turn_and_a_cancelled_one_holds_none() -> None:
+    accumulator = _accumulator()
+    assert accumulator.append("t", 0, None, b"v", (), 0, 900) is not None  # 900 of 1,000 used
+    deadline = time.monotonic() + 5
+    first = asyncio.create_task(accumulator.reserve(500, deadline))
+    second = asyncio.create_task(accumulator.reserve(100, deadline))
+    await asyncio.sleep(0)
+    assert not first.done()
+    assert not second.done()
+    # 50 bytes would fit, but the waiting sends came first.
+    assert accumulator.append("t", 0, None, b"w", (), 0, 50) is None
+    first.cancel()
+    await second  # the cancelled one held nothing: the next in line fits now
+    [batch] = accumulator.remove_all()
+    accumulator.release(batch)  # 100 in use: second's
+    assert accumulator.append("t", 1, None, b"x", (), 0, 900) is not None
+
+
+async def test_close_ends_the_waits_for_room_and_refuses_records() -> None:
+    accumulator = _accumulator()
+    assert accumulator.append("t", 0, None, b"v", (), 0, 900) is not None
+    waiting = asyncio.create_task(accumulator.reserve(500, time.monotonic() + 5))
+    await asyncio.sleep(0)
+    accumulator.close(ClientClosedError("closed"))
+    with pytest.raises(ClientClosedError):
+        await waiting
+    with pytest.raises(ClientClosedError):
+        accumulator.append("t", 0, None, b"v", (), 0, 10)

@@ -26,6 +26,7 @@ from kafkawire.records import ControlType, Header
 from kafkawire.testing import fresh_topic, topic_name
 from kafkawire.testing.pytest_plugin import Broker, kafka_brokers, mock_cluster_bug, tansu_bug
 from tests.net.proxy import Proxy
+from tests.producer.proxied import proxied_producer
 from tests.transaction_log import markers, raw_log, read_committed
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -108,23 +109,19 @@ async def test_idempotent_retries_after_cuts_neither_lose_nor_duplicate(
 ) -> None:
     topic = await fresh_topic(tansu_broker)
     port = int(tansu_broker.bootstrap.rsplit(":", 1)[1])
-    async with Proxy(port) as proxy:
-
-        async def through_proxy(host: str, _: int) -> Connection:
-            return await Connection.open(host, proxy.port, connect_timeout=5)
-
-        async with Producer(
-            f"127.0.0.1:{proxy.port}", connect=through_proxy, batch_size=2_000, linger_ms=1
-        ) as producer:
-            deliveries = []
-            for i in range(3_000):
-                deliveries.append(await producer.send(topic, b"%06d" % i, partition=0))
-                if i % 500 == 250:
-                    proxy.cut()  # answers in flight are lost: the batches go again
-            await producer.flush()
-            assert all(d.done() for d in deliveries)
-            for d in deliveries:
-                await d  # every record was delivered
+    async with (
+        Proxy(port) as proxy,
+        proxied_producer(proxy, batch_size=2_000, linger_ms=1) as producer,
+    ):
+        deliveries = []
+        for i in range(3_000):
+            deliveries.append(await producer.send(topic, b"%06d" % i, partition=0))
+            if i % 500 == 250:
+                proxy.cut()  # answers in flight are lost: the batches go again
+        await producer.flush()
+        assert all(d.done() for d in deliveries)
+        for d in deliveries:
+            await d  # every record was delivered
     values = [r.value for r in await read_back(tansu_broker, topic)]
     assert values == [b"%06d" % i for i in range(3_000)]
 

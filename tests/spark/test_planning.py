@@ -53,11 +53,40 @@ def test_options_arrive_lower_cased_or_not() -> None:
         ({"subscribe": "a", "startingOffsets": "{nope"}, "not valid JSON"),
         ({"subscribe": "a", "failOnDataLoss": "maybe"}, "true or false"),
         ({"subscribe": "a", "kafka.group.id": "g"}, "unsupported option"),
+        # A misspelled name is refused, naming the closest known one.
+        ({"subscribe": "a", "startingOffset": "latest"}, "did you mean startingOffsets?"),
+        ({"subscribe": "a", "maxOffsetPerTrigger": "5"}, "did you mean maxOffsetsPerTrigger?"),
+        ({"subscribe": "a", "toppic": "b"}, "unknown option toppic .* a read takes"),
+        ({"subscribe": "a", "minOffsetsPerTrigger": "5"}, "minOffsetsPerTrigger .* not supp"),
+        ({"subscribe": "a", "path": "a"}, "takes no path"),
+        # Offsets below -2 mean nothing; -1 starts no batch read.
+        ({"subscribe": "a", "startingOffsets": '{"a": {"0": -5}}'}, "a/0 the offset -5"),
+        ({"subscribe": "a", "endingOffsets": '{"a": {"0": -3}}'}, "endingOffsets gives a/0"),
+        ({"subscribe": "a", "startingOffsets": '{"a": {"0": -1}}'}, 'cannot name "latest"'),
+        ({"subscribe": "a", "startingOffsets": '{"a": {"0": "5"}}'}, "must be"),
+        ({"assign": '{"a": [-1]}'}, "assign must look like"),
     ],
 )
 def test_bad_read_options_name_the_option(options: dict[str, str], message: str) -> None:
     with pytest.raises(OptionError, match=message):
         read_options({**BOOTSTRAP, **options}, streaming=False)
+
+
+def test_streams_take_the_meaning_spark_gives_minus_one_and_minus_two() -> None:
+    offsets = '{"a": {"0": -1, "1": -2}}'
+    assert read_options({**BOOTSTRAP, "subscribe": "a", "startingOffsets": offsets}, streaming=True)
+    with pytest.raises(OptionError, match="the offset -7"):
+        read_options(
+            {**BOOTSTRAP, "subscribe": "a", "startingOffsets": '{"a": {"0": -7}}'}, streaming=True
+        )
+
+
+def test_misspelled_write_options_are_refused() -> None:
+    with pytest.raises(OptionError, match=r"unknown option toppic .* did you mean topic\?"):
+        write_options({**BOOTSTRAP, "toppic": "b"})
+    # What Spark adds to a streaming write's options is not the user's mistake.
+    spark_adds = {"checkpointlocation": "/tmp/c", "queryname": "q"}
+    assert write_options({**BOOTSTRAP, "topic": "b", **spark_adds}).topic == "b"
 
 
 def test_write_options_pass_producer_settings() -> None:

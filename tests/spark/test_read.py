@@ -145,3 +145,19 @@ def test_bad_options_are_refused_naming_the_option(
 ) -> None:
     with pytest.raises(Exception, match="subscribe, subscribePattern and assign"):
         _read(spark, tansu_broker.bootstrap).load().collect()
+    topic = new_topic()
+    fill(tansu_broker.bootstrap, topic, 2, partitions=1)
+    # Spark's own sources ignore an option they do not know; a misspelled start read it all.
+    with pytest.raises(Exception, match=r"unknown option startingoffset .* startingOffsets"):
+        _read(
+            spark, tansu_broker.bootstrap, subscribe=topic, startingOffset="latest"
+        ).load().collect()
+
+
+def test_a_topic_that_does_not_exist_is_named(spark: SparkSession, tansu_broker: Broker) -> None:
+    missing = new_topic()
+    with pytest.raises(Exception, match=rf"the topic '{missing}' \(option subscribe\) does not"):
+        _read(spark, tansu_broker.bootstrap, subscribe=missing).load().collect()
+    # A pattern that matches no topic reads nothing, as Spark's Kafka source does.
+    none = _read(spark, tansu_broker.bootstrap, subscribePattern=f"{missing}-.*").load()
+    assert none.collect() == []

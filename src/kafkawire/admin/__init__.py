@@ -29,12 +29,14 @@ from .offsets import EARLIEST, LATEST, MAX_TIMESTAMP, ListedOffset
 from .results import AdminItemsError, ItemResults
 from .scram import ScramCredential, ScramMechanism, ScramUpsert
 from .settings import AdminOptions, AdminSettings
+from .topic_names import MAX_TOPIC_NAME_LENGTH, topic_name_problem
 from .topics import CreatedTopic, NewTopic, PartitionDescription, TopicDescription
 
 __all__ = [
     "EARLIEST",
     "LATEST",
     "MAX_TIMESTAMP",
+    "MAX_TOPIC_NAME_LENGTH",
     "AclBinding",
     "AclFilter",
     "AclOperation",
@@ -69,4 +71,5 @@ __all__ = [
     "TopicDescription",
     "decode_assignment",
     "decode_subscription",
+    "topic_name_problem",
 ]

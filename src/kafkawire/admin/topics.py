@@ -6,7 +6,13 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kafkawire.errors import KafkawireError, UnknownTopicOrPartitionError
+from kafkawire.errors import (
+    InvalidPartitionsError,
+    InvalidReplicationFactorError,
+    InvalidTopicError,
+    KafkawireError,
+    UnknownTopicOrPartitionError,
+)
 from kafkawire.messages.create_partitions import v3 as create_partitions
 from kafkawire.messages.create_topics import v7 as create_topics
 from kafkawire.messages.delete_topics import v6 as delete_topics
@@ -14,6 +20,7 @@ from kafkawire.messages.metadata import v12 as metadata
 
 from ._base import AdminBase
 from .results import ItemResults, error_of, unanswered
+from .topic_names import topic_name_problem
 
 __all__ = ["CreatedTopic", "NewTopic", "PartitionDescription", "TopicDescription", "TopicsMixin"]
 
@@ -22,7 +29,11 @@ _NO_TOPIC_ID = uuid.UUID(int=0)
 
 @dataclass(frozen=True, slots=True)
 class NewTopic:
-    """A topic to create. ``-1`` partitions or replication factor: the broker's default."""
+    """A topic to create. ``-1`` partitions or replication factor: the broker's default.
+
+    ``create_topics`` refuses, for this topic alone, a name against Kafka's rules
+    (:func:`~kafkawire.admin.topic_name_problem`) and counts below 1 other than -1.
+    """
 
     name: str
     partitions: int = -1
@@ -70,15 +81,21 @@ class TopicsMixin(AdminBase):
         With ``validate_only`` the broker checks the request and creates nothing.
         """
         wanted = list(topics)
+        # As Java's admin client refuses a name it cannot send: that topic fails, alone.
+        results: dict[str, CreatedTopic | KafkawireError] = {
+            t.name: refused for t in wanted if (refused := _refused(t)) is not None
+        }
+        sent = [t for t in wanted if t.name not in results]
+        if results and not sent:  # all refused (an empty call is still sent: it probes)
+            return ItemResults(results)
         request = create_topics.CreateTopicsRequest(
-            topics=tuple(_creatable(t) for t in wanted),
+            topics=tuple(_creatable(t) for t in sent),
             timeout_ms=self._operation_timeout_ms,
             validate_only=validate_only,
         )
         response = await self._send_to_controller(request)
         answers = {a.name: a for a in response.topics}
-        results: dict[str, CreatedTopic | KafkawireError] = {}
-        for topic in wanted:
+        for topic in sent:
             answer = answers.get(topic.name)
             results[topic.name] = (
                 unanswered(f"topic {topic.name!r}", response)
@@ -200,6 +217,28 @@ class TopicsMixin(AdminBase):
             if topic.name is not None:
                 found[topic.name] = topic
         return found
+
+
+def _refused(topic: NewTopic) -> KafkawireError | None:
+    """The error a broker would answer for a topic no broker may create, found before sending:
+    a name against Kafka's rules, or a partition count or replication factor below 1 that is
+    not -1 (the broker's default)."""
+    problem = topic_name_problem(topic.name)
+    if problem is not None:
+        return InvalidTopicError(problem)
+    if topic.assignments:
+        return None  # the broker takes the partitions and replicas from the assignments
+    if topic.partitions < 1 and topic.partitions != -1:
+        return InvalidPartitionsError(
+            f"topic {topic.name!r}: partitions must be at least 1, or -1 for the broker's"
+            f" default, not {topic.partitions}"
+        )
+    if topic.replication_factor < 1 and topic.replication_factor != -1:
+        return InvalidReplicationFactorError(
+            f"topic {topic.name!r}: the replication factor must be at least 1, or -1 for the"
+            f" broker's default, not {topic.replication_factor}"
+        )
+    return None
 
 
 def _creatable(topic: NewTopic) -> create_topics.CreatableTopic:

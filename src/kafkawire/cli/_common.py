@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 import datetime
 import functools
+import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import click
 
-from kafkawire.admin import Admin
+from kafkawire.admin import Admin, topic_name_problem
 from kafkawire.client import KafkaClient
+from kafkawire.cluster import parse_bootstrap
 from kafkawire.consumer import Consumer
 from kafkawire.errors import KafkawireError
 from kafkawire.producer import Producer
@@ -30,6 +32,7 @@ __all__ = [
     "plural",
     "run",
     "timestamp_ms",
+    "topic_name",
 ]
 
 T = TypeVar("T")
@@ -47,6 +50,11 @@ class Failure(click.ClickException):
 def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if value:
         ctx.meta[DEBUG] = True
+        # What the library logs (retries, failed batches) is for --debug: the command's own
+        # one-line error and summary say what a user needs.
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        logging.getLogger("kafkawire").addHandler(handler)
 
 
 debug_option = click.option(
@@ -55,7 +63,7 @@ debug_option = click.option(
     expose_value=False,
     is_eager=True,
     callback=_set_debug,
-    help="Print the traceback of an error.",
+    help="Print the traceback of an error, and kafkawire's warnings.",
 )
 
 
@@ -144,9 +152,28 @@ def broker_options(command: Callable[..., T]) -> Callable[..., T]:
         "--bootstrap-server",
         envvar="KAFKAWIRE_BOOTSTRAP",
         required=True,
+        callback=_bootstrap,
         metavar="HOST:PORT",
         help="The broker to talk to [env: KAFKAWIRE_BOOTSTRAP].",
     )(with_broker)
+
+
+def _bootstrap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """The addresses as given, once each is HOST:PORT (a port is part of an address)."""
+    if value is not None:
+        try:
+            parse_bootstrap(value)
+        except ValueError as exc:
+            raise click.BadParameter(f"{exc} (give HOST:PORT, e.g. localhost:9092)") from None
+    return value
+
+
+def topic_name(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """A TOPIC argument, once it is a name Kafka allows."""
+    problem = topic_name_problem(value)
+    if problem is not None:
+        raise click.BadParameter(problem)
+    return value
 
 
 def format_option(help: str) -> Callable[[Callable[..., T]], Callable[..., T]]:

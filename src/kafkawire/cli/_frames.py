@@ -17,7 +17,7 @@ from kafkawire.errors import DecodeError
 from kafkawire.messages import APIS
 from kafkawire.protocol import decode_request, decode_response
 
-from ._json import message_json
+from ._json import RecordsBudget, message_json
 
 __all__ = ["ApiVersion", "decode_frames"]
 
@@ -26,12 +26,13 @@ ApiVersion = tuple[int, int]  # (API key, version)
 
 
 def decode_frames(
-    capture: bytes, response_to: ApiVersion | None = None
+    capture: bytes, response_to: ApiVersion | None = None, *, max_decompressed: int
 ) -> Iterator[dict[str, Any]]:
     """One JSON object per frame: what it decodes to, or where its bytes stop making sense.
 
     ``response_to`` is the API and version to read responses with whose request the capture
-    does not hold.
+    does not hold. The record batches of a frame decompress to at most ``max_decompressed``
+    bytes together; ``batches_cut`` counts those shown without their records.
     """
     pending: dict[int, ApiVersion] = {}
     pos = 0
@@ -51,13 +52,23 @@ def decode_frames(
         yield {
             "at_byte": pos,
             "size": size,
-            **_decode(capture[pos + 4 : pos + 4 + size], pos + 4, pending, response_to),
+            **_decode(
+                capture[pos + 4 : pos + 4 + size],
+                pos + 4,
+                pending,
+                response_to,
+                max_decompressed,
+            ),
         }
         pos += 4 + size
 
 
 def _decode(
-    payload: bytes, start: int, pending: dict[int, ApiVersion], response_to: ApiVersion | None
+    payload: bytes,
+    start: int,
+    pending: dict[int, ApiVersion],
+    response_to: ApiVersion | None,
+    max_decompressed: int,
 ) -> dict[str, Any]:
     paired = pending.get(_SIZE.unpack_from(payload)[0]) if len(payload) >= 4 else None
     attempts: list[ApiVersion | None] = [paired, None] if paired else [None]
@@ -65,39 +76,49 @@ def _decode(
         attempts.append(response_to)
     failures: list[DecodeError] = []
     for api in attempts:
+        budget = RecordsBudget(max_decompressed)  # a failed attempt spends nothing of it
         try:
             return (
-                _as_request(payload, pending)
+                _as_request(payload, pending, budget)
                 if api is None
-                else _as_response(payload, api, pending)
+                else _as_response(payload, api, pending, budget)
             )
         except DecodeError as exc:
             failures.append(exc)
     return _located(failures[0], payload, start, hint=not paired and not response_to)
 
 
-def _as_request(payload: bytes, pending: dict[int, ApiVersion]) -> dict[str, Any]:
+def _as_request(
+    payload: bytes, pending: dict[int, ApiVersion], budget: RecordsBudget
+) -> dict[str, Any]:
     header, body = decode_request(payload)
     api = (header.request_api_key, header.request_api_version)
     pending[header.correlation_id] = api
-    return _shown("request", api, header, body)
+    return _shown("request", api, header, body, budget)
 
 
-def _as_response(payload: bytes, api: ApiVersion, pending: dict[int, ApiVersion]) -> dict[str, Any]:
+def _as_response(
+    payload: bytes, api: ApiVersion, pending: dict[int, ApiVersion], budget: RecordsBudget
+) -> dict[str, Any]:
     header, body = decode_response(payload, *api)
     pending.pop(header.correlation_id, None)
-    return _shown("response", api, header, body)
+    return _shown("response", api, header, body, budget)
 
 
-def _shown(kind: str, api: ApiVersion, header: object, body: object) -> dict[str, Any]:
-    return {
+def _shown(
+    kind: str, api: ApiVersion, header: object, body: object, budget: RecordsBudget
+) -> dict[str, Any]:
+    shown = {
         "kind": kind,
         "api": APIS[api[0]].name,
         "api_key": api[0],
         "version": api[1],
-        "header": message_json(header),
-        "body": message_json(body),
+        "header": message_json(header, budget),
+        "body": message_json(body, budget),
     }
+    if budget.cut_batches:
+        shown["batches_cut"] = budget.cut_batches
+    return shown
 
 
 def _located(exc: DecodeError, payload: bytes, start: int, *, hint: bool) -> dict[str, Any]:

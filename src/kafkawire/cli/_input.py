@@ -2,23 +2,36 @@
 
 JSON records use the encoding ``consume --format json`` writes, so its output can be produced
 again: ``key`` and ``value`` are strings (written as UTF-8), ``{"base64": "..."}`` or null;
-``headers`` is a list of ``[key, value]`` pairs or an object; ``partition`` is optional.
+``headers`` is a list of ``[key, value]`` pairs or an object; ``partition`` and ``timestamp``
+(ms since the epoch) are optional; ``topic`` and ``offset``, which ``consume`` writes, are
+read and ignored (the record goes to the command's topic, and the broker gives the offset).
+
+Every refusal names the line, and the field within it. Lines are read in time linear in their
+length, and a line longer than the limit is refused as soon as its length passes it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-__all__ = ["Header", "InputRecord", "InvalidLine", "json_record", "read_lines", "text_record"]
+__all__ = [
+    "Header",
+    "InputRecord",
+    "InvalidLine",
+    "json_record",
+    "numbered_records",
+    "read_lines",
+    "text_record",
+]
 
 _CHUNK = 1 << 16
 Header = tuple[str, bytes | None]
+_FIELDS = frozenset({"key", "value", "headers", "partition", "timestamp", "topic", "offset"})
 
 
 class InvalidLine(ValueError):
@@ -31,27 +44,59 @@ class InputRecord:
     key: bytes | None = None
     headers: Sequence[Header] = ()
     partition: int | None = None
+    timestamp: int | None = None
 
 
-async def read_lines(stream: BinaryIO) -> AsyncIterator[bytes]:
+async def read_lines(stream: BinaryIO, max_length: int) -> AsyncIterator[bytes]:
     """The lines of ``stream`` without their line ends, read off the event loop.
 
     Reading in a thread, a chunk at a time, keeps the producer sending while input is slow (a
-    person typing) and costs one thread hop per 64 KiB when it is fast.
+    person typing) and costs one thread hop per 64 KiB when it is fast. The pieces of a line
+    that spans chunks are joined once, when its end arrives (joining at every chunk made a
+    long line quadratic); a line longer than ``max_length`` bytes raises :class:`InvalidLine`.
     """
-    pending = b""
+    pieces: list[bytes] = []  # the line being read, when it started in an earlier chunk
+    pending = 0
     read = getattr(stream, "read1", stream.read)
     while chunk := await asyncio.to_thread(read, _CHUNK):
-        *lines, pending = (pending + chunk).split(b"\n")
-        for line in lines:
+        lines = chunk.split(b"\n")
+        if len(lines) == 1:
+            pieces.append(chunk)
+            pending += len(chunk)
+            _check_length(pending, max_length)
+            continue
+        if pieces:
+            lines[0] = b"".join([*pieces, lines[0]])
+        for line in lines[:-1]:
+            _check_length(len(line), max_length)
             yield line.removesuffix(b"\r")
-    if pending:
-        yield pending.removesuffix(b"\r")
+        pieces = [lines[-1]] if lines[-1] else []
+        pending = len(lines[-1])
+        _check_length(pending, max_length)
+    if pieces:
+        yield b"".join(pieces).removesuffix(b"\r")
 
 
-def text_record(
-    line: bytes, key_separator: bytes | None, headers: list[tuple[str, bytes | None]]
-) -> InputRecord:
+def _check_length(length: int, max_length: int) -> None:
+    if length > max_length:
+        raise InvalidLine(f"longer than the limit of {max_length:,} bytes")
+
+
+async def numbered_records(
+    stream: BinaryIO, parse: Callable[[bytes], InputRecord], max_length: int
+) -> AsyncGenerator[tuple[int, InputRecord]]:
+    """Each line's number (from 1) and record; a line that makes none raises
+    :class:`InvalidLine` with its number."""
+    number = 1
+    try:
+        async for line in read_lines(stream, max_length):
+            yield number, parse(line)
+            number += 1
+    except InvalidLine as exc:
+        raise InvalidLine(f"line {number}: {exc}") from None
+
+
+def text_record(line: bytes, key_separator: bytes | None, headers: Sequence[Header]) -> InputRecord:
     if key_separator is None:
         return InputRecord(line, headers=headers)
     key, sep, value = line.partition(key_separator)
@@ -65,19 +110,50 @@ def json_record(line: bytes, headers: Sequence[Header]) -> InputRecord:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
         raise InvalidLine(f"not JSON: {exc}") from None
-    if not isinstance(obj, dict) or not obj.keys() <= {"key", "value", "headers", "partition"}:
-        raise InvalidLine("not an object with only key, value, headers and partition")
-    given = obj.get("headers") or []
-    pairs = given.items() if isinstance(given, dict) else given
-    partition = obj.get("partition")
-    if partition is not None and (not isinstance(partition, int) or partition < 0):
-        raise InvalidLine(f"partition {partition!r} is not a partition number")
+    if not isinstance(obj, dict):
+        raise InvalidLine(f"not a JSON object but {_shown(obj)}")
+    unknown = sorted(obj.keys() - _FIELDS)
+    if unknown:
+        raise InvalidLine(
+            f"unknown field {unknown[0]!r}; a record has {', '.join(sorted(_FIELDS))}"
+        )
     return InputRecord(
         _bytes(obj.get("value"), "value"),
         _bytes(obj.get("key"), "key"),
-        [*headers, *((str(k), _bytes(v, f"header {k}")) for k, v in pairs)],
-        partition,
+        [*headers, *_headers(obj.get("headers"))],
+        _whole_number(obj.get("partition"), "partition"),
+        _whole_number(obj.get("timestamp"), "timestamp"),
     )
+
+
+def _headers(given: Any) -> list[Header]:
+    if given is None:
+        return []
+    if isinstance(given, dict):
+        pairs = list(given.items())
+    elif isinstance(given, list):
+        pairs = []
+        for index, pair in enumerate(given):
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise InvalidLine(f"headers[{index}] is not a [key, value] pair: {_shown(pair)}")
+            pairs.append((pair[0], pair[1]))
+    else:
+        raise InvalidLine(
+            f"headers must be a list of [key, value] pairs or an object, not {_shown(given)}"
+        )
+    out = []
+    for key, value in pairs:
+        if not isinstance(key, str):
+            raise InvalidLine(f"a header key must be a string, not {_shown(key)}")
+        out.append((key, _bytes(value, f"header {key!r}")))
+    return out
+
+
+def _whole_number(value: Any, what: str) -> int | None:
+    # bool is an int to Python: true must not read as 1.
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        return value
+    raise InvalidLine(f"{what} must be a whole number >= 0 or null, not {_shown(value)}")
 
 
 def _bytes(value: Any, what: str) -> bytes | None:
@@ -88,6 +164,12 @@ def _bytes(value: Any, what: str) -> bytes | None:
     if isinstance(value, dict) and value.keys() == {"base64"}:
         try:
             return base64.b64decode(value["base64"], validate=True)
-        except (binascii.Error, TypeError):
+        except (TypeError, ValueError):  # binascii.Error is a ValueError
             raise InvalidLine(f"{what}: bad base64") from None
-    raise InvalidLine(f'{what} must be a string, {{"base64": ...}} or null, not {value!r}')
+    raise InvalidLine(f'{what} must be a string, {{"base64": ...}} or null, not {_shown(value)}')
+
+
+def _shown(value: Any) -> str:
+    """``value`` as the JSON it was, cut short: a refusal stays one readable line."""
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."

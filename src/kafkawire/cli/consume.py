@@ -25,6 +25,7 @@ from ._common import (
     plural,
     run,
     timestamp_ms,
+    topic_name,
 )
 from ._json import record_json
 
@@ -32,7 +33,7 @@ __all__ = ["consume"]
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("topic")
+@click.argument("topic", callback=topic_name)
 @click.option("--from-beginning", is_flag=True, help="Start at the earliest offset.")
 @click.option(
     "--offset",

@@ -8,6 +8,7 @@ from rich.table import Table
 
 from kafkawire.admin import GroupDescription, ItemResults, PartitionLag, ResetTo
 from kafkawire.cluster import TopicPartition
+from kafkawire.errors import GroupIdNotFoundError
 
 from ._common import (
     CONTEXT_SETTINGS,
@@ -84,7 +85,14 @@ def describe(*, broker: BrokerArgs, group: str) -> None:
         async with broker.admin() as admin:
             return (await admin.describe_groups([group]))[group], await admin.group_lag(group)
 
-    description, lags = run(described())
+    try:
+        description, lags = run(described())
+    except GroupIdNotFoundError:  # Kafka 4 answers so for a group it does not have
+        raise Failure(f"consumer group {group!r} does not exist") from None
+    # Older brokers answer "Dead", and some (Tansu) "Empty": a group with no members and no
+    # committed offsets is one Kafka removes, so it is gone either way.
+    if description.state == "Dead" or (not description.members and not lags):
+        raise Failure(f"consumer group {group!r} does not exist")
     click.echo(
         f"Group {group}  state {description.state or '-'}  protocol {description.protocol or '-'}"
         f"  members {len(description.members)}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import BinaryIO
 
 import click
@@ -12,7 +13,7 @@ from rich.console import Console
 from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from kafkawire.errors import KafkawireError
-from kafkawire.producer.batch import Delivery
+from kafkawire.producer import Producer
 
 from ._common import (
     CONTEXT_SETTINGS,
@@ -24,16 +25,21 @@ from ._common import (
     key_values,
     plural,
     run,
+    topic_name,
 )
-from ._input import Header, InputRecord, InvalidLine, json_record, read_lines, text_record
+from ._input import Header, InputRecord, InvalidLine, json_record, numbered_records, text_record
+from ._tally import DeliveryTally
 
 __all__ = ["produce"]
 
 _CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
+# A JSON string may write a byte as six characters (\u0000): a JSON line up to six times
+# max_request_size may still hold a record that fits.
+_JSON_EXPANSION = 6
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("topic")
+@click.argument("topic", callback=topic_name)
 @click.option(
     "--file",
     "source",
@@ -82,10 +88,14 @@ def produce(
 ) -> None:
     """Send each line of stdin (or --file) to TOPIC as a record.
 
-    With --format json each line is an object with "value" and optionally "key", "headers"
-    and "partition"; keys and values are strings (sent as UTF-8), {"base64": "..."} or
-    null: what consume --format json prints. Shows a progress bar with the rate when stderr
-    is a terminal, and a summary at the end.
+    With --format json each line is an object with "value" and optionally "key", "headers",
+    "partition" and "timestamp"; keys and values are strings (sent as UTF-8),
+    {"base64": "..."} or null: what consume --format json prints (its "topic" and "offset"
+    are ignored). --partition sends every record to that partition, whatever the lines say.
+    A line longer than a record can be (the producer's max_request_size, six times that for
+    JSON) is refused. Shows a progress bar with the rate when stderr is a terminal, and a
+    summary at the end; a bad line stops the input, and the summary says how many records
+    before it were written.
 
     \b
     Examples:
@@ -100,71 +110,95 @@ def produce(
     def parse(line: bytes) -> InputRecord:
         return json_record(line, common) if fmt == "json" else text_record(line, separator, common)
 
-    options = {"compression_type": compression}
+    target = _Target(topic, partition, _JSON_EXPANSION if fmt == "json" else 1)
     started = time.monotonic()
     with _progress() as advance:
-        count, partitions, error = run(
+        tally, error = run(
             _send_all(
-                broker, topic=topic, source=source, parse=parse, options=options, advance=advance
+                broker, target, source=source, parse=parse, compression=compression, advance=advance
             )
         )
     seconds = time.monotonic() - started
-    summary = f"{plural(count, 'record')} to {topic}"
-    if partitions:
-        numbers = ",".join(map(str, sorted(partitions)))
-        summary += f" ({'partitions' if len(partitions) > 1 else 'partition'} {numbers})"
+    records = plural(tally.written, "record")
+    where = f"to {topic}"
+    if tally.partitions:
+        numbers = ",".join(map(str, sorted(tally.partitions)))
+        where += f" ({'partitions' if len(tally.partitions) > 1 else 'partition'} {numbers})"
+    if tally.failed:
+        # Records queued after the failed one may have been written after it: no "before it".
+        failed = f"{plural(tally.failed, 'record')} failed, the first with: {tally.first_failure}"
+        raise Failure(f"{error + '; ' if error else ''}{failed}; {records} written {where}")
     if error:
-        raise Failure(f"{error}; {summary} before it")
+        raise Failure(f"{error}; {records} written {where} before it")
     # A rate over a fraction of a second says more about start-up than about throughput.
-    rate = f", {count / seconds:,.0f} records/s" if seconds >= 1 else ""
-    click.echo(f"Produced {summary} in {seconds:.1f} s{rate}", err=True)
+    rate = f", {tally.written / seconds:,.0f} records/s" if seconds >= 1 else ""
+    click.echo(f"Produced {records} {where} in {seconds:.1f} s{rate}", err=True)
+
+
+@dataclass(frozen=True)
+class _Target:
+    topic: str
+    partition: int | None  # --partition: every record goes there
+    expansion: int  # how many bytes of a line may stand for one byte of its record
 
 
 async def _send_all(
     broker: BrokerArgs,
+    target: _Target,
     *,
-    topic: str,
     source: BinaryIO,
     parse: Callable[[bytes], InputRecord],
-    options: dict[str, str],
+    compression: str,
     advance: Callable[[], None],
-) -> tuple[int, set[int], str | None]:
-    """Send every line; return how many records were written, to which partitions, and the
-    error that stopped it (a bad line stops the input, a failed delivery the run)."""
-    deliveries: list[Delivery] = []
+) -> tuple[DeliveryTally, str | None]:
+    """Send every line; return the tally of the deliveries and the error that stopped the
+    input (a bad line, a record the producer refuses, or a failed delivery)."""
+    tally = DeliveryTally()
     error = None
-    async with broker.producer(**options) as producer:
-        number = 0
-        async for line in read_lines(source):
-            number += 1
-            try:
-                record = parse(line)
-            except InvalidLine as exc:
-                error = f"line {number}: {exc}"
-                break
-            deliveries.append(
-                await producer.send(
-                    topic,
-                    record.value,
-                    record.key,
-                    partition=record.partition,
-                    headers=record.headers,
-                )
-            )
-            advance()
-        await producer.flush()
-    # Every delivery is done once the producer is closed; reading them one by one costs
-    # nothing, where gathering them would make a task for each record.
-    partitions: set[int] = set()
-    failed: list[KafkawireError] = []
-    for delivery in deliveries:
+    async with broker.producer(compression_type=compression) as producer:
+        topic = target.topic
+        if target.partition is not None:
+            await _check_partition(producer, topic, target.partition)
+        max_length = producer.settings.max_request_size * target.expansion
+        records = numbered_records(source, parse, max_length)
         try:
-            partitions.add(delivery.result().partition)
-        except KafkawireError as exc:
-            failed.append(exc)
-    if failed and error is None:
-        error = f"{plural(len(failed), 'record')} failed, the first with: {failed[0]}"
-    return len(deliveries) - len(failed), partitions, error
+            async with contextlib.aclosing(records):
+                async for number, record in records:
+                    try:
+                        delivery = await producer.send(
+                            topic,
+                            record.value,
+                            record.key,
+                            partition=_first(target.partition, record.partition),
+                            timestamp_ms=record.timestamp,
+                            headers=record.headers,
+                        )
+                    except KafkawireError as exc:
+                        error = f"line {number}: {exc}"
+                        break
+                    await tally.add(delivery)
+                    if tally.failed:  # later records would be written after a gap
+                        break
+                    advance()
+        except InvalidLine as exc:
+            error = str(exc)
+        await producer.flush()
+    tally.settle()
+    return tally, error
+
+
+async def _check_partition(producer: Producer, topic: str, partition: int) -> None:
+    partitions = await producer.partitions_for(topic)
+    if partition not in partitions:
+        raise click.BadParameter(
+            f"topic {topic!r} has {plural(len(partitions), 'partition')}"
+            f" (0-{len(partitions) - 1}): {partition} is not one of them",
+            param_hint="'--partition'",
+        )
+
+
+def _first(*numbers: int | None) -> int | None:
+    return next((n for n in numbers if n is not None), None)
 
 
 @contextlib.contextmanager

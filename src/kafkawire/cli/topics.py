@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import click
 from rich.console import Console
 from rich.table import Table
 
 from kafkawire.admin import ConfigResource, ConfigSource, NewTopic, TopicDescription
+from kafkawire.errors import UnknownTopicOrPartitionError
 
-from ._common import CONTEXT_SETTINGS, BrokerArgs, broker_options, debug_option, key_values, run
+from ._common import (
+    CONTEXT_SETTINGS,
+    BrokerArgs,
+    Failure,
+    broker_options,
+    debug_option,
+    key_values,
+    run,
+    topic_name,
+)
 
 __all__ = ["topics"]
 
@@ -47,7 +60,7 @@ def list_topics(broker: BrokerArgs, internal: bool) -> None:
 
 
 @topics.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("name")
+@click.argument("name", callback=topic_name)
 @click.option("--all-configs", is_flag=True, help="Show every config, not only those set.")
 @broker_options
 @debug_option
@@ -73,7 +86,8 @@ def describe(broker: BrokerArgs, name: str, all_configs: bool) -> None:
         }
         return topic, configs
 
-    topic, configs = run(described())
+    with _existing(name):
+        topic, configs = run(described())
     console = Console(soft_wrap=True)
     console.print(f"Topic {name}  id {topic.topic_id}  partitions {len(topic.partitions)}")
     table = Table("partition", "leader", "replicas", "isr", box=None)
@@ -85,7 +99,7 @@ def describe(broker: BrokerArgs, name: str, all_configs: bool) -> None:
 
 
 @topics.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("name")
+@click.argument("name", callback=topic_name)
 @click.option(
     "--partitions", type=click.IntRange(min=1), metavar="N", help="[default: the broker's]"
 )
@@ -130,7 +144,7 @@ def create(
 
 
 @topics.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("name")
+@click.argument("name", callback=topic_name)
 @broker_options
 @debug_option
 def delete(broker: BrokerArgs, name: str) -> None:
@@ -143,10 +157,20 @@ def delete(broker: BrokerArgs, name: str) -> None:
 
     async def deleted() -> None:
         async with broker.admin() as admin:
-            (await admin.delete_topics([name])).raise_for_errors()
+            (await admin.delete_topics([name]))[name]
 
-    run(deleted())
+    with _existing(name):
+        run(deleted())
     click.echo(f"Deleted topic {name}", err=True)
+
+
+@contextlib.contextmanager
+def _existing(name: str) -> Iterator[None]:
+    """The broker's "unknown topic or partition", said of the topic the user named."""
+    try:
+        yield
+    except UnknownTopicOrPartitionError:
+        raise Failure(f"topic {name!r} does not exist") from None
 
 
 def _ids(ids: tuple[int, ...]) -> str:

@@ -9,12 +9,14 @@ from kafkawire.cluster import TopicPartition
 from .commits import OffsetAndMetadata
 from .consumer import Consumer
 from .errors import (
+    BackgroundTaskError,
     CommitFailedError,
     ConsumerStateError,
     LogTruncationError,
     NoOffsetForPartitionError,
     NotAssignedError,
     OffsetOutOfRangeError,
+    RecordDeserializationError,
     UnsupportedGroupProtocolError,
 )
 from .listener import ConsumerRebalanceListener
@@ -23,6 +25,7 @@ from .record import ConsumerRecord
 from .settings import ConsumerOptions, ConsumerSettings
 
 __all__ = [
+    "BackgroundTaskError",
     "CommitFailedError",
     "Consumer",
     "ConsumerOptions",
@@ -36,6 +39,7 @@ __all__ = [
     "OffsetAndMetadata",
     "OffsetAndTimestamp",
     "OffsetOutOfRangeError",
+    "RecordDeserializationError",
     "TopicPartition",
     "UnsupportedGroupProtocolError",
 ]

@@ -9,7 +9,7 @@ again (at least once). A background timer would commit records still being proce
 The commit goes beside the poll (it does not hold it up), one at a time; a commit made by the
 application or before a revocation first waits for the one in flight, so that an older
 auto-commit cannot land after a newer commit. A failed auto-commit is logged and the next
-interval tries again.
+interval tries again (an error it does not expect reaches the application: :mod:`.tasks`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from kafkawire.cluster import TopicPartition
 from kafkawire.errors import KafkawireError
 
 from .commits import OffsetAndMetadata
+from .tasks import BackgroundTasks
 
 __all__ = ["AutoCommitter"]
 
@@ -34,9 +35,12 @@ Offsets = Mapping[TopicPartition, OffsetAndMetadata]
 class AutoCommitter:
     """The auto-commit clock of one consumer, and the commit it has in flight."""
 
-    def __init__(self, interval_ms: int, commit: Callable[[Offsets], Awaitable[None]]) -> None:
+    def __init__(
+        self, interval_ms: int, commit: Callable[[Offsets], Awaitable[None]], tasks: BackgroundTasks
+    ) -> None:
         self._interval = interval_ms / 1000
         self._commit = commit
+        self._tasks = tasks
         self._next = time.monotonic() + self._interval
         self._in_flight: asyncio.Task[None] | None = None
 
@@ -49,12 +53,12 @@ class AutoCommitter:
         self._next = time.monotonic() + self._interval
         offsets = consumed()
         if offsets:
-            self._in_flight = asyncio.create_task(self._send(offsets), name="kafkawire-autocommit")
+            self._in_flight = self._tasks.spawn("auto-commit", lambda: self._send(offsets))
 
     async def _send(self, offsets: Offsets) -> None:
         try:
             await self._commit(offsets)
-        except KafkawireError as exc:
+        except (KafkawireError, OSError) as exc:
             _log.warning(
                 "auto-commit of %d partitions failed (next interval retries): %s", len(offsets), exc
             )

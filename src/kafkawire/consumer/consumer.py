@@ -8,19 +8,26 @@ membership (:mod:`.membership`) of either protocol: :mod:`.coordinator` (classic
 
 Without a ``group_id``, topics given to the consumer are read whole: every partition, from
 ``auto_offset_reset``, as aiokafka does; ``assign`` picks partitions by hand.
+
+Every background task (the fetcher, the membership, positioning, auto-commit) belongs to one
+:class:`~.tasks.BackgroundTasks`: an error a task did not expect is raised by the next call
+(``getmany``, ``commit``, ``position``, ...), and ``close`` releases everything whatever
+failed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
+import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from typing_extensions import Unpack
 
+from kafkawire.client.group_metadata import ConsumerGroupMetadata
 from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition, build_settings
 from kafkawire.errors import ClientClosedError, KafkawireError, StaleMemberEpochError
 from kafkawire.net.errors import RequestTimeoutError
@@ -38,8 +45,11 @@ from .offsets import OffsetAndTimestamp, OffsetLookup
 from .record import ConsumerRecord
 from .settings import ConsumerOptions, ConsumerSettings
 from .subscription import SubscriptionState
+from .tasks import BackgroundTasks, is_transient
 
 __all__ = ["Consumer"]
+
+_log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -70,14 +80,18 @@ class Consumer:
         )
         self._subscriptions = SubscriptionState(settings.auto_offset_reset, self._changed)
         self._lookup = OffsetLookup(self._cluster, read_committed=settings.read_committed)
-        self._fetcher = Fetcher(self._cluster, settings, self._subscriptions, self._lookup)
+        self._tasks = BackgroundTasks(restart_delay=settings.retry_backoff_max_ms / 1000)
+        self._fetcher = Fetcher(
+            self._cluster, settings, self._subscriptions, self._lookup, self._tasks
+        )
         self._iterated: deque[ConsumerRecord] = deque()  # fetched for iteration, not yet yielded
         self._started = self._closed = False
         self._offsets = OffsetStore(self._cluster, settings.group_id) if settings.group_id else None
         self._group: GroupMembership | None = None
         self._auto_commit: AutoCommitter | None = None  # in a group, with enable_auto_commit
         self._positioning: set[asyncio.Task[None]] = set()
-        self._wakers: tuple[asyncio.Event, ...] = (self._fetcher.ready,)  # what ends a wait
+        # What ends a getmany's wait: data or an error, a task's failure, work for the poll.
+        self._wakers: tuple[asyncio.Event, ...] = (self._fetcher.ready, self._tasks.failed)
         self._listener: ConsumerRebalanceListener | None = None
         if topics:
             self._subscriptions.topics = frozenset(topics)
@@ -117,7 +131,9 @@ class Consumer:
 
     async def close(self) -> None:
         """Stop fetching and close every connection; a pending ``getmany`` ends with
-        :class:`~kafkawire.errors.ClientClosedError`. Calling it again does nothing."""
+        :class:`~kafkawire.errors.ClientClosedError`. Calling it again does nothing. It does
+        not raise for what failed before or fails now (the last commit, leaving the group):
+        that is logged, and everything is released."""
         if self._closed:
             return
         self._closed = True
@@ -126,17 +142,28 @@ class Consumer:
             task.cancel()
         if self._group is not None:
             if self.settings.enable_auto_commit and self._group.joined.is_set():
-                with contextlib.suppress(KafkawireError):
-                    await self._commit_consumed(None)
-            await self._group.close()
+                await self._quietly("the last auto-commit", self._commit_consumed(None))
+            await self._quietly("leaving the group", self._group.close())
         await self._fetcher.close()
+        await self._tasks.close()
         await self._cluster.close()
+
+    @staticmethod
+    async def _quietly(what: str, work: Awaitable[None]) -> None:
+        """``await work`` for ``close``: an error is logged, and closing goes on."""
+        try:
+            await work
+        except KafkawireError as exc:
+            _log.info("closing the consumer: %s failed: %s", what, exc)
+        except Exception:  # close must release the connections whatever this was
+            _log.exception("closing the consumer: %s failed", what)
 
     def _check_running(self) -> None:
         if self._closed:
             raise ClientClosedError("the consumer is closed")
         if not self._started:
             raise ConsumerStateError("the consumer is not started: use `async with` or start()")
+        self._tasks.raise_failure()
         if self._group is not None and self._group.failure is not None:
             # Fatal (fenced, not authorized, ...): raised anew at every call.
             raise self._group.failure.with_traceback(None)
@@ -167,20 +194,24 @@ class Consumer:
         if self._offsets is None:
             self._subscriptions.request_reset(new)
         elif new:
-            self._background(self._position_from_commits(new))
+            self._position_in_background(self._epochs(new))
 
     def subscribe(
         self, topics: Iterable[str], listener: ConsumerRebalanceListener | None = None
     ) -> None:
-        """Read ``topics``: as a member of the group with a ``group_id`` (the group splits
-        their partitions among its members; ``listener`` hears of each change), else all
-        their partitions."""
+        """Read ``topics`` (a list of names, not one name): as a member of the group with a
+        ``group_id`` (the group splits their partitions among its members; ``listener`` hears
+        of each change), else all their partitions."""
+        if isinstance(topics, str):
+            raise TypeError(
+                f"subscribe() takes a list of topic names, not a str: pass [{topics!r}]"
+            )
         if self._subscriptions.assigned() and not self._subscriptions.topics:
             raise ConsumerStateError("subscribe() after assign(): assign([]) first")
         self._subscriptions.topics = frozenset(topics)
         if self._offsets is None:
             if self._started:
-                self._background(self._assign_topics())
+                self._background("finding the partitions of the topics", self._assign_topics)
             return
         if self._group is None and self._started:
             self._start_group()
@@ -195,21 +226,44 @@ class Consumer:
         if self._group is not None:
             self._group.request_rejoin()
 
-    def _background(self, work: Coroutine[Any, Any, None]) -> None:
-        """Run ``work`` beside the application; its error reaches the next ``getmany``."""
+    def _background(self, what: str, work: Callable[[], Awaitable[None]]) -> None:
+        """Run ``work()`` beside the application (its coroutine is made in the task, so that a
+        close before it starts leaves none unawaited), again after a backoff while it fails
+        with a transient error; another Kafka error reaches the next ``getmany``."""
 
         async def run() -> None:
-            try:
-                await work
-            except KafkawireError as exc:
-                self._fetcher.fail(exc)
+            while True:
+                try:
+                    await work()
+                    return
+                except (KafkawireError, OSError) as exc:
+                    if not is_transient(exc):
+                        self._fetcher.fail(exc)
+                        return
+                    _log.info("%s failed, trying again: %s", what, exc)
+                await asyncio.sleep(self.settings.retry_backoff_ms / 1000)
 
-        task = asyncio.ensure_future(run())
+        task = self._tasks.spawn(what, run)
         self._positioning.add(task)
         task.add_done_callback(self._positioning.discard)
 
     def assignment(self) -> set[TopicPartition]:
         return set(self._subscriptions.assigned())
+
+    def group_metadata(self) -> ConsumerGroupMetadata:
+        """Who this member is now, for ``Producer.send_offsets_to_transaction`` (as Java's
+        ``groupMetadata()``): its group's coordinator then refuses the offsets once the
+        group has moved on from this member (KIP-447)."""
+        group_id = self.settings.group_id
+        if group_id is None:
+            raise ConsumerStateError("group_metadata() needs a consumer with a group_id")
+        generation = self._generation()
+        return ConsumerGroupMetadata(
+            group_id,
+            generation.generation_id,
+            generation.member_id,
+            self.settings.group_instance_id,
+        )
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -372,14 +426,15 @@ class Consumer:
             on_assigned=self._position_from_commits,
             commit=self._commit_consumed,
             on_error=self._fetcher.fail,
+            tasks=self._tasks,
         )
         self._group = membership(self._cluster, self.settings, self._subscriptions, hooks)
         if self.settings.enable_auto_commit:
             self._auto_commit = AutoCommitter(
-                self.settings.auto_commit_interval_ms, self._commit_offsets
+                self.settings.auto_commit_interval_ms, self._commit_offsets, self._tasks
             )
         self._group.listener = self._listener
-        self._wakers = (self._fetcher.ready, self._group.turns.ready)
+        self._wakers = (*self._wakers, self._group.turns.ready)
         self._group.start()
 
     async def _check_group_protocol(self) -> None:
@@ -391,15 +446,39 @@ class Consumer:
                 f"which the broker at {conn.peer} does not serve; use group_protocol='classic'"
             )
 
+    def _epochs(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """The epochs of the assigned ``partitions`` (see :mod:`.subscription`)."""
+        found = ((tp, self._subscriptions.get(tp)) for tp in partitions)
+        return {tp: state.epoch for tp, state in found if state is not None}
+
     async def _position_from_commits(self, partitions: set[TopicPartition]) -> None:
-        """Start ``partitions`` at their committed offsets, or by ``auto_offset_reset``."""
-        if not partitions:
+        """Start new ``partitions`` at their committed offsets, or by ``auto_offset_reset``
+        (for the group, when it assigns them); a transient failure leaves that to a
+        background task, which tries until it succeeds."""
+        epochs = self._epochs(partitions)
+        try:
+            await self._apply_commits(epochs)
+        except (KafkawireError, OSError) as exc:
+            if not is_transient(exc):
+                raise
+            _log.info("looking up the committed offsets failed, trying again: %s", exc)
+            self._position_in_background(epochs)
+
+    def _position_in_background(self, epochs: dict[TopicPartition, int]) -> None:
+        work = functools.partial(self._apply_commits, epochs)
+        self._background("positioning partitions from the group's commits", work)
+
+    async def _apply_commits(self, epochs: dict[TopicPartition, int]) -> None:
+        """Position the partitions of ``epochs`` still at those epochs: a partition seeked,
+        reset or revoked since keeps what the application or the group chose."""
+        current = {tp: e for tp, e in epochs.items() if self._epochs([tp]).get(tp) == e}
+        if not current:
             return
-        committed = await self._committed(partitions)
+        committed = await self._committed(set(current))
         for tp, found in committed.items():
             state = self._subscriptions.get(tp)
-            if state is None or state.position is not None:
-                continue  # revoked, or seeked by the application meanwhile
+            if state is None or state.epoch != current.get(tp):
+                continue  # moved on while the coordinator was asked
             if found is None:
                 self._subscriptions.request_reset([tp])
             else:  # with the committed leader epoch: validated first where the broker can
@@ -447,6 +526,8 @@ class Consumer:
                     raise
 
     async def _commit_offsets(self, offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
+        if not offsets:
+            return  # nothing to commit: no group needed (Java's commitSync of nothing)
         assert self._offsets is not None
         store = self._offsets
         self._check_in_group()

@@ -69,6 +69,7 @@ from .listener import notify
 from .membership import ConsumerHooks, GroupMembership
 from .settings import ConsumerSettings
 from .subscription import SubscriptionState
+from .tasks import is_transient
 
 __all__ = ["ConsumerProtocolCoordinator"]
 
@@ -150,8 +151,8 @@ class ConsumerProtocolCoordinator(GroupMembership):
             return True
         except ClientClosedError:
             return False
-        except KafkawireError as exc:
-            if not exc.retriable:
+        except (KafkawireError, OSError) as exc:  # others: the task's owner reports them
+            if isinstance(exc, KafkawireError) and not exc.retriable:
                 await self._fail(exc)
                 return False
             _log.info("group %s: heartbeat failed, retrying: %s", self._group_id, exc)
@@ -228,8 +229,9 @@ class ConsumerProtocolCoordinator(GroupMembership):
             return
         if self._reconciling is not None and not self._reconciling.done():
             return
-        self._reconciling = asyncio.create_task(
-            self._reconcile(self._incarnation), name="kafkawire-group-reconcile"
+        incarnation = self._incarnation
+        self._reconciling = self._tasks.spawn(
+            f"reconciliation of group {self._group_id}", lambda: self._reconcile(incarnation)
         )
 
     async def _reconcile(self, incarnation: int) -> None:
@@ -245,9 +247,9 @@ class ConsumerProtocolCoordinator(GroupMembership):
                     self._acknowledge(resolved)  # an epoch moved on, or unresolved topics
                 return
             await self._at_poll(lambda: self._reconcile_at_poll(incarnation))
-        except KafkawireError as exc:  # the next heartbeat tries again
+        except (KafkawireError, OSError) as exc:  # the next heartbeat tries again
             _log.warning("group %s: reconciling failed, will retry: %s", self._group_id, exc)
-            if not exc.retriable:
+            if not is_transient(exc):
                 self._on_error(exc)
 
     async def _reconcile_at_poll(self, incarnation: int) -> None:

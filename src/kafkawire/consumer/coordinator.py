@@ -28,7 +28,10 @@ the coordinator says the group is rebalancing. Rules it keeps:
 - A lost connection to the coordinator (or NOT_COORDINATOR) in the middle of JoinGroup,
   SyncGroup or a heartbeat: the cluster layer looks the coordinator up again and sends the
   request once more, with the member id the member has (a JoinGroup whose answer was lost may
-  leave the broker with a member that only its session timeout removes).
+  leave the broker with a member that only its session timeout removes). A join that fails
+  is tried again after a backoff (a retriable error quietly; another reaches the application
+  first); a connection the coordinator closes in answer to each JoinGroup says which version
+  it may not serve (librdkafka's mock cluster lists v6 and closes on it).
 - ``max_poll_interval_ms``: if the application does not poll for that long, the member
   leaves the group so that its partitions move on; its next poll hears they were lost and
   joins again.
@@ -47,7 +50,7 @@ import contextlib
 import logging
 from typing import Any
 
-from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.cluster import Cluster, RequestRefusedError, TopicPartition
 from kafkawire.errors import (
     FencedInstanceIdError,
     IllegalGenerationError,
@@ -76,10 +79,13 @@ from .member_data import (
 from .membership import ConsumerHooks, GroupMembership, PollTimeout
 from .settings import ConsumerSettings
 from .subscription import SubscriptionState
+from .tasks import is_transient
 
 __all__ = ["ClassicCoordinator"]
 
 _log = logging.getLogger(__name__)
+
+_JOIN_GROUP = 11  # the API key
 
 _THROWN_OUT = (IllegalGenerationError, UnknownMemberIdError)
 
@@ -138,10 +144,8 @@ class ClassicCoordinator(GroupMembership):
                 self._rejoin.set()
             except RebalanceInProgressError:
                 self._rejoin.set()
-            except asyncio.CancelledError:
-                raise
-            except KafkawireError as exc:
-                if not exc.retriable:  # the application hears of it; the member tries again
+            except (KafkawireError, OSError) as exc:  # others: the task's owner reports them
+                if not is_transient(exc):  # the application hears of it; the member tries again
                     _log.warning("group %s: %s; trying again", self._group_id, exc)
                     self._on_error(exc)
                 await asyncio.sleep(backoff)
@@ -218,13 +222,17 @@ class ClassicCoordinator(GroupMembership):
         if not self.cooperative and self._subscriptions.assigned():
             await self._at_poll(self._give_up_all, beat=self._beat if self.in_group else None)
         owned = set(self._subscriptions.assigned())
-        self._rejoin.clear()
-        joined = await self._join_group(owned)
-        assignments = {}
-        self.leader = joined.leader == joined.member_id
-        if self.leader:
-            assignments = await self._assign(joined)
-        assigned = set(await self._sync(joined, assignments))
+        self._rejoin.clear()  # a rejoin asked from here on is another join
+        try:
+            joined = await self._join_group(owned)
+            assignments = {}
+            self.leader = joined.leader == joined.member_id
+            if self.leader:
+                assignments = await self._assign(joined)
+            assigned = set(await self._sync(joined, assignments))
+        except BaseException:
+            self._rejoin.set()  # not joined: the next turn joins (not heartbeats)
+            raise
         await self._at_poll(lambda: self._take(assigned, owned), beat=self._beat)
 
     async def _give_up_all(self) -> None:
@@ -254,7 +262,10 @@ class ClassicCoordinator(GroupMembership):
                     for name, data in metadata.items()
                 ),
             )
-            response = await self._cluster.send(request, negotiate=True)
+            try:
+                response = await self._cluster.send(request, negotiate=True)
+            except RequestRefusedError as exc:
+                raise await self._join_refused(exc) from exc
             error = error_for_code(response.error_code, f"JoinGroup of {self._group_id}")
             if isinstance(error, MemberIdRequiredError):  # KIP-394: join again with this id
                 self.generation = Generation(-1, response.member_id, settings.group_instance_id)
@@ -275,6 +286,21 @@ class ClassicCoordinator(GroupMembership):
                 "leader" if response.leader == response.member_id else "follower",
             )
             return response
+
+    async def _join_refused(self, error: RequestRefusedError) -> RequestRefusedError:
+        """The coordinator closed the connection in answer to every JoinGroup: name the
+        version sent (a broker may list one it does not serve) and the other protocol."""
+        try:
+            node = await self._cluster.coordinator(self._group_id)
+            version = await self._cluster.versions_for(node, _JOIN_GROUP)
+        except (KafkawireError, OSError):
+            return error  # the coordinator cannot be asked now: the error as it came
+        return RequestRefusedError(
+            f"group {self._group_id}: the coordinator (broker {node}) closed the connection "
+            f"right after each JoinGroup v{version}: this broker may not serve JoinGroup "
+            f"v{version} though it lists it (librdkafka's mock cluster lists v0-6 and closes "
+            "on v6); with such a broker use group_protocol='consumer' ({error})"
+        )
 
     async def _assign(self, joined: Any) -> dict[str, list[TopicPartition]]:
         """The leader's part: run the group's assignor over every member's subscription."""

@@ -6,12 +6,14 @@ from kafkawire.cluster import TopicPartition
 from kafkawire.errors import KafkawireError
 
 __all__ = [
+    "BackgroundTaskError",
     "CommitFailedError",
     "ConsumerStateError",
     "LogTruncationError",
     "NoOffsetForPartitionError",
     "NotAssignedError",
     "OffsetOutOfRangeError",
+    "RecordDeserializationError",
     "UnsupportedGroupProtocolError",
 ]
 
@@ -76,3 +78,36 @@ class LogTruncationError(OffsetOutOfRangeError):
 
 class UnsupportedGroupProtocolError(KafkawireError):
     """The broker does not serve the group protocol asked for (``group_protocol``)."""
+
+
+class RecordDeserializationError(KafkawireError):
+    """The key or value deserializer raised on a record (Kafka's Java
+    ``RecordDeserializationException``). The records before it were handed out; the
+    partition's position is at it, and every poll raises this again (the deserializer is
+    tried anew) until the application seeks, say to ``offset + 1`` to skip the record.
+    ``origin`` is ``"key"`` or ``"value"``; the deserializer's error is the ``__cause__``."""
+
+    def __init__(self, tp: TopicPartition, offset: int, origin: str, error: Exception) -> None:
+        super().__init__(
+            f"the {origin} deserializer failed on {tp.topic}/{tp.partition} at offset {offset}"
+            f" ({type(error).__name__}: {error}): the position stays at the record; seek to "
+            f"offset {offset + 1} to skip it"
+        )
+        self.partition = tp
+        self.offset = offset
+        self.origin = origin
+
+
+class BackgroundTaskError(KafkawireError):
+    """A background task of the consumer (``task`` names it: the fetcher, a fetch from one
+    broker, the group membership, ...) stopped on an error it does not expect, the
+    ``__cause__``. The application's next call raises it, once, and the work is tried again
+    (see :mod:`kafkawire.consumer.tasks`), as Kafka's Java consumer raises its heartbeat
+    thread's failure from the next ``poll()`` and then starts a new thread."""
+
+    def __init__(self, task: str, error: BaseException) -> None:
+        super().__init__(
+            f"the consumer's {task} stopped on an unexpected error "
+            f"({type(error).__name__}: {error}); it is tried again"
+        )
+        self.task = task

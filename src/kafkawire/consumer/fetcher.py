@@ -22,19 +22,26 @@ Rules this module keeps:
   partition or broker off for a moment, and make the metadata stale where it may be; an
   offset out of range applies ``auto_offset_reset``; other errors are handed to the
   application by the next ``getmany``, and a partition whose data cannot be read is not
-  fetched again until it is seeked.
-- Records are built only as they are handed out (:func:`~.record.consumer_records`): a
-  buffered response holds the fetched bytes and the batch headers, not record objects.
+  fetched again until it is seeked. An answer naming a partition that was not asked for is
+  dropped (as Java drops it), the broker is backed off and the next fetch is full; that is
+  logged as a warning once per broker.
+- Records are read as they are handed out (:mod:`.completed_fetch`): positions only move
+  forward, no offset is handed out twice, and a record or batch that cannot be read is an
+  error raised after the records before it were handed out, with the position at it.
+  ``drain`` stops at such an error: it returns what it took before it, and the next
+  ``drain`` starts with that partition and raises it (Java's ``FetchCollector``).
+- The loop and each fetch run as tasks of :mod:`.tasks`: transient errors (a lost or refused
+  connection) are retried after a backoff, and an unexpected one reaches the application.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections import deque
 from collections.abc import Collection
-from dataclasses import dataclass, field
 from typing import Any
 
 from kafkawire.cluster import Cluster, TopicPartition
@@ -45,18 +52,20 @@ from kafkawire.errors import (
     ProtocolError,
     error_for_code,
 )
-from kafkawire.records import Batch, ReadCommittedFilter, decode_batches
+from kafkawire.records import Batch, ReadCommittedFilter, RecordsError, decode_batches
 
 from ._waiting import wait_event
+from .completed_fetch import CompletedFetch, unreadable
 from .errors import NoOffsetForPartitionError
 from .errors import OffsetOutOfRangeError as OutOfRangeNoReset
 from .fetch_request import FetchOptions, answered, fetch_request, fetch_version
 from .fetch_session import FetchSession, PartitionFetch, SessionRequest, is_session_error
 from .leader_epochs import EpochEnd, EpochQuery, can_validate, epoch_ends
 from .offsets import OffsetLookup
-from .record import ConsumerRecord, consumer_records
+from .record import ConsumerRecord
 from .settings import ConsumerSettings
 from .subscription import SubscriptionState
+from .tasks import BackgroundTasks, is_transient
 
 __all__ = ["Fetcher"]
 
@@ -64,18 +73,6 @@ _log = logging.getLogger(__name__)
 
 _PREFETCH = 2  # responses buffered per partition, the one being read included
 _IDLE = 60.0  # seconds the loop sleeps with nothing to do (any change wakes it sooner)
-
-
-@dataclass(slots=True)
-class _Completed:
-    """One partition's part of one Fetch response, as it is read."""
-
-    epoch: int
-    fetch_offset: int
-    batches: deque[tuple[Batch, bool]]  # (batch, visible at the isolation level)
-    next_offset: int
-    pending: list[ConsumerRecord] = field(default_factory=list)  # built, not handed out yet
-    pending_end: int = 0  # the next offset once ``pending`` is handed out
 
 
 class Fetcher:
@@ -87,12 +84,14 @@ class Fetcher:
         settings: ConsumerSettings,
         subscriptions: SubscriptionState,
         lookup: OffsetLookup,
+        tasks: BackgroundTasks,
     ) -> None:
         self._cluster = cluster
+        self._tasks = tasks
         self._settings = settings
         self._subscriptions = subscriptions
         self._lookup = lookup
-        self._buffers: dict[TopicPartition, deque[_Completed]] = {}
+        self._buffers: dict[TopicPartition, deque[CompletedFetch]] = {}
         self._in_flight: dict[int, asyncio.Task[None]] = {}
         self._sessions: dict[int, FetchSession] = {}
         self._options = FetchOptions(
@@ -103,6 +102,7 @@ class Fetcher:
         )
         self._backoff_until: dict[int | TopicPartition, float] = {}
         self._failed: dict[TopicPartition, int] = {}  # partition -> epoch it failed at
+        self._warned: set[int] = set()  # brokers whose dropped answers were warned of
         self._errors: list[BaseException] = []
         self._wake = asyncio.Event()
         self.ready = asyncio.Event()  # data or an error for getmany
@@ -111,7 +111,7 @@ class Fetcher:
     # --- life cycle --------------------------------------------------------------------------
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="kafkawire-fetcher")
+        self._task = self._tasks.spawn("fetcher", self._run, lasting=True)
 
     async def close(self) -> None:
         tasks = [t for t in (self._task, *self._in_flight.values()) if t is not None]
@@ -136,7 +136,9 @@ class Fetcher:
         self, max_records: int, partitions: Collection[TopicPartition] = ()
     ) -> dict[TopicPartition, list[ConsumerRecord]]:
         """Up to ``max_records`` buffered records (of ``partitions``, if named), moving each
-        partition's position past what it hands out."""
+        partition's position past what it hands out. A record or batch that cannot be read
+        ends it: what was taken before is returned, and the next call raises the error (it
+        starts with that partition), as Java's ``FetchCollector`` does."""
         out: dict[TopicPartition, list[ConsumerRecord]] = {}
         remaining = max_records
         for tp in list(self._buffers):
@@ -144,10 +146,15 @@ class Fetcher:
                 break
             if partitions and tp not in partitions:
                 continue
-            taken = self._drain_partition(tp, remaining)
+            taken, error = self._drain_partition(tp, remaining)
             if taken:
                 out[tp] = taken
                 remaining -= len(taken)
+            if error is not None:
+                self._buffers = {tp: self._buffers.pop(tp), **self._buffers}  # first next time
+                if out:
+                    return out
+                raise error
             queue = self._buffers.get(tp)
             if queue is not None:
                 self._buffers[tp] = self._buffers.pop(tp)  # the others go first next time
@@ -155,54 +162,35 @@ class Fetcher:
             self.ready.clear()
         return out
 
-    def _drain_partition(self, tp: TopicPartition, wanted: int) -> list[ConsumerRecord]:
+    def _drain_partition(
+        self, tp: TopicPartition, wanted: int
+    ) -> tuple[list[ConsumerRecord], KafkawireError | None]:
         queue = self._buffers[tp]
         state = self._subscriptions.get(tp)
         out: list[ConsumerRecord] = []
         if state is not None and not state.readable:
-            return out
+            return out, None
         settings = self._settings
-        while queue and len(out) < wanted:
+        error = None
+        while queue and len(out) < wanted and error is None:
             done = queue[0]
-            if (
-                state is None
-                or done.epoch != state.epoch
-                or (not done.pending and done.fetch_offset != state.position)
-            ):
+            if state is None or done.epoch != state.epoch or done.position != state.position:
                 queue.clear()  # stale: what follows was fetched from it
                 break
-            if not done.pending:
-                if not done.batches:
-                    queue.popleft()
-                    continue
-                batch, visible = done.batches[0]
-                if visible:
-                    assert state.position is not None
-                    done.pending = consumer_records(
-                        tp,
-                        batch,
-                        state.position,
-                        settings.key_deserializer,
-                        settings.value_deserializer,
-                    )
-                done.batches.popleft()
-                done.pending_end = batch.next_offset
-                done.fetch_offset = batch.next_offset  # read from here on
-                if not done.pending:
-                    state.position = batch.next_offset
-                    continue
-            take = done.pending[: wanted - len(out)]
-            del done.pending[: len(take)]
-            out += take
-            last = take[-1]
-            state.leader_epoch = last.leader_epoch
-            state.position = done.pending_end if not done.pending else last.offset + 1
+            taken, error = done.take(
+                wanted - len(out), settings.key_deserializer, settings.value_deserializer
+            )
+            out += taken
+            if done.position != state.position:
+                state.position, state.leader_epoch = done.position, done.leader_epoch
+            if done.exhausted:
+                queue.popleft()
         if not queue:
             del self._buffers[tp]
             self._wake.set()  # room to fetch it again
         elif len(queue) < _PREFETCH:
             self._wake.set()
-        return out
+        return out, error
 
     # --- the background loop -----------------------------------------------------------------
 
@@ -215,8 +203,8 @@ class Fetcher:
                 delay = await self._launch()
             except ClientClosedError:
                 return
-            except KafkawireError as exc:
-                if not exc.retriable:
+            except (KafkawireError, OSError) as exc:  # others: the task's owner reports them
+                if not is_transient(exc):
                     self.fail(exc)
                 self._cluster.mark_metadata_stale()
                 delay = self._cluster.settings.backoff.initial
@@ -321,7 +309,7 @@ class Fetcher:
         fetchable = [
             tp
             for tp in self._subscriptions.fetchable()
-            if len(self._buffers.get(tp, ())) < _PREFETCH and self._due(tp, now)
+            if len(self._current_buffer(tp)) < _PREFETCH and self._due(tp, now)
         ]
         waits = [t - now for t in self._backoff_until.values() if t > now]
         delay = min(waits, default=_IDLE)
@@ -332,6 +320,9 @@ class Fetcher:
         for tp in fetchable:
             leader = metadata.leader_for(tp.topic, tp.partition)
             leader_epoch = metadata.leader_epoch(tp.topic, tp.partition)
+            state = self._subscriptions.get(tp)
+            if state is None or not state.fetchable:
+                continue  # unassigned, seeked to an end, paused... while metadata was awaited
             if await self._leader_changed(tp, leader, leader_epoch):
                 self._buffers.pop(tp, None)  # fetched from the old leader: maybe truncated
                 continue
@@ -340,29 +331,47 @@ class Fetcher:
             fetch = PartitionFetch(
                 self._next_offset(tp), leader_epoch, self._settings.max_partition_fetch_bytes
             )
-            plans.setdefault(leader, {})[tp] = (fetch, self._subscriptions.state(tp).epoch)
+            plans.setdefault(leader, {})[tp] = (fetch, state.epoch)
         for leader, wanted in plans.items():
-            task = asyncio.create_task(self._fetch(leader, wanted))
-            self._in_flight[leader] = task
+            self._in_flight[leader] = self._tasks.spawn(
+                f"fetch from broker {leader}", functools.partial(self._fetch, leader, wanted)
+            )
         return delay
 
     async def _leader_changed(self, tp: TopicPartition, leader: int, leader_epoch: int) -> bool:
-        """Whether ``tp``'s position must be validated before it is fetched from ``leader``."""
+        """Whether ``tp``'s position must be validated before it is fetched from ``leader``
+        (or it changed meanwhile: then it is looked at again on the next turn)."""
         state = self._subscriptions.state(tp)
         if state.current_leader == (leader, leader_epoch):
             return False
+        epoch = state.epoch
         checkable = state.leader_epoch >= 0 and await can_validate(self._cluster, leader)
+        if self._subscriptions.get(tp) is not state or state.epoch != epoch:
+            self._wake.set()
+            return True  # seeked, reset or unassigned while the broker was asked
         must = self._subscriptions.leader_seen(tp, (leader, leader_epoch), checkable)
         if must:
             self._wake.set()  # validate on the next turn of the loop
         return must
 
+    def _current_buffer(self, tp: TopicPartition) -> deque[CompletedFetch]:
+        """What is buffered for ``tp``, dropped first if it is stale (of another epoch, or
+        not at the position): a prefetch goes on from fresh data only."""
+        queue = self._buffers.get(tp, deque())
+        state = self._subscriptions.get(tp)
+        if queue and (
+            state is None or (queue[0].epoch, queue[0].position) != (state.epoch, state.position)
+        ):
+            del self._buffers[tp]
+            return deque()
+        return queue
+
     def _next_offset(self, tp: TopicPartition) -> int:
-        queue = self._buffers.get(tp)
+        queue = self._current_buffer(tp)
         if queue:
             return queue[-1].next_offset
         position = self._subscriptions.state(tp).position
-        assert position is not None
+        assert position is not None  # fetchable
         return position
 
     async def _fetch(
@@ -370,6 +379,9 @@ class Fetcher:
     ) -> None:
         try:
             await self._fetch_once(leader, wanted)
+        except Exception:
+            self._backoff_until[leader] = time.monotonic() + self._backoff()  # not again at once
+            raise  # the task's owner reports it
         finally:
             self._in_flight.pop(leader, None)
             self._wake.set()
@@ -384,7 +396,7 @@ class Fetcher:
             )
         except ClientClosedError:
             return
-        except KafkawireError as exc:
+        except (KafkawireError, OSError) as exc:
             self._broker_failed(leader, exc)
             return
         sent = session.build({tp: f for tp, (f, _) in wanted.items()}, topic_ids, version)
@@ -392,7 +404,7 @@ class Fetcher:
             response = await self._send(leader, version, sent)
         except ClientClosedError:
             return
-        except KafkawireError as exc:
+        except (KafkawireError, OSError) as exc:
             session.failed(exc)
             if is_session_error(exc) and not sent.full:
                 _log.debug("fetch session with broker %d lost (%s): a full fetch next", leader, exc)
@@ -415,7 +427,7 @@ class Fetcher:
             sent, getattr(response, "session_id", 0), [tp for tp, _ in parts]
         )
         if problem is not None:
-            _log.warning("%s: the answer is dropped and the next fetch is full", problem)
+            self._answer_dropped(leader, problem)
             return
         total = sum(len(data.records or b"") for _, data in parts)
         for tp, data in parts:
@@ -433,8 +445,20 @@ class Fetcher:
         )
         return await self._cluster.send(plan.request, node_id=leader, retry=False)
 
-    def _broker_failed(self, leader: int, error: KafkawireError) -> None:
-        if not error.retriable:
+    def _answer_dropped(self, leader: int, problem: str) -> None:
+        """A broker's answer that cannot be taken: back off, as after a failed fetch (it may
+        answer the same way again: no hot loop), and warn once per broker."""
+        level = logging.DEBUG if leader in self._warned else logging.WARNING
+        self._warned.add(leader)
+        _log.log(
+            level,
+            "%s: the answer is dropped; the next fetch, full, goes after retry_backoff_ms",
+            problem,
+        )
+        self._backoff_until[leader] = time.monotonic() + self._backoff()
+
+    def _broker_failed(self, leader: int, error: KafkawireError | OSError) -> None:
+        if not is_transient(error):
             self.fail(error)
         _log.debug("fetch from broker %d failed, backing off: %s", leader, error)
         self._cluster.mark_metadata_stale()
@@ -484,31 +508,58 @@ class Fetcher:
             return
         state.high_watermark = data.high_watermark
         state.last_stable_offset = getattr(data, "last_stable_offset", -1)
-        try:
-            batches = self._batches(data, total)
-        except KafkawireError as exc:
-            self._failed[tp] = epoch
-            self.fail(exc)
-            return
-        if batches:
-            done = _Completed(epoch, offset, batches, batches[-1][0].next_offset)
+        share = self._decompression_share(data, total)
+        bound = self._describe_bound(share)
+        batches, bad = self._batches(data, share)
+        unread = None
+        if bad is not None:
+            self._failed[tp] = epoch  # not fetched past what cannot be read, until a seek
+            at = batches[-1][0].next_offset if batches else offset
+            unread = unreadable(tp, max(at, offset), bad, None, bound)
+        if batches or unread is not None:
+            done = CompletedFetch(
+                tp, epoch, offset, batches, error=unread, decompression_bound=bound
+            )
             self._buffers.setdefault(tp, deque()).append(done)
             self.ready.set()
 
-    def _batches(self, data: Any, total: int) -> deque[tuple[Batch, bool]]:
-        """The batches of one partition's records with their visibility, in offset order
-        (read_committed needs every batch, control ones included, to see the aborts)."""
-        records = data.records or b""
+    def _decompression_share(self, data: Any, total: int) -> int | None:
+        """This partition's part of ``max_decompressed_bytes_per_fetch``, in proportion to its
+        part of the response (``None``: the option is not set)."""
         limit = self._settings.max_decompressed_bytes_per_fetch
-        share = None
-        if limit is not None:  # this partition's part of the response's bound
-            share = max(1, limit * len(records) // max(total, 1))
+        if limit is None:
+            return None
+        return max(1, limit * len(data.records or b"") // max(total, 1))
+
+    def _describe_bound(self, share: int | None) -> str:
+        if share is None:
+            return (
+                "the default bound (64 times the bytes fetched, at least 64 MiB: "
+                "max_decompressed_bytes_per_fetch is not set)"
+            )
+        return (
+            f"{share} bytes, this partition's share of max_decompressed_bytes_per_fetch "
+            f"({self._settings.max_decompressed_bytes_per_fetch})"
+        )
+
+    def _batches(
+        self, data: Any, share: int | None
+    ) -> tuple[deque[tuple[Batch, bool]], RecordsError | None]:
+        """The batches of one partition's records with their visibility, in offset order
+        (read_committed needs every batch, control ones included, to see the aborts), and the
+        error that stopped the reading of their headers, if one did (the batches before it
+        are kept). With ``share``, that is all they may decompress to, a batch or all."""
+        bounds = {} if share is None else {"max_decompressed_size": share}
         accepts = ReadCommittedFilter(getattr(data, "aborted_transactions", None)).accepts
-        return deque(
-            (batch, accepts(batch))
+        batches: deque[tuple[Batch, bool]] = deque()
+        try:
             for batch in decode_batches(
-                records,
+                data.records or b"",
                 check_crcs=self._settings.check_crcs,
                 max_total_decompressed_size=share,
-            )
-        )
+                **bounds,
+            ):
+                batches.append((batch, accepts(batch)))
+        except RecordsError as exc:
+            return batches, exc
+        return batches, None

@@ -25,7 +25,8 @@ class ConsumerRebalanceListener:
     - ``on_partitions_revoked``: the member gives these up in an orderly rebalance; the
       consumer has committed their positions (with auto-commit) just before. Commit here
       what auto-commit does not cover.
-    - ``on_partitions_assigned``: these are now the member's (positions are known).
+    - ``on_partitions_assigned``: these are now the member's (positions are known, unless
+      looking up the committed offsets failed for a while: that goes on in the background).
     - ``on_partitions_lost``: these were taken away without a chance to commit (the member
       was thrown out of the group: session expired, or fenced; it left for not polling
       within ``max_poll_interval_ms``; or a fatal group error); another member may already

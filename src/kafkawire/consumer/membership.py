@@ -31,6 +31,7 @@ from .listener import ConsumerRebalanceListener, notify
 from .poll_turns import PollTurns
 from .settings import ConsumerSettings
 from .subscription import SubscriptionState
+from .tasks import BackgroundTasks
 
 __all__ = ["ConsumerHooks", "GroupMembership", "PollTimeout"]
 
@@ -51,6 +52,8 @@ class ConsumerHooks:
     """Commit the consumed positions (of all partitions, or of those given)."""
     on_error: Callable[[BaseException], None]
     """Hand an error to the application's next poll."""
+    tasks: BackgroundTasks
+    """Where the membership's tasks run (see :mod:`.tasks`)."""
 
 
 class GroupMembership(ABC):
@@ -71,6 +74,7 @@ class GroupMembership(ABC):
         self._on_assigned = hooks.on_assigned
         self._commit = hooks.commit
         self._on_error = hooks.on_error
+        self._tasks = hooks.tasks
         self.listener: ConsumerRebalanceListener | None = None
         self._generation = Generation(group_instance_id=settings.group_instance_id)
         self._generation_changed = asyncio.Event()
@@ -83,7 +87,9 @@ class GroupMembership(ABC):
     # --- what the consumer calls -------------------------------------------------------------
 
     def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="kafkawire-group")
+        self._task = self._tasks.spawn(
+            f"membership of group {self._group_id}", self._run, lasting=True
+        )
 
     async def poll(self) -> None:
         """The application asks for records: it is alive (see ``max_poll_interval_ms``), and

@@ -15,6 +15,7 @@ from typing import Any
 from kafkawire.cluster import TopicPartition
 from kafkawire.records import Batch, Header, TimestampType
 
+from .errors import RecordDeserializationError
 from .settings import Deserializer
 
 __all__ = ["ConsumerRecord"]
@@ -51,33 +52,52 @@ _Twin = _twin()
 
 
 def consumer_records(
+    out: list[ConsumerRecord],
     tp: TopicPartition,
     batch: Batch,
     start: int,
+    *,
     key_deserializer: Deserializer | None,
     value_deserializer: Deserializer | None,
-) -> list[ConsumerRecord]:
-    """The records of ``batch`` from offset ``start`` on, as consumer records, deserialized."""
+) -> int:
+    """Append to ``out`` the records of ``batch`` from offset ``start`` on, as consumer
+    records, deserialized, each offset once and in increasing order (a record below ``start``,
+    or below one appended before it, is skipped); the offset after the last one appended
+    (``start`` if none was).
+
+    Raises :class:`~.errors.RecordDeserializationError` for a deserializer that raises
+    (``out`` then ends with the record before it), and the records layer's errors for a batch
+    whose records cannot be decoded (before anything is appended)."""
     topic, partition = tp
     timestamp_type = batch.timestamp_type
     leader_epoch = getattr(batch, "partition_leader_epoch", -1)  # none in legacy message sets
-    records = batch.records
-    if records and records[0].offset < start:  # a batch the position starts inside
-        records = [r for r in records if r.offset >= start]
-    out: list[ConsumerRecord] = []
     append = out.append
-    for record in records:
+    for record in batch.records:
+        offset = record.offset
+        if offset < start:  # before the position, or an offset repeated (a broken batch)
+            continue
+        start = offset + 1
+        key, value = record.key, record.value
+        if key_deserializer is not None:
+            try:
+                key = key_deserializer(key)
+            except Exception as exc:  # the application's code: any error is its
+                raise RecordDeserializationError(tp, offset, "key", exc) from exc
+        if value_deserializer is not None:
+            try:
+                value = value_deserializer(value)
+            except Exception as exc:
+                raise RecordDeserializationError(tp, offset, "value", exc) from exc
         r = _Twin()
         r.topic = topic
         r.partition = partition
-        r.offset = record.offset
+        r.offset = offset
         r.timestamp = record.timestamp
         r.timestamp_type = timestamp_type
-        key, value = record.key, record.value
-        r.key = key if key_deserializer is None else key_deserializer(key)
-        r.value = value if value_deserializer is None else value_deserializer(value)
+        r.key = key
+        r.value = value
         r.headers = record.headers
         r.leader_epoch = leader_epoch
         r.__class__ = ConsumerRecord
         append(r)
-    return out
+    return start

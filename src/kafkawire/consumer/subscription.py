@@ -59,6 +59,11 @@ class PartitionState:
         """Whether records of the partition may be fetched and handed out."""
         return not (self.paused or self.revoking)
 
+    @property
+    def fetchable(self) -> bool:
+        """Whether the partition may be fetched now: positioned, readable, validated."""
+        return self.position is not None and self.readable and not self.awaiting_validation
+
 
 class SubscriptionState:
     """The assignment (manual or from a group), the topics subscribed to, and the positions."""
@@ -118,11 +123,7 @@ class SubscriptionState:
         return [tp for tp, s in self._partitions.items() if s.position is None and not s.reset]
 
     def fetchable(self) -> list[TopicPartition]:
-        return [
-            tp
-            for tp, s in self._partitions.items()
-            if s.position is not None and s.readable and not s.awaiting_validation
-        ]
+        return [tp for tp, s in self._partitions.items() if s.fetchable]
 
     def positions(self) -> dict[TopicPartition, int]:
         return {tp: s.position for tp, s in self._partitions.items() if s.position is not None}

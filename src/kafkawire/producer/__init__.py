@@ -4,10 +4,13 @@
 ``delivery = await producer.send("topic", b"value")`` and ``metadata = await delivery``.
 """
 
+from kafkawire.client.group_metadata import ConsumerGroupMetadata
+
 from .batch import Delivery, RecordMetadata
 from .errors import (
     BufferFullError,
     DeliveryTimeoutError,
+    ProducerFailedError,
     RecordTooLargeError,
     TransactionAbortedError,
     TransactionStateError,
@@ -19,11 +22,13 @@ from .transactions import PreparedTransaction, end_transaction
 
 __all__ = [
     "BufferFullError",
+    "ConsumerGroupMetadata",
     "Delivery",
     "DeliveryTimeoutError",
     "Partitioner",
     "PreparedTransaction",
     "Producer",
+    "ProducerFailedError",
     "ProducerOptions",
     "ProducerSettings",
     "RecordMetadata",

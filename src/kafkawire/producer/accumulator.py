@@ -8,9 +8,13 @@ Rules:
   reached ``batch_size``), its linger has passed, or a flush or close is under way; and, after
   a failed attempt, once its retry backoff has passed.
 - What is queued counts against ``buffer_memory``; :meth:`RecordAccumulator.reserve` waits for
-  room (up to a deadline) and a batch gives its room back when it is done.
+  room (up to a deadline) and a batch gives its room back when it is done. Waiting sends get
+  room first come, first served (as Java's ``BufferPool``), and a record that would fit is not
+  queued past them. :meth:`RecordAccumulator.close` ends their waits with an error.
 - A batch that is retried goes back into its partition's queue before every newer batch, so
   a partition's records keep their order.
+- A queued batch expires ``delivery_timeout`` after it was created; :meth:`ready` says when
+  the next one will, so the sender wakes for it.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from kafkawire.cluster import TopicPartition
 from kafkawire.records import Compression, HeaderInput
@@ -27,6 +32,13 @@ from .batch import Delivery, ProducerBatch
 from .errors import BufferFullError, RecordTooLargeError
 
 __all__ = ["RecordAccumulator"]
+
+
+class _Waiter(NamedTuple):
+    """A send waiting for ``size`` bytes of room; ``granted`` is set once they are its."""
+
+    size: int
+    granted: asyncio.Future[None]
 
 
 class RecordAccumulator:
@@ -40,15 +52,18 @@ class RecordAccumulator:
         buffer_memory: int,
         compression: Compression,
         compression_level: int | None,
+        delivery_timeout: float,
     ) -> None:
         self._batch_size = batch_size
         self._linger = linger
         self._buffer_memory = buffer_memory
         self._compression = compression
         self._compression_level = compression_level
+        self._delivery_timeout = delivery_timeout
         self._queues: dict[tuple[str, int], deque[ProducerBatch]] = {}
         self._used = 0
-        self._room = asyncio.Condition()
+        self._waiters: deque[_Waiter] = deque()
+        self._closed_by: BaseException | None = None
         self.wakeup = asyncio.Event()  # set when something may have become ready
         self.flushing = 0  # flush() calls under way: every batch is ready
         self.closing = False
@@ -58,29 +73,61 @@ class RecordAccumulator:
 
     async def reserve(self, size: int, deadline: float) -> None:
         """Wait until ``size`` bytes fit in ``buffer_memory`` (until ``deadline``,
-        ``time.monotonic()``), then count them as used."""
+        ``time.monotonic()``), then count them as used. Cancelled, or failed, it holds none."""
         if size > self._buffer_memory:
             raise RecordTooLargeError(
                 f"a record of {size} bytes is larger than buffer_memory ({self._buffer_memory})"
             )
-        if self._used + size <= self._buffer_memory:
+        if self._closed_by is not None:
+            raise self._closed_by
+        if not self._waiters and self._used + size <= self._buffer_memory:
             self._used += size
             return
+        waiter = _Waiter(size, asyncio.get_running_loop().create_future())
+        self._waiters.append(waiter)
         try:
-            async with asyncio.timeout(max(0.0, deadline - time.monotonic())), self._room:
-                await self._room.wait_for(lambda: self._used + size <= self._buffer_memory)
-                self._used += size
-        except TimeoutError:
-            raise BufferFullError(
-                f"buffer_memory ({self._buffer_memory} bytes) stayed full for max_block_ms"
-            ) from None
+            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                await waiter.granted
+        except BaseException as exc:
+            granted = waiter.granted
+            if granted.done() and not granted.cancelled() and granted.exception() is None:
+                self._give_back(size)  # room came as the wait ended: the next send takes it
+            else:
+                granted.cancel()
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+                self._grant()  # a smaller send behind it may fit
+            if isinstance(exc, TimeoutError):
+                raise BufferFullError(
+                    f"buffer_memory ({self._buffer_memory} bytes) stayed full for max_block_ms"
+                ) from None
+            raise
 
-    async def release(self, batch: ProducerBatch) -> None:
+    def release(self, batch: ProducerBatch) -> None:
         """Give back what ``batch`` held, once it is done."""
-        self._used -= batch.memory
+        self._give_back(batch.memory)
         batch.memory = 0
-        async with self._room:
-            self._room.notify_all()
+
+    def _give_back(self, size: int) -> None:
+        self._used -= size
+        self._grant()
+
+    def _grant(self) -> None:
+        """Room to the sends waiting for it, in the order they came."""
+        waiters = self._waiters
+        while waiters and self._used + waiters[0].size <= self._buffer_memory:
+            size, granted = waiters.popleft()
+            if not granted.done():
+                self._used += size
+                granted.set_result(None)
+
+    def close(self, error: BaseException) -> None:
+        """End every wait for room, and refuse later ones, with ``error``."""
+        self._closed_by = error
+        while self._waiters:
+            granted = self._waiters.popleft().granted
+            if not granted.done():
+                granted.set_exception(error)
 
     # --- batches ---------------------------------------------------------------------------
 
@@ -99,10 +146,15 @@ class RecordAccumulator:
 
         Its ``memory`` is counted against ``buffer_memory`` here, unless :meth:`reserve`
         counted it already (``reserved``); with no room for it, nothing changes and the
-        answer is ``None`` (the caller then waits in :meth:`reserve`).
+        answer is ``None`` (the caller then waits in :meth:`reserve`). After :meth:`close`,
+        the record is refused with the error given there.
         """
+        if self._closed_by is not None:
+            if reserved:
+                self._give_back(memory)
+            raise self._closed_by
         if not reserved:
-            if self._used + memory > self._buffer_memory:
+            if self._used + memory > self._buffer_memory or self._waiters:
                 return None
             self._used += memory
         # Keyed by a plain (topic, partition) tuple, equal to (and hashed as) the
@@ -127,7 +179,7 @@ class RecordAccumulator:
         except BaseException:
             # Refused (the builder changed nothing): give its memory back, and drop the batch
             # if it was made for this record alone.
-            self._used -= memory
+            self._give_back(memory)
             if not len(batch.builder):
                 queue.pop()
                 self.unfinished.discard(batch)
@@ -155,14 +207,18 @@ class RecordAccumulator:
 
     def ready(self, now: float, busy: set[TopicPartition]) -> tuple[list[ProducerBatch], float]:
         """The first batch of each partition that is ready (partitions in ``busy`` may not
-        send now and wait), and when the next one will be (``time.monotonic()``)."""
+        send now and wait), and when the next one will be, or will expire
+        (``time.monotonic()``)."""
         ready = []
         next_check = float("inf")
         send_all = self.flushing > 0 or self.closing
         for tp, queue in self._queues.items():
-            if not queue or tp in busy:
+            if not queue:
                 continue
             batch = queue[0]
+            next_check = min(next_check, batch.created + self._delivery_timeout)
+            if tp in busy:
+                continue
             if batch.attempts:
                 when = batch.retry_at
             elif send_all or len(queue) > 1 or batch.memory >= self._batch_size:
@@ -180,10 +236,11 @@ class RecordAccumulator:
         popped = self._queues[batch.tp].popleft()
         assert popped is batch
 
-    def expired(self, created_before: float) -> list[ProducerBatch]:
-        """Take out the queued batches created before ``created_before``: each queue holds
+    def expired(self, now: float) -> list[ProducerBatch]:
+        """Take out the queued batches whose delivery timeout has passed: each queue holds
         its batches oldest first (a retried one goes back to the front, and is older), so
         only its front is looked at."""
+        created_before = now - self._delivery_timeout
         expired = []
         for queue in self._queues.values():
             while queue and queue[0].created < created_before:
@@ -200,11 +257,13 @@ class RecordAccumulator:
         queue.insert(index, batch)
         self.wakeup.set()
 
-    def remove_all(self) -> list[ProducerBatch]:
-        """Take every queued batch out (to fail or abort them)."""
-        taken = [b for queue in self._queues.values() for b in queue]
-        for queue in self._queues.values():
-            queue.clear()
+    def remove_all(self, partitions: set[TopicPartition] | None = None) -> list[ProducerBatch]:
+        """Take every queued batch out, or those of ``partitions`` (to fail or abort them)."""
+        taken: list[ProducerBatch] = []
+        for tp, queue in self._queues.items():
+            if partitions is None or tp in partitions:
+                taken += queue
+                queue.clear()
         return taken
 
     @property

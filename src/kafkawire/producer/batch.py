@@ -5,6 +5,10 @@ the whole batch; each record's :class:`Delivery` awaits that future and adds its
 within the batch, which is cheaper than one future per record. The idempotent producer's
 fields (producer id, epoch, base sequence) are set when the batch is first sent and again
 after an epoch bump; the bytes sent are kept, so a retry resends exactly the same batch.
+
+A delivery holds the future, not the batch: once the batch is done, nothing refers to it and
+its records (builder and built bytes) are freed, however long an application keeps the
+deliveries. The future's :class:`BatchResult` carries what a delivery answers with.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ class RecordMetadata:
 
 @dataclass(frozen=True, slots=True)
 class BatchResult:
+    tp: TopicPartition
     base_offset: int  # -1 when unknown
     log_append_time: int  # -1 unless the topic stamps records with the broker's time
 
@@ -49,6 +54,7 @@ class ProducerBatch:
         "builder",
         "created",
         "future",
+        "last_error",
         "memory",
         "payload",
         "producer_state",
@@ -75,6 +81,7 @@ class ProducerBatch:
         self.retry_at = 0.0
         self.producer_state: tuple[int, int, int] | None = None  # (id, epoch, base sequence)
         self.payload: bytes | None = None
+        self.last_error: BaseException | None = None  # of the last attempt that failed
 
     def __len__(self) -> int:
         return len(self.builder)
@@ -99,9 +106,11 @@ class ProducerBatch:
             self.payload = self.builder.build()
         return self.payload
 
-    def complete(self, result: BatchResult) -> None:
+    def complete(self, base_offset: int, log_append_time: int) -> None:
+        """Delivered: ``base_offset`` and ``log_append_time`` as the broker answered (-1:
+        unknown, or not a log-append-time topic)."""
         if not self.future.done():
-            self.future.set_result(result)
+            self.future.set_result(BatchResult(self.tp, base_offset, log_append_time))
 
     def fail(self, error: BaseException) -> None:
         if not self.future.done():
@@ -113,7 +122,7 @@ class Delivery:
     """What :meth:`Producer.send` returns: ``await`` it for the record's
     :class:`RecordMetadata`, or the error that stopped its delivery."""
 
-    __slots__ = ("_batch", "_key_size", "_offset", "_timestamp", "_value_size", "starts_batch")
+    __slots__ = ("_future", "_key_size", "_offset", "_timestamp", "_value_size", "starts_batch")
 
     def __init__(
         self,
@@ -123,7 +132,7 @@ class Delivery:
         key: bytes | None,
         value: bytes | None,
     ) -> None:
-        self._batch = batch
+        self._future = batch.future  # not the batch: its records go once it is done
         self._offset = offset
         self.starts_batch = offset == 0
         """Whether the record is its batch's first (a plain attribute: read once per send)."""
@@ -132,18 +141,18 @@ class Delivery:
         self._value_size = -1 if value is None else len(value)
 
     def done(self) -> bool:
-        return self._batch.future.done()
+        return self._future.done()
 
     def __await__(self) -> Generator[Any, None, RecordMetadata]:
-        result = yield from asyncio.shield(self._batch.future).__await__()
+        result = yield from asyncio.shield(self._future).__await__()
         return self._metadata(result)
 
     def result(self) -> RecordMetadata:
         """The metadata of a delivered record (``InvalidStateError`` before it is done)."""
-        return self._metadata(self._batch.future.result())
+        return self._metadata(self._future.result())
 
     def _metadata(self, result: BatchResult) -> RecordMetadata:
-        tp = self._batch.tp
+        tp = result.tp
         return RecordMetadata(
             topic=tp.topic,
             partition=tp.partition,

@@ -11,6 +11,7 @@ from kafkawire.errors import KafkawireError
 __all__ = [
     "BufferFullError",
     "DeliveryTimeoutError",
+    "ProducerFailedError",
     "RecordTooLargeError",
     "TransactionAbortedError",
     "TransactionStateError",
@@ -27,6 +28,13 @@ class BufferFullError(KafkawireError, TimeoutError):
 
 class DeliveryTimeoutError(KafkawireError, TimeoutError):
     """A record was not delivered within ``delivery_timeout_ms`` of its ``send``."""
+
+
+class ProducerFailedError(KafkawireError):
+    """The producer cannot go on: its background task failed unexpectedly (the cause says
+    how). Every delivery pending then, and every later call, raises this; close the producer.
+    (An error of the cluster's that ends the producer, such as an authorization failure for
+    its producer id, is raised as it is instead.)"""
 
 
 class TransactionStateError(KafkawireError):

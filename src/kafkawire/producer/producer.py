@@ -7,7 +7,22 @@ background task that sends them), :mod:`.idempotence` and :mod:`.transactions`.
 Nothing is lost silently: each record's :class:`~.batch.Delivery` resolves to its
 :class:`~.batch.RecordMetadata` or raises what stopped it; ``close`` waits for what is queued
 and in flight (up to its timeout) and fails the rest with
-:class:`~kafkawire.errors.ClientClosedError`, logging how many records that was.
+:class:`~kafkawire.errors.ClientClosedError`, logging how many records that was. A ``send``
+waiting when ``close`` runs raises it too.
+
+The sender task is supervised: if it ends with an error (one it did not expect, or one of
+the cluster's that ends the producer, such as an InitProducerId refused for good), that error
+is logged once at ERROR, every delivery still pending fails with it, and every later call
+(``send``, ``flush``, the transaction calls) raises it.
+
+Times, as in Kafka's Java client: ``max_block_ms`` bounds what the application's calls wait
+for (``send``: a new topic's metadata and room in ``buffer_memory``; ``partitions_for``; the
+transaction calls), never a request the sender makes; ``request_timeout_ms`` bounds each
+request; ``delivery_timeout_ms`` a record's whole life after ``send`` returned.
+
+Cancellation: a ``send`` that is cancelled queued nothing. Its only waits come before its
+record is queued, and once it is queued ``send`` returns without waiting again: a caller may
+send again after a cancellation without writing the record twice.
 """
 
 from __future__ import annotations
@@ -15,12 +30,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from typing_extensions import Unpack
 
+from kafkawire.client.group_metadata import ConsumerGroupMetadata
 from kafkawire.cluster import (
     Cluster,
     ClusterMetadata,
@@ -29,13 +46,19 @@ from kafkawire.cluster import (
     TopicPartition,
 )
 from kafkawire.cluster.java_settings import build_settings
-from kafkawire.errors import ClientClosedError, UnknownTopicOrPartitionError
+from kafkawire.errors import (
+    ClientClosedError,
+    InvalidTopicError,
+    KafkawireError,
+    UnknownTopicOrPartitionError,
+    error_for_code,
+)
 from kafkawire.net.errors import RequestTimeoutError
-from kafkawire.records import HeaderInput
+from kafkawire.records import Header, HeaderInput
 
 from .accumulator import RecordAccumulator
 from .batch import Delivery, RecordMetadata
-from .errors import RecordTooLargeError, TransactionAbortedError
+from .errors import ProducerFailedError, RecordTooLargeError, TransactionAbortedError
 from .idempotence import ProducerIdentity
 from .partitioner import StickyPartitioner, partition_for_key
 from .sender import Sender
@@ -50,6 +73,8 @@ _RECORD_OVERHEAD = 21  # a v2 record's length, attributes, deltas and lengths at
 _BATCH_OVERHEAD = 61  # a v2 batch header
 _MAX_TIMESTAMP = (1 << 63) - 1
 _BYTES = (bytes, bytearray, memoryview)
+# Kafka's rule for topic names (Java's org.apache.kafka.common.internals.Topic).
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
 class Producer:
@@ -74,9 +99,11 @@ class Producer:
         # Read by every send: settings' values it would otherwise derive each time.
         self._no_serializers = settings.key_serializer is None and settings.value_serializer is None
         self._max_record_size = settings.max_request_size - _BATCH_OVERHEAD
+        # Each of the cluster's calls (a request and its retries) is bounded by one request
+        # timeout; what the application waits on gets max_block_ms as its own deadline.
         self._cluster = Cluster(
             settings.bootstrap_servers,
-            settings.client_settings(call_timeout_ms=settings.max_block_ms),
+            settings.client_settings(call_timeout_ms=settings.request_timeout_ms),
             connect=connect,
         )
         self._sticky = StickyPartitioner(settings.batch_size)
@@ -87,11 +114,16 @@ class Producer:
         self._partition_counts: dict[str, int] = {}
         self._counts_of: ClusterMetadata | None = None  # the metadata the counts come from
         self._closed = False
+        self._failure: KafkawireError | None = None  # what ended the sender, for good
+        self._refusing = False  # closed or failed: send() looks at why (one flag, per record)
+        self._yield_due = False  # the last send started a batch: the next lets the sender run
 
     # --- life cycle --------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Connect, get a producer id (when idempotent or transactional), start sending."""
+        """Connect and start sending; a transactional producer gets its producer id first
+        (InitProducerId, within ``max_block_ms``: Java's ``initTransactions``). An idempotent
+        one gets it in the background, as Java's does: records wait for it."""
         settings = self.settings
         await self._cluster.__aenter__()
         try:
@@ -101,6 +133,7 @@ class Producer:
                 buffer_memory=settings.buffer_memory,
                 compression=settings.compression,
                 compression_level=settings.compression_level,
+                delivery_timeout=settings.delivery_timeout_ms / 1000,
             )
             identity = None
             if settings.idempotent:
@@ -112,9 +145,7 @@ class Producer:
             if settings.transactional_id is not None:
                 assert identity is not None
                 self._transactions = TransactionManager(self._cluster, identity)
-                await self._transactions.initialize()
-            elif identity is not None:
-                await identity.initialize()
+                await self._transactions.initialize(self._deadline())
         except BaseException:
             await self._cluster.close()
             raise
@@ -122,6 +153,35 @@ class Producer:
             self._cluster, self._accumulator, settings, identity, self._transactions
         )
         self._sender_task = asyncio.create_task(self._sender.run(), name="kafkawire-producer")
+        self._sender_task.add_done_callback(self._sender_ended)
+
+    def _sender_ended(self, task: asyncio.Task[None]) -> None:
+        """The supervisor of the sender task: an error it ended with ends the producer."""
+        if task.cancelled() or task.exception() is None:
+            return
+        cause = task.exception()
+        assert cause is not None
+        if isinstance(cause, KafkawireError):
+            failure = cause
+        else:
+            failure = ProducerFailedError(f"the producer's sender failed: {cause!r}")
+            failure.__cause__ = cause
+        self._failure = failure
+        self._refusing = True
+        _log.error("the producer cannot go on: %s", failure, exc_info=cause)
+        assert self._accumulator is not None
+        self._accumulator.close(failure)
+        for batch in list(self._accumulator.unfinished):
+            batch.fail(failure)
+
+    def _check_usable(self) -> None:
+        """Raise unless the producer is started, not closed, and has not failed."""
+        if self._closed or self._accumulator is None:
+            raise ClientClosedError(
+                "the producer is closed" if self._closed else "the producer has not started"
+            )
+        if self._failure is not None:
+            raise self._failure
 
     async def __aenter__(self) -> Producer:
         await self.start()
@@ -139,7 +199,11 @@ class Producer:
         """
         if self._closed:
             return
-        self._closed = True
+        self._closed = self._refusing = True
+        if self._accumulator is not None:
+            self._accumulator.close(
+                ClientClosedError("the producer was closed while send() waited: nothing queued")
+            )
         sender, task = self._sender, self._sender_task
         if sender is not None and task is not None:
             sender.stop()
@@ -148,8 +212,6 @@ class Producer:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-            elif task.exception() is not None:
-                _log.error("the producer's sender failed", exc_info=task.exception())
         unfinished = () if self._accumulator is None else self._accumulator.unfinished
         left = [b for b in unfinished if not b.future.done()]
         if left:
@@ -175,15 +237,22 @@ class Producer:
         :class:`~.batch.RecordMetadata`).
 
         Waits only for room in ``buffer_memory`` or for a new topic's metadata, each up to
-        ``max_block_ms``. Keys and values are bytes (or ``None``), or whatever the configured
-        serializers take. Raises at once for a record that can never be sent (wrong types,
-        larger than ``max_request_size``), a closed producer, or no open transaction.
+        ``max_block_ms``, and only before the record is queued: cancelled, it queued nothing.
+        Keys and values are bytes (or ``None``), or whatever the configured serializers take;
+        ``headers`` a list of ``(str, bytes or None)`` pairs or :class:`~kafkawire.records.Header`
+        values. Raises at once for a record that can never be sent (wrong types, a topic name
+        Kafka cannot have, larger than ``max_request_size``), a topic the broker refuses (not
+        authorized, invalid), a closed or failed producer, or no open transaction.
         """
         accumulator = self._accumulator
-        if self._closed or accumulator is None:
-            raise ClientClosedError(
-                "the producer is closed" if self._closed else "the producer has not started"
-            )
+        if accumulator is None or self._refusing:
+            self._check_usable()
+        if self._yield_due:
+            # A send that never waits never lets the sender task run: a caller sending in a
+            # tight loop would fill every batch before one went out. Once per batch, yield;
+            # here, before anything is queued, so that a cancellation here queues nothing.
+            self._yield_due = False
+            await asyncio.sleep(0)
         if self._transactions is not None:
             self._transactions.check_sendable()
         # The common case (bytes or None, no serializer) is checked inline: this runs once per
@@ -199,21 +268,13 @@ class Producer:
             headers = _check_headers(headers)
             size += _headers_size(headers)
         else:
+            if headers is not None:
+                _check_headers(headers)  # an empty one of the wrong shape ({}, "") too
             headers = ()
         if size > self._max_record_size:
             raise RecordTooLargeError(
                 f"a record of {size} bytes does not fit in max_request_size "
                 f"({self.settings.max_request_size})"
-            )
-        count = self._partition_counts.get(topic)
-        if count is None or self._counts_of is not self._cluster.current_metadata:
-            count = await self._partition_count(topic, self._deadline())
-        if partition is None:
-            partition = self._choose_partition(topic, key, size, count)
-        elif not 0 <= partition < count:
-            raise InvalidPartitionError(
-                f"topic {topic!r} has {count} partitions (0-{count - 1}): "
-                f"partition {partition} does not exist"
             )
         if timestamp_ms is None:
             timestamp = time.time_ns() // 1_000_000
@@ -228,6 +289,16 @@ class Producer:
                 f"send(): timestamp_ms must be an int of milliseconds since the epoch "
                 f"(0 to {_MAX_TIMESTAMP}), not {timestamp_ms!r}"
             )
+        count = self._partition_counts.get(topic)
+        if count is None or self._counts_of is not self._cluster.current_metadata:
+            count = await self._partition_count(topic, self._deadline())
+        if partition is None:
+            partition = self._choose_partition(topic, key, size, count)
+        elif partition.__class__ is not int or not 0 <= partition < count:
+            partition = _checked_partition(topic, partition, count)
+        # From here the record is queued without another wait (the accumulator refuses it
+        # once the producer is closed or failed).
+        assert accumulator is not None
         delivery = accumulator.append(topic, partition, key, value, headers, timestamp, size)
         if delivery is None:  # buffer_memory is full: wait for room
             await accumulator.reserve(size, self._deadline())
@@ -236,9 +307,7 @@ class Producer:
             )
             assert delivery is not None
         if delivery.starts_batch:
-            # A send that never waits never lets the sender task run: a caller sending in a
-            # tight loop would fill every batch before one went out. Once per batch, yield.
-            await asyncio.sleep(0)
+            self._yield_due = True
         return delivery
 
     def _serialized(self, key: Any, value: Any) -> tuple[bytes | None, bytes | None]:
@@ -263,7 +332,8 @@ class Producer:
         timestamp_ms: int | None = None,
         headers: Sequence[HeaderInput] | None = None,
     ) -> RecordMetadata:
-        """:meth:`send` and wait for the record's delivery."""
+        """:meth:`send` and wait for the record's delivery. Cancelled once the record is
+        queued, it stops waiting: the record is still sent (its delivery is dropped)."""
         delivery = await self.send(
             topic, value, key, partition=partition, timestamp_ms=timestamp_ms, headers=headers
         )
@@ -271,10 +341,13 @@ class Producer:
 
     async def flush(self) -> None:
         """Send every record queued so far at once (ignoring ``linger_ms``) and wait until
-        each is delivered or failed (failures stay on the records' deliveries)."""
+        each is delivered or failed (failures stay on the records' deliveries). Raises what
+        ended the producer, if it failed."""
         accumulator = self._accumulator
         if accumulator is None:
             return
+        if self._failure is not None:
+            raise self._failure
         waiting = [b.future for b in accumulator.unfinished]
         accumulator.flushing += 1
         accumulator.wakeup.set()
@@ -282,9 +355,12 @@ class Producer:
             await asyncio.gather(*(asyncio.shield(f) for f in waiting), return_exceptions=True)
         finally:
             accumulator.flushing -= 1
+        if self._failure is not None:
+            raise self._failure
 
     async def partitions_for(self, topic: str) -> list[int]:
         """The partition indexes of ``topic`` (waiting up to ``max_block_ms`` for it)."""
+        self._check_usable()
         deadline = time.monotonic() + self.settings.max_block_ms / 1000
         return sorted((await self._topic_metadata(topic, deadline)).partitions)
 
@@ -312,15 +388,25 @@ class Producer:
         return partition_for_key(key, count)
 
     async def _topic_metadata(self, topic: str, deadline: float) -> Any:
-        """The topic's metadata, waiting (up to ``deadline``) for a new or auto-created one."""
-        metadata = await self._cluster.metadata()
-        known = metadata.topics.get(topic)
+        """The topic's metadata: the cached one if it names the topic's partitions (as
+        Java's ``send`` takes it, stale or not), else waiting (up to ``deadline``) for a new
+        or auto-created one. A name Kafka cannot have is refused without asking, and a topic
+        the broker refuses for good (not authorized, invalid) fails at once with its error."""
+        if not isinstance(topic, str):
+            raise TypeError(f"the topic must be a str, not {topic!r}")
+        cached = self._cluster.current_metadata
+        known = cached.topics.get(topic) if cached is not None else None
         if known is not None and known.partitions and not known.error_code:
             return known
+        _check_topic_name(topic)
 
         async def attempt() -> Any:
             fresh = await self._cluster.refresh_metadata([topic], auto_create=True)
             found = fresh.topics.get(topic)
+            if found is not None and found.error_code:
+                error = error_for_code(found.error_code, f"metadata for topic {topic!r}")
+                if error is not None and not error.retriable:
+                    raise error
             if found is None or not found.partitions or found.error_code:
                 raise UnknownTopicOrPartitionError(f"topic {topic!r} is not in the metadata")
             return found
@@ -342,18 +428,35 @@ class Producer:
         self._txn().begin()
 
     async def send_offsets_to_transaction(
-        self, offsets: Mapping[TopicPartition, OffsetWithMetadata], group_id: str
+        self,
+        offsets: Mapping[TopicPartition, OffsetWithMetadata],
+        group: ConsumerGroupMetadata | str,
     ) -> None:
         """Commit a consumer group's ``offsets`` (the next offset to read per partition, or
-        ``(offset, metadata)``) with the transaction: consume-transform-produce, exactly once."""
-        await self._txn().send_offsets(offsets, group_id)
+        ``(offset, metadata)``) with the transaction: consume-transform-produce, exactly once.
+
+        ``group`` is the consuming member's ``Consumer.group_metadata()``, as Java's
+        ``sendOffsetsToTransaction(offsets, ConsumerGroupMetadata)`` takes it: the coordinator
+        then refuses the offsets of a member the group has moved on from (a zombie; KIP-447),
+        raising ``IllegalGenerationError``, ``UnknownMemberIdError`` or
+        ``FencedInstanceIdError``, and the transaction must be aborted. A group id alone
+        (Java's older form) commits without that check. Waits up to ``max_block_ms``."""
+        if isinstance(group, str):
+            group = ConsumerGroupMetadata(group)
+        elif not isinstance(group, ConsumerGroupMetadata):
+            raise TypeError(
+                "send_offsets_to_transaction(): group must be Consumer.group_metadata() or a "
+                f"group id, not {type(group).__name__}"
+            )
+        await self._txn().send_offsets(offsets, group, self._deadline())
 
     async def commit_transaction(self) -> None:
-        """Deliver every record of the transaction, then commit it."""
+        """Deliver every record of the transaction, then commit it (waiting up to
+        ``max_block_ms`` for the coordinator)."""
         transactions = self._txn()
         transactions.check_sendable()
         await self.flush()
-        await transactions.end(commit=True)
+        await transactions.end(commit=True, deadline=self._deadline())
 
     async def prepare_transaction(self) -> PreparedTransaction:
         """Deliver every record of the transaction and hand it over open: the first phase of
@@ -379,9 +482,9 @@ class Producer:
         aborted = TransactionAbortedError("the transaction was aborted before the record was sent")
         for batch in accumulator.remove_all():
             batch.fail(aborted)
-            await accumulator.release(batch)
+            accumulator.release(batch)
         await self._sender.wait_idle()
-        await transactions.end(commit=False)
+        await transactions.end(commit=False, deadline=self._deadline())
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[Producer]:
@@ -398,6 +501,8 @@ class Producer:
     def _txn(self) -> TransactionManager:
         if self._transactions is None:
             raise TypeError("transactions need a producer created with a transactional_id")
+        if self._failure is not None:
+            raise self._failure
         return self._transactions
 
 
@@ -414,14 +519,42 @@ def _serialize(serializer: Any, value: Any, what: str) -> bytes | None:
     )
 
 
+def _checked_partition(topic: str, partition: Any, count: int) -> int:
+    """``partition`` if it is one of the topic's (an int, not a bool), else the error."""
+    if not isinstance(partition, int) or isinstance(partition, bool):
+        raise TypeError(f"send(): partition must be an int or None, not {partition!r}")
+    if not 0 <= partition < count:
+        raise InvalidPartitionError(
+            f"topic {topic!r} has {count} partitions (0-{count - 1}): "
+            f"partition {partition} does not exist"
+        )
+    return int(partition)
+
+
+def _check_topic_name(topic: str) -> None:
+    """Refuse, as Kafka's Java client does, a name no broker can hold."""
+    if _LEGAL_TOPIC.fullmatch(topic) is None or topic in (".", ".."):
+        raise InvalidTopicError(
+            f"topic {topic!r} is not a legal name: 1 to 249 characters of ASCII letters, "
+            "digits, '.', '_' and '-', and not '.' or '..'"
+        )
+
+
 def _check_headers(headers: Sequence[HeaderInput]) -> Sequence[HeaderInput]:
+    if not isinstance(headers, list | tuple):
+        raise TypeError(
+            "send(): headers must be a list of (str, bytes or None) pairs or Header values, "
+            f"not {type(headers).__name__}"
+        )
     for index, header in enumerate(headers):
-        if isinstance(header, tuple):
-            name, data = header if len(header) == 2 else (None, None)
-            if not isinstance(name, str) or not (data is None or isinstance(data, _BYTES)):
-                raise TypeError(
-                    f"send(): headers[{index}] must be (str, bytes or None), not {header!r}"
-                )
+        if isinstance(header, Header):
+            continue
+        name, data = header if isinstance(header, tuple) and len(header) == 2 else (None, None)
+        if not isinstance(name, str) or not (data is None or isinstance(data, _BYTES)):
+            raise TypeError(
+                f"send(): headers[{index}] must be a (str, bytes or None) pair or a Header, "
+                f"not {header!r}"
+            )
     return headers
 
 

@@ -17,8 +17,13 @@ Rules:
   failed meanwhile (say, its connection could not be opened).
 - A retriable error (from the partition's answer, or a lost connection or timeout for the
   whole request) sends the batch back into its partition's queue, in creation order, after a
-  backoff, until ``delivery_timeout_ms`` from its creation has passed; a batch still queued
-  past that fails with :class:`DeliveryTimeoutError`. Other errors fail the batch at once.
+  backoff. Other errors fail the batch at once.
+- ``delivery_timeout_ms`` from its creation, a batch fails with :class:`DeliveryTimeoutError`,
+  queued or in flight (as Java's sender expires both; the answer to a request in flight is
+  then ignored, though the broker may have written the batch). The loop wakes for the next
+  expiry, and it never waits on the cluster itself: metadata refreshes, producer ids and
+  AddPartitionsToTxn run as tasks of their own (one of each at a time), while batches that
+  need them wait in their queues and expire on time.
   While a partition's batch waits to be retried, none of its newer batches is sent: once the
   ones in flight are back, the partition starts again from its oldest batch, so records keep
   their order (without idempotence, a newer batch already in flight may still land first, as
@@ -27,9 +32,15 @@ Rules:
   through): delivered, offset unknown (-1), as the Java client treats it.
 - With idempotence, OUT_OF_ORDER_SEQUENCE_NUMBER on a batch whose older sibling is being
   retried is that sibling's gap: the batch is retried after it. On the oldest batch in flight
-  it is a real gap, and like UNKNOWN_PRODUCER_ID it bumps the epoch and retries; a batch that
-  fails for good bumps it too (its sequence numbers would leave a gap). No batch is sent while
-  a bump is due and batches are still in flight.
+  it is a real gap, and it bumps the epoch and retries; a batch that fails for good bumps it
+  too (its sequence numbers would leave a gap). UNKNOWN_PRODUCER_ID (the broker lost the id's
+  state) takes a new producer id (see :mod:`.idempotence`). No batch is sent while a bump is
+  due and batches are still in flight. InitProducerId is retried with backoff on retriable
+  errors; any other error ends the producer (:meth:`Sender.run` raises it), as Java's sender
+  treats it as fatal.
+- Every task the sender starts is its own: an exception none of them expected ends
+  :meth:`Sender.run` with it (the producer then fails every delivery with it), and
+  :meth:`Sender.run` cancels them all when it ends.
 """
 
 from __future__ import annotations
@@ -39,6 +50,7 @@ import contextlib
 import logging
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from kafkawire.client.produce import produce_request, produce_version
@@ -53,10 +65,11 @@ from kafkawire.errors import (
 )
 
 from .accumulator import RecordAccumulator
-from .batch import BatchResult, ProducerBatch
+from .batch import ProducerBatch
 from .errors import DeliveryTimeoutError
 from .idempotence import ProducerIdentity
 from .settings import ProducerSettings
+from .throttled_log import ThrottledLog
 from .transactions import TransactionManager
 
 __all__ = ["Sender"]
@@ -66,8 +79,12 @@ _log = logging.getLogger(__name__)
 _PRODUCE = 0
 _FIRST_VERSION_WITH_HEADERS = 3  # record batches v2 (headers, idempotence) start at Produce v3
 _LAST_VERSION_BEFORE_KIP_890 = 11  # transactions without the broker adding partitions itself
-_IDLE = 1.0  # seconds between checks for expired batches when nothing else wakes the loop
+_IDLE = 1.0  # seconds between checks when nothing else wakes the loop
 _SEQUENCE_ERRORS = (OutOfOrderSequenceNumberError, UnknownProducerIdError)
+
+
+def _name(tp: TopicPartition) -> str:
+    return f"{tp.topic}/{tp.partition}"
 
 
 class Sender:
@@ -86,6 +103,7 @@ class Sender:
         self._settings = settings
         self._identity = identity
         self._transactions = transactions
+        self._delivery_timeout = settings.delivery_timeout_ms / 1000
         # Batches in flight per partition, oldest first; partitions whose batch waits to be
         # retried (they send nothing new until their batches in flight are back).
         self._flying: dict[TopicPartition, deque[ProducerBatch]] = defaultdict(deque)
@@ -93,6 +111,14 @@ class Sender:
         self._in_flight: dict[int, int] = defaultdict(int)  # requests in flight per broker
         self._turns: dict[int, asyncio.Lock] = defaultdict(asyncio.Lock)  # per broker, FIFO
         self._requests: set[asyncio.Task[None]] = set()
+        self._chores: dict[str, asyncio.Task[None]] = {}  # by kind: at most one of each
+        self._crash: BaseException | None = None  # what one of its tasks died of
+        # The metadata found stale (a refresh is due while it is the cluster's current one),
+        # and when the next refresh may start (refreshes back off).
+        self._stale: ClusterMetadata | None = None
+        self._refresh_after = 0.0
+        self._refresh_failures = 0
+        self._warnings = ThrottledLog(_log)
         self._stopping = False
 
     def stop(self) -> None:
@@ -103,19 +129,22 @@ class Sender:
 
     async def run(self) -> None:
         accumulator = self._accumulator
-        while not (self._stopping and accumulator.empty and not self._requests):
-            accumulator.wakeup.clear()
-            now = time.monotonic()
-            await self._expire(now)
-            next_check = now + _IDLE
-            if await self._identity_ready():
+        try:
+            while not (self._stopping and accumulator.empty and not self._requests):
+                if self._crash is not None:
+                    raise self._crash
+                accumulator.wakeup.clear()
+                now = time.monotonic()
+                next_check = min(now + _IDLE, self._expire(now))
                 ready, when = accumulator.ready(now, self._blocked())
                 next_check = min(next_check, when)
-                if ready:
-                    await self._dispatch(ready)
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(max(0.0, next_check - time.monotonic())):
-                    await accumulator.wakeup.wait()
+                if ready and self._identity_ready():
+                    next_check = min(next_check, self._dispatch(ready, now))
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(max(0.0, next_check - time.monotonic())):
+                        await accumulator.wakeup.wait()
+        finally:
+            await self._stop_tasks()
 
     def _blocked(self) -> set[TopicPartition]:
         """Partitions that may not send their next batch now."""
@@ -129,58 +158,132 @@ class Sender:
         while self._requests:
             await asyncio.wait(list(self._requests))
 
-    # --- dispatching -----------------------------------------------------------------------
+    # --- the sender's tasks -------------------------------------------------------------------
 
-    async def _identity_ready(self) -> bool:
+    def _start(self, name: str, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``work()`` as the one task of its kind, unless one is running."""
+        if name in self._chores:
+            return
+        task = asyncio.create_task(work(), name=f"kafkawire-producer {name}")
+        self._chores[name] = task
+        task.add_done_callback(lambda _: self._chores.pop(name, None))
+        task.add_done_callback(self._supervise)
+
+    def _supervise(self, task: asyncio.Task[None]) -> None:
+        """A task of the sender ended: wake the loop; an error it did not handle ends it."""
+        if not task.cancelled() and task.exception() is not None and self._crash is None:
+            self._crash = task.exception()
+        self._accumulator.wakeup.set()
+
+    async def _stop_tasks(self) -> None:
+        tasks = [*self._chores.values(), *self._requests]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _backoff(self, attempts: int) -> float:
+        """Seconds to wait after the ``attempts``-th failure in a row: ``retry_backoff_ms``
+        doubling up to ``retry_backoff_max_ms``, with jitter (Java's ExponentialBackoff)."""
+        return self._cluster.settings.backoff.after(attempts)
+
+    # --- producer id --------------------------------------------------------------------------
+
+    def _identity_ready(self) -> bool:
         identity = self._identity
         if identity is None or not identity.stale:
             return True
-        if self._requests:
-            return False  # bump once what is in flight has come back
-        try:
-            await identity.initialize()
-        except KafkawireError as exc:
-            if not exc.retriable:
-                for batch in self._accumulator.remove_all():
-                    await self._fail(batch, exc)
-                return False
-            _log.warning("could not get a producer id, retrying: %s", exc)
-            await asyncio.sleep(self._settings.retry_backoff_ms / 1000)
-            return False
-        return True
+        if not self._requests:  # bump once what is in flight has come back
+            self._start("producer id", self._renew_identity)
+        return False
 
-    async def _dispatch(self, ready: list[ProducerBatch]) -> None:
+    async def _renew_identity(self) -> None:
+        """InitProducerId until it succeeds; an error that is not retriable ends the producer."""
+        identity = self._identity
+        assert identity is not None
+        failures = 0
+        while True:
+            try:
+                await identity.initialize()
+            except KafkawireError as exc:
+                if not exc.retriable:
+                    raise
+                failures += 1
+                delay = self._backoff(failures)
+                self._warnings.warning(
+                    "producer id",
+                    "no producer id yet (%d attempts), records wait; retrying in %.3g s: %s",
+                    failures,
+                    delay,
+                    exc,
+                )
+                await asyncio.sleep(delay)
+            else:
+                return
+
+    # --- metadata ------------------------------------------------------------------------------
+
+    def _metadata(self, topics: set[str], now: float) -> ClusterMetadata | None:
+        """The metadata to route ``topics`` by, or ``None`` while a refresh it needs runs."""
+        current = self._cluster.current_metadata
+        if (
+            current is not None
+            and current is not self._stale
+            and current.age() * 1000 < self._settings.metadata_max_age_ms
+            and all(topic in current.topics for topic in topics)
+        ):
+            return current
+        if now >= self._refresh_after:
+            self._start("metadata", lambda: self._refresh(topics))
+        return None
+
+    def _mark_stale(self) -> None:
+        self._stale = self._cluster.current_metadata
+        self._cluster.mark_metadata_stale()
+
+    async def _refresh(self, topics: set[str]) -> None:
         try:
-            metadata = await self._cluster.metadata({b.tp.topic for b in ready})
+            await self._cluster.metadata(topics)
         except KafkawireError as exc:
-            _log.debug("no metadata for ready batches yet: %s", exc)
-            self._cluster.mark_metadata_stale()
-            return  # they stay queued; retried on the next wake-up, expired in time
+            self._refresh_failures += 1
+            delay = self._backoff(self._refresh_failures)
+            self._warnings.warning(
+                "metadata",
+                "no metadata for %s yet, records wait; retrying in %.3g s: %s",
+                ", ".join(sorted(topics)),
+                delay,
+                exc,
+            )
+        else:
+            self._refresh_failures = 0
+            delay = self._backoff(1)
+        self._refresh_after = time.monotonic() + delay
+
+    # --- dispatching -----------------------------------------------------------------------
+
+    def _dispatch(self, ready: list[ProducerBatch], now: float) -> float:
+        """Send what can go now; when to look again for what had to wait (``inf``: when
+        woken). Nothing here waits: the queues stay as :meth:`ready` saw them."""
+        metadata = self._metadata({b.tp.topic for b in ready}, now)
+        if metadata is None:  # look again when the refresh ends (it wakes the loop) or may start
+            return float("inf") if "metadata" in self._chores else self._refresh_after
         by_leader: dict[int, list[ProducerBatch]] = defaultdict(list)
-        for batch in ready:
+        for batch in self._in_transaction(ready):
             try:
                 by_leader[metadata.leader_for(*batch.tp)].append(batch)
             except KafkawireError as exc:
                 if not exc.retriable:
                     self._accumulator.take(batch)
-                    await self._fail(batch, exc)
+                    self._fail(batch, exc)
                 else:
-                    self._cluster.mark_metadata_stale()
+                    self._warnings.warning(
+                        "leader", "records for %s wait for a leader: %s", _name(batch.tp), exc
+                    )
+                    self._mark_stale()
         limit = self._settings.max_in_flight_requests_per_connection
         for node, batches in by_leader.items():
             if self._in_flight[node] >= limit:
                 continue
             chosen = self._fill_request(batches)
-            if self._transactions is not None:
-                # Before the task starts: requests must reach the broker in the order their
-                # sequence numbers are given, so nothing may suspend between the two.
-                try:
-                    await self._transactions.add_partitions({b.tp for b in chosen})
-                except KafkawireError as exc:
-                    for batch in chosen:
-                        self._accumulator.take(batch)
-                        await self._fail(batch, exc)
-                    continue
             for batch in chosen:
                 self._accumulator.take(batch)
                 self._flying[batch.tp].append(batch)
@@ -190,6 +293,30 @@ class Sender:
             )
             self._requests.add(task)
             task.add_done_callback(self._requests.discard)
+            task.add_done_callback(self._supervise)
+        return float("inf")
+
+    def _in_transaction(self, ready: list[ProducerBatch]) -> list[ProducerBatch]:
+        """The batches whose partitions are in the transaction (all, without one); the
+        others wait while AddPartitionsToTxn adds theirs."""
+        transactions = self._transactions
+        if transactions is None:
+            return ready
+        missing = transactions.not_added({b.tp for b in ready})
+        if not missing:
+            return ready
+        # Bounded by the batches it is for: past their delivery timeout they are gone.
+        deadline = min(b.created for b in ready if b.tp in missing) + self._delivery_timeout
+        self._start("partitions", lambda: self._add_partitions(missing, deadline))
+        return [b for b in ready if b.tp not in missing]
+
+    async def _add_partitions(self, partitions: set[TopicPartition], deadline: float) -> None:
+        assert self._transactions is not None
+        try:
+            await self._transactions.add_partitions(partitions, deadline)
+        except KafkawireError as exc:
+            for batch in self._accumulator.remove_all(partitions):
+                self._fail(batch, exc)
 
     def _fill_request(self, batches: list[ProducerBatch]) -> list[ProducerBatch]:
         """As many batches as fit in ``max_request_size`` (at least one)."""
@@ -222,10 +349,10 @@ class Sender:
             response = await pending
         except KafkawireError as exc:
             for batch in sending:
-                await self._failed_attempt(batch, exc)
+                self._failed_attempt(batch, exc)
         else:
             for batch in sending:
-                await self._settle(batch, response, metadata)
+                self._settle(batch, response, metadata)
         finally:
             self._in_flight[node] -= 1
             for batch in batches:
@@ -277,28 +404,31 @@ class Sender:
             transactional_id=settings.transactional_id,
         )
 
-    async def _settle(self, batch: ProducerBatch, response: Any, metadata: ClusterMetadata) -> None:
+    def _settle(self, batch: ProducerBatch, response: Any, metadata: ClusterMetadata) -> None:
         """Complete, retry or fail ``batch`` by its partition's part of ``response``."""
         if self._settings.acks == 0:  # nothing comes back: the response is empty
-            await self._complete(batch, BatchResult(-1, -1))
+            self._complete(batch, -1, -1)
             return
         topic_id = metadata.topics[batch.tp.topic].topic_id
         naming = topic_id if response.__version__ > 12 and topic_id else batch.tp.topic
         try:
             answer = partition_answer(response, naming, batch.tp.partition)
         except KafkawireError as exc:
-            await self._failed_attempt(batch, exc)
+            self._failed_attempt(batch, exc)
             return
         error = error_for_code(answer.error_code, getattr(answer, "error_message", None))
         if error is None:
-            result = BatchResult(int(answer.base_offset), getattr(answer, "log_append_time_ms", -1))
-            await self._complete(batch, result)
+            self._complete(
+                batch, int(answer.base_offset), getattr(answer, "log_append_time_ms", -1)
+            )
         elif isinstance(error, DuplicateSequenceNumberError):
-            await self._complete(batch, BatchResult(-1, -1))
+            self._complete(batch, -1, -1)
         else:
-            await self._failed_attempt(batch, error)
+            self._failed_attempt(batch, error)
 
-    async def _failed_attempt(self, batch: ProducerBatch, error: KafkawireError) -> None:
+    def _failed_attempt(self, batch: ProducerBatch, error: KafkawireError) -> None:
+        if batch.future.done():
+            return  # expired in flight, or failed with the producer: nothing to retry
         identity = self._identity
         retriable = error.retriable
         if isinstance(error, OutOfOrderSequenceNumberError) and batch.tp in self._held:
@@ -308,47 +438,80 @@ class Sender:
             and identity is not None
             and self._transactions is None
         ):
-            identity.need_new_epoch(f"{batch.tp}: {error}")
+            if isinstance(error, UnknownProducerIdError):
+                identity.need_new_id(f"{_name(batch.tp)}: {error}")
+            else:
+                identity.need_new_epoch(f"{_name(batch.tp)}: {error}")
             retriable = True
-        age = time.monotonic() - batch.created
-        if not retriable or age * 1000 >= self._settings.delivery_timeout_ms:
-            await self._fail(batch, error if not retriable else self._expired(batch, error))
+        if not retriable:
+            self._fail(batch, error)
             return
+        batch.last_error = error
         if getattr(error, "invalid_metadata", False) or not isinstance(error, _SEQUENCE_ERRORS):
-            self._cluster.mark_metadata_stale()
-        delay = min(
-            self._settings.retry_backoff_ms * 2 ** (batch.attempts - 1),
-            max(self._settings.retry_backoff_max_ms, self._settings.retry_backoff_ms),
+            self._mark_stale()
+        delay = self._backoff(batch.attempts)
+        batch.retry_at = time.monotonic() + delay
+        self._warnings.warning(
+            "retry",
+            "retrying %d records for %s in %.3g s (attempt %d failed): %s",
+            len(batch),
+            _name(batch.tp),
+            delay,
+            batch.attempts,
+            error,
         )
-        batch.retry_at = time.monotonic() + delay / 1000
-        _log.debug("retrying a batch of %d records to %s: %s", len(batch), batch.tp, error)
         self._held.add(batch.tp)
         self._accumulator.put_back(batch)
 
-    def _expired(self, batch: ProducerBatch, error: BaseException | None) -> DeliveryTimeoutError:
-        reason = f"; last error: {error}" if error is not None else ""
+    def _expire(self, now: float) -> float:
+        """Fail the batches whose delivery timeout has passed, queued or in flight; when the
+        next batch in flight will expire."""
+        for batch in self._accumulator.expired(now):
+            self._fail(batch, self._expired(batch, in_flight=False))
+        next_expiry = float("inf")
+        for flying in self._flying.values():
+            for batch in flying:
+                if batch.future.done():
+                    continue
+                expires = batch.created + self._delivery_timeout
+                if expires <= now:
+                    self._fail(batch, self._expired(batch, in_flight=True))
+                else:
+                    next_expiry = min(next_expiry, expires)
+        return next_expiry
+
+    def _expired(self, batch: ProducerBatch, *, in_flight: bool) -> DeliveryTimeoutError:
+        if in_flight:
+            where = "in flight, no answer yet"
+        else:
+            where = f"queued after {batch.attempts} attempts" if batch.attempts else "not sent"
+        last = batch.last_error
         expired = DeliveryTimeoutError(
-            f"{len(batch)} records for {batch.tp.topic}/{batch.tp.partition} expired: "
-            f"{self._settings.delivery_timeout_ms} ms passed since the batch was created{reason}"
+            f"{len(batch)} records for {_name(batch.tp)} expired ({where}): "
+            f"{self._settings.delivery_timeout_ms} ms (delivery_timeout_ms) passed since the "
+            "batch was created" + (f"; last error: {last}" if last is not None else "")
         )
-        expired.__cause__ = error
+        expired.__cause__ = last
         return expired
 
-    async def _expire(self, now: float) -> None:
-        """Fail queued batches whose delivery timeout has passed."""
-        for batch in self._accumulator.expired(now - self._settings.delivery_timeout_ms / 1000):
-            await self._fail(batch, self._expired(batch, None))
+    def _complete(self, batch: ProducerBatch, base_offset: int, log_append_time: int) -> None:
+        batch.complete(base_offset, log_append_time)
+        self._accumulator.release(batch)
 
-    async def _complete(self, batch: ProducerBatch, result: BatchResult) -> None:
-        batch.complete(result)
-        await self._accumulator.release(batch)
-
-    async def _fail(self, batch: ProducerBatch, error: BaseException) -> None:
-        _log.warning("%d records for %s failed: %s", len(batch), batch.tp, error)
+    def _fail(self, batch: ProducerBatch, error: BaseException) -> None:
+        if batch.future.done():
+            return
+        self._warnings.warning(
+            f"failed: {type(error).__name__}",
+            "%d records for %s failed: %s",
+            len(batch),
+            _name(batch.tp),
+            error,
+        )
         sent = batch.producer_state is not None
         if sent and self._identity is not None and self._transactions is None:
-            self._identity.need_new_epoch(f"a batch for {batch.tp} failed for good")
+            self._identity.need_new_epoch(f"a batch for {_name(batch.tp)} failed for good")
         if self._transactions is not None:
             self._transactions.failed(error)
         batch.fail(error)
-        await self._accumulator.release(batch)
+        self._accumulator.release(batch)

@@ -80,7 +80,8 @@ class ProducerSettings(ConnectionSettings):
 
     transaction_timeout_ms: int = attrs.field(default=60000, validator=positive)
     delivery_timeout_ms: int = attrs.field(default=120000, validator=positive)
-    """A record's whole time budget, from ``send`` to its delivery, retries included."""
+    """A record's whole time budget, from ``send`` to its delivery, retries included: past
+    it the record fails, queued or in flight (as in Kafka's Java client)."""
 
     max_in_flight_requests_per_connection: int = attrs.field(default=5, validator=positive)
     """Produce requests in flight to one broker; each partition has one batch in flight at a
@@ -90,7 +91,9 @@ class ProducerSettings(ConnectionSettings):
     """Bytes of records waiting to be sent; ``send`` waits (up to ``max_block_ms``) past it."""
 
     max_block_ms: int = attrs.field(default=60000, validator=not_negative)
-    """How long ``send`` may wait for buffer space or for a topic's metadata."""
+    """How long ``send`` may wait for buffer space or for a topic's metadata (and
+    ``partitions_for`` and the transaction calls for the cluster); never a bound on the
+    requests the producer sends. 0: never wait (a topic not yet known fails at once)."""
 
     partitioner: Partitioner | None = attrs.field(default=None, validator=optional(function))
     """``partitioner(topic, key, partition_count) -> partition``; ``None``: Kafka's default

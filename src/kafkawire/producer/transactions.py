@@ -8,8 +8,15 @@ only be aborted. Fencing (another producer with the same ``transactional_id``) i
 Before the first batch of a partition goes out in a transaction, the partition is added with
 AddPartitionsToTxn (v3 or older: v4+ is for brokers); offsets join with AddOffsetsToTxn and
 TxnOffsetCommit; EndTxn commits or aborts. CONCURRENT_TRANSACTIONS (the previous transaction
-still completing) and the coordinator's retriable errors are retried within the producer's
-``max_block_ms``.
+still completing) and the coordinator's retriable errors are retried until the deadline each
+call is given: ``max_block_ms`` for what the application waits on (InitProducerId at start,
+offsets, commit, abort), as Java's ``max.block.ms`` bounds those calls.
+
+Offsets carry the consumer's group metadata when given one (KIP-447, as Java's
+``sendOffsetsToTransaction(offsets, ConsumerGroupMetadata)``): the group coordinator refuses
+them from a member the group has moved on from (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID,
+FENCED_INSTANCE_ID), and the transaction must then be aborted: a zombie's records never
+commit with its offsets.
 
 Two-phase commit: ``prepare`` leaves a delivered transaction open (state ``prepared``) and hands
 back a :class:`PreparedTransaction`; :func:`end_transaction` ends it from any process with the
@@ -24,13 +31,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kafkawire.client import KafkaClient
+from kafkawire.client.group_metadata import ConsumerGroupMetadata
 from kafkawire.cluster import Cluster, TopicPartition
 from kafkawire.errors import (
     BrokerError,
+    FencedInstanceIdError,
+    IllegalGenerationError,
     InvalidProducerEpochError,
     KafkawireError,
     ProducerFencedError,
     TransactionalIdAuthorizationFailedError,
+    UnknownMemberIdError,
     error_for_code,
 )
 from kafkawire.messages.add_offsets_to_txn import v4 as add_offsets
@@ -45,6 +56,7 @@ __all__ = ["OffsetWithMetadata", "PreparedTransaction", "TransactionManager", "e
 
 _log = logging.getLogger(__name__)
 _FATAL = (ProducerFencedError, InvalidProducerEpochError, TransactionalIdAuthorizationFailedError)
+_ZOMBIE_MEMBER = (IllegalGenerationError, UnknownMemberIdError, FencedInstanceIdError)
 _END_TXN_LAST = 4  # before KIP-890: v5 bumps the epoch at every end, which a prepared handle cannot
 
 OffsetWithMetadata = int | tuple[int, str]
@@ -73,14 +85,22 @@ async def end_transaction(
     await _end(client.cluster, transaction, commit=commit)
 
 
-async def _end(cluster: Cluster, transaction: PreparedTransaction, *, commit: bool) -> None:
+async def _end(
+    cluster: Cluster,
+    transaction: PreparedTransaction,
+    *,
+    commit: bool,
+    deadline: float | None = None,
+) -> None:
     request = end_txn.EndTxnRequest(
         transactional_id=transaction.transactional_id,
         producer_id=transaction.producer_id,
         producer_epoch=transaction.producer_epoch,
         committed=commit,
     )
-    response = await cluster.send(request, negotiate=True, max_version=_END_TXN_LAST)
+    response = await cluster.send(
+        request, negotiate=True, max_version=_END_TXN_LAST, deadline=deadline
+    )
     error = error_for_code(response.error_code, f"EndTxn for {transaction.transactional_id}")
     if error is not None:
         raise error
@@ -99,11 +119,15 @@ class TransactionManager:
         self._offsets_added = False
         self._error: BaseException | None = None
 
-    async def initialize(self) -> None:
+    async def initialize(self, deadline: float) -> None:
         """InitProducerId at the transaction coordinator: fences older producers with this id
         and aborts a transaction they left open."""
-        await self._identity.initialize()
+        await self._identity.initialize(deadline=deadline)
         self.state = "ready"
+
+    def not_added(self, partitions: set[TopicPartition]) -> set[TopicPartition]:
+        """Those of ``partitions`` not in the transaction yet (their batches wait)."""
+        return partitions - self._partitions
 
     def begin(self) -> None:
         self._require("ready", "begin a transaction")
@@ -124,7 +148,8 @@ class TransactionManager:
         if self.state != "in_transaction":
             raise self._state_error("send records")
 
-    async def add_partitions(self, partitions: set[TopicPartition]) -> None:
+    async def add_partitions(self, partitions: set[TopicPartition], deadline: float) -> None:
+        """AddPartitionsToTxn, retried until ``deadline`` (``time.monotonic()``)."""
         new = partitions - self._partitions
         if not new:
             return
@@ -152,20 +177,17 @@ class TransactionManager:
             ]
             self._raise_first(errors)
 
-        await self._cluster.call("AddPartitionsToTxn", attempt)
+        await self._cluster.call("AddPartitionsToTxn", attempt, deadline=deadline)
         self._partitions |= new
 
     async def send_offsets(
         self,
         offsets: Mapping[TopicPartition, OffsetWithMetadata],
-        group_id: str,
-        *,
-        generation_id: int = -1,
-        member_id: str = "",
-        group_instance_id: str | None = None,
+        group: ConsumerGroupMetadata,
+        deadline: float,
     ) -> None:
         """Commit ``offsets`` (the next offset to read, per partition, or ``(offset,
-        metadata)``) for ``group_id`` as part of the transaction."""
+        metadata)``) for ``group`` as part of the transaction, until ``deadline``."""
         self.check_sendable()
         identity = self._identity
         if not self._offsets_added:
@@ -173,11 +195,10 @@ class TransactionManager:
                 transactional_id=self.transactional_id,
                 producer_id=identity.producer_id,
                 producer_epoch=identity.epoch,
-                group_id=group_id,
+                group_id=group.group_id,
             )
-            self._check(
-                (await self._cluster.send(add, negotiate=True)).error_code, "AddOffsetsToTxn"
-            )
+            response = await self._cluster.send(add, negotiate=True, deadline=deadline)
+            self._check(response.error_code, "AddOffsetsToTxn")
             self._offsets_added = True
         by_topic: dict[str, list[txn_offset_commit.TxnOffsetCommitRequestPartition]] = {}
         for tp, value in sorted(offsets.items()):
@@ -191,27 +212,37 @@ class TransactionManager:
             )
         commit = txn_offset_commit.TxnOffsetCommitRequest(
             transactional_id=self.transactional_id,
-            group_id=group_id,
+            group_id=group.group_id,
             producer_id=identity.producer_id,
             producer_epoch=identity.epoch,
-            generation_id=generation_id,
-            member_id=member_id,
-            group_instance_id=group_instance_id,
+            generation_id=group.generation_id,
+            member_id=group.member_id,
+            group_instance_id=group.group_instance_id,
             topics=tuple(
                 txn_offset_commit.TxnOffsetCommitRequestTopic(name=t, partitions=tuple(p))
                 for t, p in by_topic.items()
             ),
         )
-        response = await self._cluster.send(commit, negotiate=True, max_version=3)
-        self._raise_first(
-            [
-                error_for_code(p.error_code, f"TxnOffsetCommit {t.name}/{p.partition_index}")
-                for t in response.topics
-                for p in t.partitions
-            ]
+        response = await self._cluster.send(
+            commit, negotiate=True, max_version=3, deadline=deadline
         )
+        member = f"member {group.member_id!r} of generation {group.generation_id}"
+        errors = [
+            error_for_code(
+                p.error_code, f"TxnOffsetCommit {t.name}/{p.partition_index} for {member}"
+            )
+            for t in response.topics
+            for p in t.partitions
+        ]
+        try:
+            self._raise_first(errors)
+        except _ZOMBIE_MEMBER as error:
+            # Java's TxnOffsetCommitHandler: the group moved on from this member; what the
+            # transaction wrote was read by a zombie, so it must not commit.
+            self.failed(error)
+            raise
 
-    async def end(self, *, commit: bool) -> None:
+    async def end(self, *, commit: bool, deadline: float) -> None:
         """EndTxn: commit (only from a healthy transaction) or abort. The caller has already
         flushed (commit) or dropped (abort) the transaction's batches."""
         if commit:
@@ -224,7 +255,7 @@ class TransactionManager:
             raise self._state_error("abort a transaction")
         if self._partitions or self._offsets_added:
             try:
-                await _end(self._cluster, self._handle(), commit=commit)
+                await _end(self._cluster, self._handle(), commit=commit, deadline=deadline)
             except _FATAL as error:
                 self.state, self._error = "fatal", error
                 raise

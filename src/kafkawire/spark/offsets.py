@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from kafkawire.client import EARLIEST as LIST_EARLIEST
 from kafkawire.client import KafkaClient
 from kafkawire.cluster import TopicPartition
+from kafkawire.errors import UnknownTopicOrPartitionError
 
 from .options import EARLIEST, LATEST, OffsetSpec, OptionError, ReadOptions
 
@@ -36,6 +37,7 @@ __all__ = [
 ]
 
 Offsets = dict[TopicPartition, int]
+_UNKNOWN_TOPIC = UnknownTopicOrPartitionError.code
 _log = logging.getLogger(__name__)
 
 
@@ -65,17 +67,29 @@ class OffsetRange:
     end: int
 
 
-async def _partitions(client: KafkaClient, options: ReadOptions) -> list[TopicPartition]:
-    if options.assign:
-        return [TopicPartition(t, p) for t, p in options.assign]
+async def _partitions(
+    client: KafkaClient, options: ReadOptions, *, must_exist: bool
+) -> list[TopicPartition]:
+    """The partitions a read covers. With ``must_exist``, a topic named by subscribe or assign
+    that the cluster does not have is an error naming it (a stream that has started reads on
+    without it, as it does without a partition that went away)."""
     if options.pattern is not None:
         metadata = await client.cluster.refresh_metadata(None)
         pattern = re.compile(options.pattern)
         topics = sorted(t for t in metadata.topics if pattern.fullmatch(t))
-    else:
-        topics = sorted(options.subscribe)
-        metadata = await client.cluster.metadata(topics)
-    return [TopicPartition(t, p) for t in topics for p in sorted(metadata.topics[t].partitions)]
+        return [TopicPartition(t, p) for t in topics for p in sorted(metadata.topics[t].partitions)]
+    named = sorted({t for t, _ in options.assign} or set(options.subscribe))
+    metadata = await client.cluster.metadata(named)
+    found = {t: metadata.topics[t] for t in named if t in metadata.topics}
+    missing = [t for t in named if t not in found or found[t].error_code == _UNKNOWN_TOPIC]
+    if missing and must_exist:
+        option = "assign" if options.assign else "subscribe"
+        raise UnknownTopicOrPartitionError(
+            f"the topic {missing[0]!r} (option {option}) does not exist"
+        )
+    if options.assign:
+        return [TopicPartition(t, p) for t, p in options.assign]
+    return [TopicPartition(t, p) for t in found for p in sorted(found[t].partitions)]
 
 
 async def _bounds(client: KafkaClient, tp: TopicPartition) -> Bounds:
@@ -87,9 +101,11 @@ async def _bounds(client: KafkaClient, tp: TopicPartition) -> Bounds:
     return Bounds(earliest, fetched.high_watermark)
 
 
-async def current_bounds(client: KafkaClient, options: ReadOptions) -> dict[TopicPartition, Bounds]:
-    """Every subscribed partition, with its bounds now."""
-    partitions = await _partitions(client, options)
+async def current_bounds(
+    client: KafkaClient, options: ReadOptions, *, must_exist: bool = False
+) -> dict[TopicPartition, Bounds]:
+    """Every subscribed partition, with its bounds now (``must_exist``: see ``_partitions``)."""
+    partitions = await _partitions(client, options, must_exist=must_exist)
     bounds = await asyncio.gather(*(_bounds(client, tp) for tp in partitions))
     return dict(zip(partitions, bounds, strict=True))
 

@@ -4,10 +4,16 @@ Spark hands options over lower-cased (``startingoffsets``), whatever case the us
 every name is looked up lower-cased. The names and their meanings are those of Spark's own
 Kafka source where they make sense; :class:`ReadOptions` and :class:`WriteOptions` are what the
 readers and writers keep, and what is pickled to the executors with them.
+
+An option this source does not know is refused, naming the closest it knows: Spark's own
+sources ignore unknown options, but a misspelled ``startingOffsets`` silently reads a whole
+topic. Offsets in JSON are refused below -2; -2 (earliest) and -1 (latest) only where Spark's
+Kafka source gives them a meaning (no "latest" start, nor "earliest" end, in a batch read).
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,6 +41,39 @@ OffsetSpec = str | dict[str, dict[int, int]] | int
 
 _BOOTSTRAP = "kafka.bootstrap.servers"
 _SUBSCRIPTIONS = ("subscribe", "subscribepattern", "assign")
+_READ_OPTIONS = (  # as documented; looked up lower-cased
+    _BOOTSTRAP,
+    "subscribe",
+    "subscribePattern",
+    "assign",
+    "startingOffsets",
+    "startingTimestamp",
+    "endingOffsets",
+    "failOnDataLoss",
+    "includeHeaders",
+    "maxOffsetsPerTrigger",
+    "minPartitions",
+    "maxRecordsPerPartition",
+)
+_WRITE_OPTIONS = (_BOOTSTRAP, "topic", "exactlyOnce", "transactionalIdPrefix")
+# What Spark itself adds to a streaming write's options.
+_SPARK_OPTIONS = ("checkpointLocation", "queryName")
+# Options of Spark's Kafka source that kafkawire does not have: named as such, not as typos.
+_NOT_SUPPORTED = {
+    name.lower(): name
+    for name in (
+        "startingOffsetsByTimestamp",
+        "startingOffsetsByTimestampStrategy",
+        "endingOffsetsByTimestamp",
+        "endingTimestamp",
+        "minOffsetsPerTrigger",
+        "maxTriggerDelay",
+        "groupIdPrefix",
+        "kafkaConsumer.pollTimeoutMs",
+        "fetchOffset.numRetries",
+        "fetchOffset.retryIntervalMs",
+    )
+}
 
 
 def _acks(value: str) -> int | str:
@@ -91,6 +130,7 @@ def read_options(options: Mapping[str, str], *, streaming: bool) -> ReadOptions:
     """Check and parse a read's options; batch reads start at "earliest" by default, streams
     at "latest", as in Spark."""
     opts = _lowered(options)
+    _check_names(opts, _READ_OPTIONS, "read")
     _check_kafka_options(opts, allowed=())
     chosen = [name for name in _SUBSCRIPTIONS if name in opts]
     if len(chosen) != 1:
@@ -131,6 +171,7 @@ def write_options(options: Mapping[str, str]) -> WriteOptions:
     """Check and parse a write's options: where to, the producer's kafka.* options, and
     whether it is exactly once (exactlyOnce, transactionalIdPrefix)."""
     opts = _lowered(options)
+    _check_names(opts, (*_WRITE_OPTIONS, *_SPARK_OPTIONS), "write")
     _check_kafka_options(opts, allowed=tuple(_PRODUCER_OPTIONS))
     exactly_once = _boolean(opts, "exactlyonce", False)
     stray = [shown for name, shown in _EXACTLY_ONCE_ONLY.items() if name in opts]
@@ -154,8 +195,39 @@ def write_options(options: Mapping[str, str]) -> WriteOptions:
     return WriteOptions(bootstrap, opts.get("topic"), producer, exactly_once, prefix)
 
 
+_DOCUMENTED = {n.lower(): n for n in (*_READ_OPTIONS, *_WRITE_OPTIONS, *_SPARK_OPTIONS)}
+
+
+def _shown(name: str) -> str:
+    """An option's name as documented (Spark hands it over lower-cased)."""
+    return _DOCUMENTED.get(name, name)
+
+
 def _lowered(options: Mapping[str, str]) -> dict[str, str]:
     return {str(k).lower(): str(v) for k, v in options.items()}
+
+
+def _check_names(opts: dict[str, str], known: tuple[str, ...], what: str) -> None:
+    """Refuse a name that is not one of ``known`` (kafka.* names are checked apart)."""
+    by_lower = {name.lower(): name for name in known}
+    for name in sorted(opts):
+        if name in by_lower or name.startswith("kafka."):
+            continue
+        if name in _NOT_SUPPORTED:
+            raise OptionError(
+                f"the option {_NOT_SUPPORTED[name]} of Spark's Kafka source is not supported by"
+                " kafkawire (README, Spark)"
+            )
+        if name == "path":
+            raise OptionError(
+                "kafkawire takes no path: name the topics with the option"
+                f" {'subscribe, subscribePattern or assign' if what == 'read' else 'topic'}"
+            )
+        close = difflib.get_close_matches(name, list(by_lower), n=1)
+        hint = (
+            f"did you mean {by_lower[close[0]]}?" if close else f"a {what} takes {', '.join(known)}"
+        )
+        raise OptionError(f"unknown option {name} (Spark passes names lower-cased); {hint}")
 
 
 def _check_kafka_options(opts: dict[str, str], *, allowed: tuple[str, ...]) -> None:
@@ -170,7 +242,7 @@ def _check_kafka_options(opts: dict[str, str], *, allowed: tuple[str, ...]) -> N
 def _required(opts: dict[str, str], name: str) -> str:
     value = opts.get(name, "").strip()
     if not value:
-        raise OptionError(f"the option {name} is required")
+        raise OptionError(f"the option {_shown(name)} is required")
     return value
 
 
@@ -178,7 +250,9 @@ def _typed(name: str, value: str, kind: type) -> Any:
     try:
         return kind(value)
     except ValueError:
-        raise OptionError(f"the option {name} must be an {kind.__name__}, not {value!r}") from None
+        raise OptionError(
+            f"the option {_shown(name)} must be an {kind.__name__}, not {value!r}"
+        ) from None
 
 
 def _integer(opts: dict[str, str], name: str, minimum: int, default: int | None = None) -> int:
@@ -186,14 +260,14 @@ def _integer(opts: dict[str, str], name: str, minimum: int, default: int | None 
         return default
     number: int = _typed(name, opts[name], int)
     if number < minimum:
-        raise OptionError(f"the option {name} must be at least {minimum}, not {number}")
+        raise OptionError(f"the option {_shown(name)} must be at least {minimum}, not {number}")
     return number
 
 
 def _boolean(opts: dict[str, str], name: str, default: bool) -> bool:
     value = opts.get(name, str(default)).strip().lower()
     if value not in ("true", "false"):
-        raise OptionError(f"the option {name} must be true or false, not {value!r}")
+        raise OptionError(f"the option {_shown(name)} must be true or false, not {value!r}")
     return value == "true"
 
 
@@ -201,17 +275,21 @@ def _json(name: str, text: str) -> Any:
     try:
         return json.loads(text)
     except ValueError as error:
-        raise OptionError(f"the option {name} is not valid JSON: {error}") from None
+        raise OptionError(f"the option {_shown(name)} is not valid JSON: {error}") from None
 
 
 def _assignment(text: str) -> tuple[tuple[str, int], ...]:
     """``{"topic": [0, 1]}`` as sorted (topic, partition) pairs."""
     parsed = _json("assign", text)
     if not isinstance(parsed, dict) or not all(
-        isinstance(ps, list) and all(isinstance(p, int) for p in ps) for ps in parsed.values()
+        isinstance(ps, list) and all(_is_partition(p) for p in ps) for ps in parsed.values()
     ):
         raise OptionError(f'assign must look like {{"topic": [0, 1]}}, not {text}')
     return tuple(sorted((t, p) for t, ps in parsed.items() for p in ps))
+
+
+def _is_partition(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _offset_spec(opts: dict[str, str], name: str, default: str) -> OffsetSpec:
@@ -220,14 +298,30 @@ def _offset_spec(opts: dict[str, str], name: str, default: str) -> OffsetSpec:
         return text.lower()
     parsed = _json(name, text)
     try:
-        return {
-            str(topic): {int(p): int(offset) for p, offset in partitions.items()}
+        spec = {
+            str(topic): {int(p): _whole(offset) for p, offset in partitions.items()}
             for topic, partitions in parsed.items()
         }
     except (AttributeError, TypeError, ValueError):
         raise OptionError(
-            f'{name} must be "earliest", "latest" or like {{"topic": {{"0": 23}}}}, not {text}'
+            f'{_shown(name)} must be "earliest", "latest" or like {{"topic": {{"0": 23}}}},'
+            f" not {text}"
         ) from None
+    for topic, partitions in spec.items():
+        for partition, offset in partitions.items():
+            if offset < EARLIEST:
+                raise OptionError(
+                    f"{_shown(name)} gives {topic}/{partition} the offset {offset}: an offset is"
+                    " at least 0, or -2 (earliest) or -1 (latest)"
+                )
+    return spec
+
+
+def _whole(value: Any) -> int:
+    """A JSON offset: an integer (int("5") and 5.0 would hide a typo in the JSON)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(value)
+    return value
 
 
 def _names_offset(spec: OffsetSpec, offset: int) -> bool:

@@ -112,6 +112,12 @@ def _ranges(start: Offsets, end: Offsets, options: ReadOptions) -> list[InputPar
     return [InputPartition(piece) for piece in pieces]
 
 
+def _read(options: ReadOptions, partition: InputPartition) -> Iterator[Any]:
+    # Spark runs one task with no value when partitions() returns none (a pattern that
+    # matches no topic): it reads nothing.
+    return iter(()) if partition.value is None else read_range(options, partition.value)
+
+
 class BatchReader(DataSourceReader):
     def __init__(self, options: ReadOptions) -> None:
         self.options = options
@@ -120,7 +126,7 @@ class BatchReader(DataSourceReader):
         options = self.options
 
         async def plan(client: KafkaClient) -> tuple[Offsets, Offsets]:
-            bounds = await current_bounds(client, options)
+            bounds = await current_bounds(client, options, must_exist=True)
             start = await starting_offsets(client, options.starting, bounds)
             return start, await starting_offsets(client, options.ending, bounds)
 
@@ -128,7 +134,7 @@ class BatchReader(DataSourceReader):
         return _ranges(start, end, options)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        return read_range(self.options, partition.value)
+        return _read(self.options, partition)
 
 
 class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
@@ -150,7 +156,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         options = self.options
 
         async def initial(client: KafkaClient) -> Offsets:
-            bounds = await current_bounds(client, options)
+            bounds = await current_bounds(client, options, must_exist=True)
             return await starting_offsets(client, options.starting, bounds)
 
         return to_json(_with_client(options, initial))
@@ -172,4 +178,4 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return _ranges(from_json(start), from_json(end), self.options)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        return read_range(self.options, partition.value)
+        return _read(self.options, partition)

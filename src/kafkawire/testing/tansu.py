@@ -75,9 +75,9 @@ def tansu_binary() -> Path:
 class TansuBroker(EmbeddedBroker):
     """An async context manager that runs one Tansu broker for the duration of its block.
 
-    ``bootstrap`` is ``"127.0.0.1:PORT"``; ``pid`` is the broker's process id; ``version`` is
-    what ``tansu --version`` says. The broker is stopped by pid and reaped on exit, also when
-    the block raises or is cancelled.
+    ``bootstrap`` is ``"127.0.0.1:PORT"`` (``port``, or a free port); ``pid`` is the broker's
+    process id; ``version`` is what ``tansu --version`` says. The broker is stopped by pid and
+    reaped on exit, also when the block raises or is cancelled.
     """
 
     # Tansu 0.6.0 waits about 5 s on SIGTERM while any client connection is open, even an idle
@@ -92,9 +92,11 @@ class TansuBroker(EmbeddedBroker):
         cluster_id: str = "kafkawire",
         start_timeout: float = 10.0,
         stop_timeout: float = 1.0,
+        port: int | None = None,
     ) -> None:
         super().__init__(start_timeout=start_timeout, stop_timeout=stop_timeout)
         self._binary = binary
+        self._port = port  # None: a free one, found at each start
         self._cluster_id = cluster_id
         self.version = ""
 
@@ -115,8 +117,9 @@ class TansuBroker(EmbeddedBroker):
         )
 
     async def _start_once(self, binary: Path, log: Path) -> bool:
-        """One start on a fresh port: True once ready, False if the broker exited early."""
-        port = free_loopback_port()
+        """One start on ``port`` or a fresh one: True once ready, False if the broker exited
+        early."""
+        port = self._port or free_loopback_port()
         url = f"tcp://127.0.0.1:{port}"
         env = {k: v for k, v in os.environ.items() if k not in _TANSU_ENVIRONMENT}
         with log.open("wb") as out:
@@ -135,6 +138,9 @@ class TansuBroker(EmbeddedBroker):
                 stdout=out,
                 stderr=asyncio.subprocess.STDOUT,
                 env=env,
+                # Out of the terminal's process group: Ctrl-C goes to its owner, which stops it
+                # by pid once what uses it has stopped (as PySpark shields its JVM).
+                start_new_session=True,
             )
         self._process = process
         self._bootstrap = f"127.0.0.1:{port}"

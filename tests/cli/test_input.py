@@ -1,0 +1,106 @@
+"""What ``produce`` reads: lines in linear time up to a limit, records from them, and the
+refusals, each naming its line and field."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from kafkawire.cli._input import (
+    InputRecord,
+    InvalidLine,
+    json_record,
+    numbered_records,
+    read_lines,
+    text_record,
+)
+
+
+async def collect(lines: AsyncIterator[bytes]) -> list[bytes]:
+    return [line async for line in lines]
+
+
+async def test_lines_across_chunks_and_line_ends() -> None:
+    long = b"x" * 200_000  # spans several 64 KiB chunks
+    data = b"a\r\n" + long + b"\n\nb"
+    assert await collect(read_lines(io.BytesIO(data), 1 << 20)) == [b"a", long, b"", b"b"]
+
+
+async def test_a_line_past_the_limit_is_refused_with_its_number() -> None:
+    data = b"short\n" + b"y" * 300_000 + b"\nnever read\n"
+    records = numbered_records(io.BytesIO(data), InputRecord, 100_000)
+    first = await anext(records)
+    assert first == (1, InputRecord(b"short"))
+    with pytest.raises(InvalidLine, match=r"^line 2: longer than the limit of 100,000 bytes$"):
+        await anext(records)
+
+
+async def test_a_line_at_the_limit_is_read() -> None:
+    data = b"z" * 70_000
+    assert await collect(read_lines(io.BytesIO(data), 70_000)) == [data]
+
+
+async def test_a_bad_record_is_refused_with_its_number() -> None:
+    data = b'{"value": "a"}\n{"value": 1}\n'
+    records = numbered_records(io.BytesIO(data), lambda line: json_record(line, ()), 1000)
+    assert (await anext(records))[0] == 1
+    with pytest.raises(InvalidLine, match=r"^line 2: value must be a string"):
+        await anext(records)
+
+
+def test_what_consume_writes_is_read_back() -> None:
+    written = {
+        "topic": "a",
+        "partition": 1,
+        "offset": 17,
+        "timestamp": 1795454546268,
+        "key": "k1",
+        "value": {"base64": "/w=="},
+        "headers": [["source", "cli"], ["raw", {"base64": "AA=="}], ["none", None]],
+    }
+    record = json_record(json.dumps(written).encode(), [("extra", b"1")])
+    assert record == InputRecord(
+        value=b"\xff",
+        key=b"k1",
+        headers=[("extra", b"1"), ("source", b"cli"), ("raw", b"\x00"), ("none", None)],
+        partition=1,
+        timestamp=1795454546268,
+    )
+
+
+def test_headers_as_an_object() -> None:
+    assert json_record(b'{"value": null, "headers": {"h": "v"}}', ()).headers == [("h", b"v")]
+
+
+@pytest.mark.parametrize(
+    ("line", "refusal"),
+    [
+        (b'{"value": "a", "headers": ["ab"]}', 'headers[0] is not a [key, value] pair: "ab"'),
+        (b'{"value": "a", "headers": [["k"]]}', 'headers[0] is not a [key, value] pair: ["k"]'),
+        (b'{"value": "a", "headers": [[1, "v"]]}', "a header key must be a string, not 1"),
+        (b'{"value": "a", "headers": "h"}', "headers must be a list of [key, value] pairs"),
+        (b'{"value": "a", "headers": {"h": 2}}', "header 'h' must be a string"),
+        (b'{"value": "a", "partition": true}', "partition must be a whole number >= 0"),
+        (b'{"value": "a", "partition": -1}', "partition must be a whole number >= 0"),
+        (b'{"value": "a", "partition": 1.5}', "partition must be a whole number >= 0"),
+        (b'{"value": "a", "timestamp": "now"}', "timestamp must be a whole number >= 0"),
+        (b'{"value": "a", "valeu": "b"}', "unknown field 'valeu'"),
+        (b'{"value": {"base64": "!"}}', "value: bad base64"),
+        (b'{"key": [1]}', "key must be a string"),
+        (b"[1, 2]", "not a JSON object but [1, 2]"),
+        (b"{", "not JSON: "),
+    ],
+)
+def test_malformed_records_are_refused(line: bytes, refusal: str) -> None:
+    with pytest.raises(InvalidLine) as refused:
+        json_record(line, ())
+    assert str(refused.value).startswith(refusal)
+
+
+def test_text_lines_with_a_key_separator() -> None:
+    assert text_record(b"k:v:w", b":", ()) == InputRecord(b"v:w", b"k")
+    with pytest.raises(InvalidLine, match="no key separator ':'"):
+        text_record(b"kv", b":", ())

@@ -1,0 +1,212 @@
+"""Positions on fake leaders with crafted logs: no record handed out is lost or repeated,
+whatever the batches say, and what cannot be read stops the reading where it is (Kafka's Java
+``CompletedFetch`` and ``FetchCollector`` rules)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+from kafkawire.consumer import Consumer, ConsumerRecord, RecordDeserializationError, TopicPartition
+from kafkawire.records import (
+    Compression,
+    CorruptRecordError,
+    DecompressionLimitError,
+    RecordBatchBuilder,
+)
+from tests.cluster.hostile import FakeCluster
+
+from .fake_leader import LogLeader, batch, crafted_batch
+
+T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
+FAST = {"retry_backoff_ms": 1, "fetch_max_wait_ms": 20}
+WAIT = 10  # the bound on every wait: a test must fail, not hang
+
+
+async def poll(consumer: Consumer, count: int, **getmany: Any) -> list[ConsumerRecord]:
+    """What ``count`` calls of ``getmany`` return, in order."""
+    got: list[ConsumerRecord] = []
+    for _ in range(count):
+        for records in (await consumer.getmany(timeout_ms=100, **getmany)).values():
+            got += records
+    return got
+
+
+def offsets(records: list[ConsumerRecord]) -> list[tuple[int, int]]:
+    return [(r.partition, r.offset) for r in records]
+
+
+@pytest.mark.parametrize(
+    ("log", "from_any_offset", "expected"),
+    [
+        # A batch whose header says it ends at offset 0, with records 0-2, last in its answer.
+        ([crafted_batch(0, [0, 1, 2], last_offset_delta=0)], False, range(3)),
+        # An offset repeated within a batch.
+        ([crafted_batch(0, [0, 1, 1, 2]), batch(3, 1)], False, range(4)),
+        # A broker that answers batches below the fetch position (the whole log each time).
+        ([batch(0, 3), batch(3, 3)], True, range(6)),
+    ],
+    ids=["last_offset_delta-too-small", "repeated-offset", "batch-below-the-position"],
+)
+async def test_positions_only_move_forward(
+    log: list[bytes], from_any_offset: bool, expected: range
+) -> None:
+    leader = LogLeader({0: log}, from_any_offset=from_any_offset)
+    async with (
+        FakeCluster(1, leader) as brokers,
+        Consumer(bootstrap_servers=brokers.bootstrap, **FAST) as consumer,
+    ):
+        consumer.assign([T0])
+        consumer.seek(T0, 0)
+        got = await poll(consumer, 8)
+        position = await consumer.position(T0)
+    assert [r.offset for r in got] == list(expected)  # each once, in order
+    assert [r.value for r in got] == [b"%d" % o for o in expected]
+    assert position == expected[-1] + 1
+    assert all(offset >= 0 for _, offset in leader.fetched)
+    assert max(o for _, o in leader.fetched) == expected[-1] + 1
+
+
+def failing_on(bad: bytes) -> Any:
+    def deserialize(value: bytes | None) -> bytes | None:
+        if value == bad:
+            raise ValueError(f"cannot read {value!r}")
+        return value
+
+    return deserialize
+
+
+async def test_a_deserializer_error_comes_after_the_records_before_it() -> None:
+    """Java's rule: the records before the bad one are returned; the next poll raises
+    RecordDeserializationException naming the partition and offset, the position at it, and so
+    does every poll until the application seeks past it."""
+    leader = LogLeader({0: [batch(0, 5)], 1: [batch(0, 2)]})
+    async with (
+        FakeCluster(1, leader) as brokers,
+        Consumer(
+            bootstrap_servers=brokers.bootstrap, value_deserializer=failing_on(b"2"), **FAST
+        ) as consumer,
+    ):
+        consumer.assign([T0, T1])
+        for tp in (T0, T1):
+            consumer.seek(tp, 0)
+        got: list[ConsumerRecord] = []
+        while not got:
+            got = await poll(consumer, 1)
+        errors = []
+        for _ in range(2):
+            with pytest.raises(RecordDeserializationError) as caught:
+                got += await poll(consumer, 1)
+            errors.append(caught.value)
+            assert await consumer.position(T0) == 2
+        consumer.seek(T0, errors[-1].offset + 1)
+        got += await poll(consumer, 4)
+    assert (0, 2) not in offsets(got)
+    assert sorted(offsets(got)) == [(0, 0), (0, 1), (0, 3), (0, 4), (1, 0), (1, 1)]
+    error = errors[0]
+    assert (error.partition, error.offset, error.origin) == (T0, 2, "value")
+    assert isinstance(error.__cause__, ValueError)
+    assert "t/0 at offset 2" in str(error)
+    assert "seek to offset 3" in str(error)
+
+
+async def test_a_batch_past_the_decompression_bound_comes_after_the_records_before_it() -> None:
+    """Records drained before the batch, of every partition, are handed out; the error names
+    the partition, the offset and the option."""
+    bomb = RecordBatchBuilder(base_offset=2, compression=Compression.GZIP)
+    bomb.append(None, bytes(2_000_000), timestamp=1)
+    leader = LogLeader({0: [batch(0, 3)], 1: [batch(0, 2), bomb.build(), batch(3, 1)]})
+    async with (
+        FakeCluster(1, leader) as brokers,
+        Consumer(
+            bootstrap_servers=brokers.bootstrap, max_decompressed_bytes_per_fetch=100_000, **FAST
+        ) as consumer,
+    ):
+        consumer.assign([T0, T1])
+        for tp in (T0, T1):
+            consumer.seek(tp, 0)
+        got: list[ConsumerRecord] = []
+        while len(got) < 5:
+            got += await poll(consumer, 1)
+        with pytest.raises(DecompressionLimitError) as caught:
+            await poll(consumer, 1)
+        assert await consumer.position(T1) == 2
+        consumer.seek(T1, 3)
+        got += await poll(consumer, 4)
+    assert sorted(offsets(got)) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 3)]
+    message = str(caught.value)
+    assert "t/1 at offset 2" in message
+    assert "max_decompressed_bytes_per_fetch (100000)" in message
+    assert "max_total_decompressed_size" not in message  # an internal parameter
+    assert "seek to offset 3 to skip it" in message
+
+
+async def test_a_corrupt_batch_comes_after_the_records_before_it() -> None:
+    corrupt = bytearray(batch(2, 2))
+    corrupt[corrupt.rindex(b"3")] = ord("9")  # a value changed: the crc no longer matches
+    leader = LogLeader({0: [batch(0, 2), bytes(corrupt)]})
+    async with (
+        FakeCluster(1, leader) as brokers,
+        Consumer(bootstrap_servers=brokers.bootstrap, **FAST) as consumer,
+    ):
+        consumer.assign([T0])
+        consumer.seek(T0, 0)
+        got = await asyncio.wait_for(poll(consumer, 1), WAIT)
+        for _ in range(2):  # until the application seeks
+            with pytest.raises(CorruptRecordError, match="t/0 at offset 2: the batch at offset 2"):
+                await poll(consumer, 1)
+    assert offsets(got) == [(0, 0), (0, 1)]
+
+
+async def test_an_answer_naming_a_partition_not_asked_for_backs_off_and_warns_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Dropped as Java drops it; then no fetch until retry_backoff_ms has passed (it went out
+    about a thousand times a second), and one warning."""
+    leader = LogLeader({0: []}, extra_partition=2)
+    async with (
+        FakeCluster(1, leader) as brokers,
+        Consumer(
+            bootstrap_servers=brokers.bootstrap, retry_backoff_ms=60_000, fetch_max_wait_ms=20
+        ) as consumer,
+    ):
+        consumer.assign([T0])
+        consumer.seek(T0, 0)
+        while not leader.fetched:
+            await consumer.getmany(timeout_ms=20)
+        await consumer.getmany(timeout_ms=200)
+    assert len(leader.fetched) == 1
+
+
+async def test_a_dropped_answer_is_warned_of_once(caplog: pytest.LogCaptureFixture) -> None:
+    leader = LogLeader({0: []}, extra_partition=2)
+    async with (
+        FakeCluster(1, leader) as brokers,
+        Consumer(bootstrap_servers=brokers.bootstrap, **FAST) as consumer,
+    ):
+        consumer.assign([T0])
+        consumer.seek(T0, 0)
+        with caplog.at_level(logging.DEBUG, logger="kafkawire.consumer.fetcher"):
+            while len(leader.fetched) < 3:
+                await consumer.getmany(timeout_ms=20)
+    dropped = [r for r in caplog.records if "not asked for" in r.getMessage()]
+    assert len(dropped) >= 2
+    assert [r.levelno for r in dropped].count(logging.WARNING) == 1
+
+
+async def test_a_record_never_comes_twice_across_seeks_and_prefetch() -> None:
+    """Many small batches, prefetched, read a few records at a time."""
+    leader = LogLeader({0: [batch(b, 2) for b in range(0, 40, 2)]})
+    async with (
+        FakeCluster(1, leader) as brokers,
+        Consumer(bootstrap_servers=brokers.bootstrap, **FAST) as consumer,
+    ):
+        consumer.assign([T0])
+        consumer.seek(T0, 0)
+        got: list[ConsumerRecord] = []
+        while len(got) < 40:
+            got += await asyncio.wait_for(poll(consumer, 1, max_records=3), 10)
+    assert [r.offset for r in got] == list(range(40))

@@ -1,0 +1,148 @@
+"""The idempotent producer's id, recovered as Kafka's Java client recovers it (KIP-360): a new
+id when the broker forgot it, InitProducerId retried with backoff; and a producer whose broker
+is gone says so at WARNING, without a warning per batch."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import pytest
+
+from kafkawire.client import KafkaClient
+from kafkawire.producer import DeliveryTimeoutError, Producer
+from kafkawire.testing import TansuBroker
+from kafkawire.testing.fake import DROP, FakeCluster, HookContext
+from kafkawire.testing.pytest_plugin import Broker
+from tests.net.fakebroker import WAIT
+from tests.net.proxy import Proxy
+from tests.producer.faults import (
+    INIT_PRODUCER_ID,
+    PRODUCE,
+    init_producer_id_answer,
+    producer_ids,
+    refuse_produce,
+)
+from tests.producer.proxied import proxied_producer
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.levelno == logging.WARNING and r.name.startswith("kafkawire.producer")
+    ]
+
+
+async def test_a_forgotten_producer_id_is_replaced_and_the_records_go_again(
+    fake_cluster: FakeCluster,
+) -> None:
+    """The broker lost its state (UNKNOWN_PRODUCER_ID) and refuses to bump the epoch of an id
+    it does not know (as Tansu answers, UNKNOWN_SERVER_ERROR): a new id is taken."""
+    fake_cluster.create_topic("t")
+    async with Producer(fake_cluster.bootstrap, linger_ms=0, retry_backoff_ms=1) as producer:
+        assert (await producer.send_and_wait("t", b"first", partition=0)).offset == 0
+        (asked,) = fake_cluster.requests.of("InitProducerId")
+        (forgotten,) = producer_ids(fake_cluster.requests.of("Produce")[0].request)
+
+        def no_bump(request: Any, ctx: HookContext) -> Any:
+            if request.producer_id == -1:
+                return None  # a new id: the fake gives one
+            return init_producer_id_answer(ctx, -1)  # UNKNOWN_SERVER_ERROR: no such id here
+
+        fake_cluster.control(
+            refuse_produce(59, when=lambda request: forgotten in producer_ids(request)),
+            api_key=PRODUCE,
+            keep=True,
+        )
+        fake_cluster.control(no_bump, api_key=INIT_PRODUCER_ID, keep=True)
+        delivered = await asyncio.wait_for(producer.send_and_wait("t", b"again", partition=0), WAIT)
+    assert delivered.offset == 1
+    assert asked.request.producer_id == -1
+    assert fake_cluster.requests.of("InitProducerId")[-1].request.producer_id == -1
+    assert [r.value for r in fake_cluster.records("t", 0)] == [b"first", b"again"]
+
+
+async def test_init_producer_id_is_retried_with_backoff_and_warned_about_once(
+    fake_cluster: FakeCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake_cluster.create_topic("t")
+    until = time.monotonic() + 0.5
+
+    def not_yet(request: Any, ctx: HookContext) -> Any:
+        if time.monotonic() < until:
+            return init_producer_id_answer(ctx, 15)  # COORDINATOR_NOT_AVAILABLE
+        return None
+
+    fake_cluster.control(not_yet, api_key=INIT_PRODUCER_ID, keep=True)
+    async with Producer(
+        fake_cluster.bootstrap, request_timeout_ms=50, retry_backoff_ms=5, retry_backoff_max_ms=50
+    ) as producer:
+        delivery = producer.send_and_wait("t", b"v", partition=0)
+        assert (await asyncio.wait_for(delivery, WAIT)).offset == 0
+    asked = len(fake_cluster.requests.of("InitProducerId"))
+    assert asked > 2  # each call (a request timeout long) gave up, and the sender went on
+    assert len([w for w in _warnings(caplog) if "producer id" in w]) == 1
+
+
+async def test_a_broker_that_stops_answering_is_warned_about_before_records_expire(
+    fake_cluster: FakeCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake_cluster.create_topic("t")
+    async with Producer(
+        fake_cluster.bootstrap, linger_ms=0, request_timeout_ms=100, delivery_timeout_ms=2_000
+    ) as producer:
+        await producer.send_and_wait("t", b"v", partition=0)
+        fake_cluster.control(lambda request, ctx: DROP, api_key=PRODUCE, keep=True)
+        delivery = await producer.send("t", b"w", partition=0)
+        async with asyncio.timeout(WAIT):
+            while not any("t/0" in w or "t-0" in w for w in _warnings(caplog)):
+                await asyncio.sleep(0.01)
+        assert not delivery.done()  # said while the record still waits
+        await producer.close(timeout=0)
+
+
+async def test_many_batches_failing_alike_log_a_few_warnings(
+    fake_cluster: FakeCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    fake_cluster.create_topic("t", 50)
+    fake_cluster.control(lambda request, ctx: DROP, api_key=PRODUCE, keep=True)
+    async with Producer(
+        fake_cluster.bootstrap, linger_ms=0, request_timeout_ms=200, delivery_timeout_ms=300
+    ) as producer:
+        deliveries = [await producer.send("t", b"v", partition=p) for p in range(50)]
+        for delivery in deliveries:
+            with pytest.raises(DeliveryTimeoutError):
+                await asyncio.wait_for(delivery, WAIT)
+    assert 1 <= len(_warnings(caplog)) <= 5
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_a_producer_goes_on_when_its_broker_comes_back_empty(
+    tansu_broker: Broker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Tansu keeps producer ids in memory: restarted, it answers UNKNOWN_PRODUCER_ID, and
+    InitProducerId with the old id fails; the producer takes a new id and goes on."""
+    topic = f"kafkawire-restart-{time.monotonic_ns()}"
+    async with KafkaClient(tansu_broker.bootstrap) as client:
+        await client.create_topic(topic)
+    port = int(tansu_broker.bootstrap.rsplit(":", 1)[1])
+    async with (
+        Proxy(port) as proxy,
+        proxied_producer(proxy, linger_ms=0, retry_backoff_ms=10) as producer,
+    ):
+        await producer.send_and_wait(topic, b"before", partition=0)
+        async with TansuBroker() as empty:
+            async with KafkaClient(empty.bootstrap) as client:
+                await client.create_topic(topic)
+            proxy.upstream_port = int(empty.bootstrap.rsplit(":", 1)[1])
+            proxy.cut()
+            deliveries = [await producer.send(topic, b"%d" % i, partition=0) for i in range(20)]
+            metadata = [await asyncio.wait_for(d, 30) for d in deliveries]
+            async with KafkaClient(empty.bootstrap) as client:
+                values = [r.value async for r in client.records(topic, 0, 0, stop_at_end=True)]
+    assert [m.offset for m in metadata] == list(range(20))
+    assert values == [b"%d" % i for i in range(20)]
+    assert len(_warnings(caplog)) <= 5

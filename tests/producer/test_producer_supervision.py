@@ -1,0 +1,127 @@
+"""The producer's background work: it survives what brokers do, and when it cannot go on, it
+says so once and every delivery and later call fails with the reason (never a hang)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import pytest
+
+from kafkawire.errors import ClusterAuthorizationFailedError
+from kafkawire.producer import Producer, ProducerFailedError
+from kafkawire.testing.fake import FakeCluster, HookContext
+from tests.net.fakebroker import WAIT
+from tests.producer.faults import (
+    INIT_PRODUCER_ID,
+    METADATA,
+    PRODUCE,
+    delay,
+    init_producer_id_answer,
+    refuse_produce,
+)
+
+
+async def test_a_leader_change_while_metadata_is_slow_loses_nothing() -> None:
+    """Refused batches go back to the front of their queue while the sender waits for
+    metadata; it once took the wrong batch then, died, and nothing was delivered again."""
+    async with FakeCluster(1) as fake:
+        fake.create_topic("t", 3)
+        until = time.monotonic() + 0.3
+        fake.control(delay(0.05), api_key=METADATA, keep=True)
+        # Answers to requests in flight arrive during the refresh; NOT_LEADER_OR_FOLLOWER.
+        fake.control(delay(0.01), api_key=PRODUCE, keep=True)
+        fake.control(
+            refuse_produce(6, when=lambda request: time.monotonic() < until),
+            api_key=PRODUCE,
+            keep=True,
+        )
+        async with Producer(fake.bootstrap, linger_ms=0, retry_backoff_ms=1) as producer:
+            deliveries = []
+            for i in range(400):
+                deliveries.append(await producer.send("t", b"%d" % i, partition=i % 3))
+                await asyncio.sleep(0.002)  # one partition's batch per request
+            await asyncio.wait_for(producer.flush(), WAIT)
+            for delivery in deliveries:
+                await delivery
+        written = [r.value for p in range(3) for r in fake.records("t", p)]
+    assert sorted(written) == sorted(b"%d" % i for i in range(400))
+
+
+def _errors_logged(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [
+        r
+        for r in caplog.records
+        if r.levelno >= logging.ERROR and r.name.startswith("kafkawire.producer")
+    ]
+
+
+async def test_a_sender_that_fails_fails_every_delivery_and_every_later_call(
+    fake_cluster: FakeCluster, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_cluster.create_topic("t")
+    producer = Producer(fake_cluster.bootstrap, linger_ms=10_000)
+    await producer.start()
+    lingering = await producer.send("t", b"queued", partition=0)
+    assert producer._accumulator is not None
+
+    def broken(*args: object) -> None:  # a bug the sender did not foresee
+        raise RuntimeError("a bug in the sender")
+
+    monkeypatch.setattr(producer._accumulator, "ready", broken)
+    producer._accumulator.wakeup.set()
+    with pytest.raises(ProducerFailedError, match="a bug in the sender") as failed:
+        await asyncio.wait_for(lingering, WAIT)
+    assert isinstance(failed.value.__cause__, RuntimeError)
+    with pytest.raises(ProducerFailedError, match="a bug in the sender"):
+        await producer.send("t", b"later", partition=0)
+    with pytest.raises(ProducerFailedError, match="a bug in the sender"):
+        await asyncio.wait_for(producer.flush(), WAIT)
+    await asyncio.wait_for(producer.close(), WAIT)
+    assert len(_errors_logged(caplog)) == 1  # said once, with the traceback
+    assert _errors_logged(caplog)[0].exc_info is not None
+
+
+async def test_a_transactional_producer_whose_sender_failed_refuses_transactions(
+    fake_cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_cluster.create_topic("t")
+    async with Producer(fake_cluster.bootstrap, transactional_id="tx") as producer:
+        producer.begin_transaction()
+        pending = await producer.send("t", b"v", partition=0)
+        assert producer._accumulator is not None
+
+        def broken(*args: object) -> None:
+            raise RuntimeError("a bug in the sender")
+
+        monkeypatch.setattr(producer._accumulator, "ready", broken)
+        producer._accumulator.wakeup.set()
+        with pytest.raises(ProducerFailedError):
+            await asyncio.wait_for(pending, WAIT)
+        with pytest.raises(ProducerFailedError):
+            await producer.commit_transaction()
+        with pytest.raises(ProducerFailedError):
+            await producer.abort_transaction()
+        with pytest.raises(ProducerFailedError):
+            producer.begin_transaction()
+
+
+async def test_a_producer_id_refused_for_good_fails_the_producer(
+    fake_cluster: FakeCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As Java's sender does on a fatal InitProducerId error: every record fails with it, and
+    so does every later send."""
+    fake_cluster.create_topic("t")
+
+    def unauthorized(request: object, ctx: HookContext) -> object:
+        return init_producer_id_answer(ctx, 31)  # CLUSTER_AUTHORIZATION_FAILED
+
+    fake_cluster.control(unauthorized, api_key=INIT_PRODUCER_ID, keep=True)
+    async with Producer(fake_cluster.bootstrap, max_block_ms=0) as producer:
+        delivery = await producer.send("t", b"v", partition=0)
+        with pytest.raises(ClusterAuthorizationFailedError):
+            await asyncio.wait_for(delivery, WAIT)
+        with pytest.raises(ClusterAuthorizationFailedError):
+            await producer.send("t", b"v", partition=0)
+    assert len(_errors_logged(caplog)) == 1

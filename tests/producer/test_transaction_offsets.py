@@ -1,0 +1,126 @@
+"""Offsets sent to a transaction with the consumer's group metadata (KIP-447), as Java's
+``sendOffsetsToTransaction(offsets, ConsumerGroupMetadata)``: the coordinator checks the
+member's generation, so a zombie member (one the group has moved on from) is fenced."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+
+from kafkawire.admin import Admin
+from kafkawire.client import KafkaClient
+from kafkawire.cluster import TopicPartition
+from kafkawire.consumer import Consumer, ConsumerStateError
+from kafkawire.errors import IllegalGenerationError, UnknownMemberIdError
+from kafkawire.producer import ConsumerGroupMetadata, Producer, TransactionStateError
+from kafkawire.testing.fake import FakeCluster
+from kafkawire.testing.pytest_plugin import Broker
+from tests.net.fakebroker import WAIT
+from tests.producer.faults import TXN_OFFSET_COMMIT, group_generation
+
+_names = (f"kafkawire-txn-offsets-{i}" for i in itertools.count())
+_T0 = TopicPartition("t", 0)
+
+
+async def test_offsets_carry_the_members_generation_and_id(fake_cluster: FakeCluster) -> None:
+    fake_cluster.create_topic("t")
+    fake_cluster.control(group_generation(3, "member-1"), api_key=TXN_OFFSET_COMMIT, keep=True)
+    member = ConsumerGroupMetadata("g", 3, "member-1", "instance-1")
+    async with (
+        Producer(fake_cluster.bootstrap, transactional_id="tx") as producer,
+        producer.transaction(),
+    ):
+        await producer.send("t", b"v", partition=0)
+        await producer.send_offsets_to_transaction({_T0: 5}, member)
+    (sent,) = [r.request for r in fake_cluster.requests.of(TXN_OFFSET_COMMIT)]
+    assert (sent.group_id, sent.generation_id, sent.member_id, sent.group_instance_id) == (
+        "g",
+        3,
+        "member-1",
+        "instance-1",
+    )
+
+
+@pytest.mark.parametrize(
+    ("member", "error"),
+    [
+        (ConsumerGroupMetadata("g", 2, "member-1", None), IllegalGenerationError),
+        (ConsumerGroupMetadata("g", 3, "member-0", None), UnknownMemberIdError),
+    ],
+)
+async def test_a_zombie_members_offsets_are_fenced_and_the_transaction_must_abort(
+    fake_cluster: FakeCluster, member: ConsumerGroupMetadata, error: type[Exception]
+) -> None:
+    fake_cluster.create_topic("t")
+    fake_cluster.control(group_generation(3, "member-1"), api_key=TXN_OFFSET_COMMIT, keep=True)
+    async with Producer(fake_cluster.bootstrap, transactional_id="tx") as producer:
+        producer.begin_transaction()
+        await producer.send("t", b"v", partition=0)
+        with pytest.raises(error):
+            await producer.send_offsets_to_transaction({_T0: 5}, member)
+        with pytest.raises(TransactionStateError, match="must be aborted"):
+            await producer.commit_transaction()
+        await asyncio.wait_for(producer.abort_transaction(), WAIT)
+        async with producer.transaction():  # the producer goes on
+            await producer.send("t", b"w", partition=0)
+
+
+async def test_the_group_id_form_commits_without_a_generation(fake_cluster: FakeCluster) -> None:
+    fake_cluster.create_topic("t")
+    async with (
+        Producer(fake_cluster.bootstrap, transactional_id="tx") as producer,
+        producer.transaction(),
+    ):
+        await producer.send_offsets_to_transaction({_T0: 5}, "g")
+    (sent,) = [r.request for r in fake_cluster.requests.of(TXN_OFFSET_COMMIT)]
+    assert (sent.group_id, sent.generation_id, sent.member_id) == ("g", -1, "")
+
+
+async def test_a_consumer_without_a_group_has_no_group_metadata(
+    fake_cluster: FakeCluster,
+) -> None:
+    async with Consumer(bootstrap_servers=fake_cluster.bootstrap) as consumer:
+        with pytest.raises(ConsumerStateError, match="group_id"):
+            consumer.group_metadata()
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_consume_transform_produce_commits_with_the_consumers_metadata(
+    tansu_broker: Broker,
+) -> None:
+    source, sink = next(_names), next(_names)
+    group = f"group-{source}"
+    async with KafkaClient(tansu_broker.bootstrap) as client:
+        for topic in (source, sink):
+            await client.create_topic(topic)
+        await client.produce(source, 0, [b"a", b"b", b"c"])
+    async with (
+        Consumer(
+            source,
+            bootstrap_servers=tansu_broker.bootstrap,
+            group_id=group,
+            session_timeout_ms=2000,
+            heartbeat_interval_ms=200,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+        ) as consumer,
+        Producer(tansu_broker.bootstrap, transactional_id=f"tx-{source}") as producer,
+    ):
+        records: list[object] = []
+        async with asyncio.timeout(20):
+            while len(records) < 3:
+                for batch in (await consumer.getmany(timeout_ms=200)).values():
+                    records.extend(batch)
+        metadata = consumer.group_metadata()
+        assert metadata.group_id == group
+        assert metadata.generation_id >= 0
+        assert metadata.member_id
+        async with producer.transaction():
+            for record in records:
+                await producer.send(sink, record.value.upper(), partition=0)  # type: ignore[attr-defined]
+            await producer.send_offsets_to_transaction({TopicPartition(source, 0): 3}, metadata)
+    async with Admin(tansu_broker.bootstrap) as admin:
+        committed = await admin.list_group_offsets(group, [TopicPartition(source, 0)])
+    assert committed[TopicPartition(source, 0)].offset == 3
