@@ -23,7 +23,7 @@ T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 FIRST, BUMPED, OTHER = ProducerIdAndEpoch(7, 0), ProducerIdAndEpoch(7, 1), ProducerIdAndEpoch(8, 0)
 
 
-@dataclass
+@dataclass(eq=False)  # told apart by identity, as producer batches are
 class Batch:
     """What the sequence state reads of a producer batch; ``build`` is what the sender does."""
 
@@ -203,3 +203,19 @@ def test_an_answer_from_before_a_bump_changes_nothing() -> None:
     sequences.acked(old)
     sequences.returned(old)
     assert (sequences.last_acked(T0), sequences.in_flight()) == (-1, 0)
+
+
+def test_the_same_id_and_epoch_given_again_start_sequences_over() -> None:
+    """An in-memory broker that restarted (Tansu) answers UNKNOWN_PRODUCER_ID and then hands
+    out the same id at epoch 0 again: the batches waiting are numbered anew from 0, or the
+    broker refuses them as OUT_OF_ORDER for ever."""
+    sequences = state(IdState.CURRENT)
+    acked, waiting = Batch(T0, 1), Batch(T0, 2)
+    acked.build(sequences)
+    sequences.acked(acked)
+    assert waiting.build(sequences) == (7, 0, 1)
+    sequences.returned(waiting)
+    sequences.request_new_id("UNKNOWN_PRODUCER_ID")
+    sequences.initialized(FIRST)  # the same id and epoch as before
+    assert waiting.build(sequences) == (7, 0, 0)
+    assert sequences.is_next(waiting)

@@ -9,8 +9,8 @@ The value holds, as Kafka's Java ``TransactionManager`` (its ``TxnPartitionMap``
 
 - the producer id and epoch, and where they stand (:class:`IdState`, table below);
 - per partition, the next sequence to give, the last sequence the broker acknowledged, and
-  the base sequences of the batches in flight (built under the current id and epoch, not
-  yet answered).
+  the batches numbered under the current id and epoch and not yet done, by base sequence,
+  with those whose attempt is out now (in flight).
 
 Why an id changes (KIP-360). A batch that failed for good after it was sent may leave a gap
 (the broker may or may not have it): the epoch is bumped (InitProducerId with the current id
@@ -84,7 +84,11 @@ ID_MOVES = Transitions(
 class _Partition:
     next_sequence: int = 0
     last_acked: int = -1  # the last sequence of the last batch acknowledged; -1: none yet
-    in_flight: set[int] = field(default_factory=set)  # base sequences of batches in flight
+    # The batches given sequences under the current id and epoch and not yet acknowledged
+    # or failed, with their base sequences (Java's inflightBatchesBySequence); those of them
+    # whose attempt is out now.
+    numbered: dict[ProducerBatch, int] = field(default_factory=dict)
+    in_flight: set[ProducerBatch] = field(default_factory=set)
 
 
 class SequenceState:
@@ -147,35 +151,28 @@ class SequenceState:
 
     def assign(self, batch: ProducerBatch) -> tuple[int, int, int]:
         """(producer id, epoch, base sequence) to build ``batch`` with, now in flight: its
-        own if it was built under the current id and epoch, else the partition's next."""
+        own if it was given them under the current id and epoch, else the partition's next.
+        (A broker that lost its state may give the same id and epoch again: what counts is
+        when a batch was numbered, not the id it carries.)"""
         if not self.sendable:
             raise IllegalTransitionError(f"a batch built while {self.state.value}")
-        producer_id, epoch = self.current.producer_id, self.current.epoch
         partition = self._partitions.get(batch.tp)
         if partition is None:
             partition = self._partitions[batch.tp] = _Partition()
-        fields = batch.producer_state
-        if fields is None or fields[0] != producer_id or fields[1] != epoch:
-            fields = (producer_id, epoch, partition.next_sequence)
-            partition.next_sequence = (partition.next_sequence + len(batch)) % _SEQUENCES
-        partition.in_flight.add(fields[2])
-        return fields
-
-    def _own(self, batch: ProducerBatch) -> _Partition | None:
-        """The partition of ``batch``, if the batch was built under the current id and epoch."""
-        fields = batch.producer_state
-        current = self.current
-        if fields is None or fields[0] != current.producer_id or fields[1] != current.epoch:
-            return None
-        return self._partitions.get(batch.tp)
+        sequence = partition.numbered.get(batch)
+        if sequence is None:
+            sequence = partition.numbered[batch] = partition.next_sequence
+            partition.next_sequence = (sequence + len(batch)) % _SEQUENCES
+        partition.in_flight.add(batch)
+        return (self.current.producer_id, self.current.epoch, sequence)
 
     def acked(self, batch: ProducerBatch) -> None:
         """The broker has ``batch`` (written now or before: DUPLICATE_SEQUENCE_NUMBER)."""
-        partition = self._own(batch)
-        if partition is None or batch.producer_state is None:
-            return
-        base = batch.producer_state[2]
-        partition.in_flight.discard(base)
+        partition = self._partitions.get(batch.tp)
+        base = None if partition is None else partition.numbered.pop(batch, None)
+        if partition is None or base is None:
+            return  # numbered before the id changed, or failed already
+        partition.in_flight.discard(batch)
         last = (base + len(batch) - 1) % _SEQUENCES
         # Answers come in order, but a retried batch may be acknowledged after a newer one.
         if partition.last_acked < 0 or _after(last, partition.last_acked):
@@ -183,25 +180,27 @@ class SequenceState:
 
     def returned(self, batch: ProducerBatch) -> None:
         """An attempt of ``batch`` came back without it (it is retried, or fails)."""
-        partition = self._own(batch)
-        if partition is not None and batch.producer_state is not None:
-            partition.in_flight.discard(batch.producer_state[2])
+        partition = self._partitions.get(batch.tp)
+        if partition is not None:
+            partition.in_flight.discard(batch)
 
     def failed(self, batch: ProducerBatch, reason: str) -> None:
-        """``batch`` failed for good: if it was sent under the current id and epoch, the
+        """``batch`` failed for good: if it was numbered under the current id and epoch, the
         broker may or may not have it, and the epoch is bumped (see the module doc)."""
-        if self._own(batch) is None:
+        partition = self._partitions.get(batch.tp)
+        if partition is None or partition.numbered.pop(batch, None) is None:
             return
-        self.returned(batch)
+        partition.in_flight.discard(batch)
         self.request_epoch_bump(reason)
 
     def is_next(self, batch: ProducerBatch) -> bool:
         """Whether ``batch`` starts right after the last sequence the broker acknowledged for
         its partition under the current id and epoch (so a gap before it is a real one)."""
-        partition = self._own(batch)
-        if partition is None or batch.producer_state is None:
+        partition = self._partitions.get(batch.tp)
+        sequence = None if partition is None else partition.numbered.get(batch)
+        if partition is None or sequence is None:
             return False
-        return batch.producer_state[2] == (partition.last_acked + 1) % _SEQUENCES
+        return sequence == (partition.last_acked + 1) % _SEQUENCES
 
     def in_flight(self, tp: TopicPartition | None = None) -> int:
         """How many batches are in flight (for ``tp``, or in all)."""
