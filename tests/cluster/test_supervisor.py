@@ -30,6 +30,14 @@ def supervisor(**options: object) -> Supervisor:
     return Supervisor("client c-1", log=_log, **options)  # type: ignore[arg-type]
 
 
+async def ended(task: asyncio.Task[None]) -> None:
+    """Until ``task`` is done, however it ended (its owner hears of an error, not a waiter),
+    and its owner has been told."""
+    await asyncio.wait({task}, timeout=WAIT)
+    assert task.done()
+    await asyncio.sleep(0)  # the supervisor's watch runs once the task is done
+
+
 def failing(times: int, error: Exception, ran: list[int]) -> object:
     async def work() -> None:
         ran.append(1)
@@ -55,7 +63,7 @@ async def test_an_unexpected_error_is_logged_once_and_waits_in_the_inbox_once(
     told: list[BaseException] = []
     tasks = supervisor(wrap=Wrapped, on_failure=told.append)
     error = OverflowError("too big")
-    await asyncio.wait_for(tasks.spawn("commit", failing(1, error, [])), WAIT)  # type: ignore[arg-type]
+    await ended(tasks.spawn("commit", failing(1, error, [])))  # type: ignore[arg-type]
     assert tasks.failed.is_set()
     assert told == [tasks.failure]
     with pytest.raises(Wrapped, match="commit: too big") as caught:
@@ -75,8 +83,8 @@ async def test_while_a_failure_waits_later_ones_are_only_logged(
     told: list[BaseException] = []
     tasks = supervisor(on_failure=told.append)
     first, second = RuntimeError("first"), RuntimeError("second")
-    await asyncio.wait_for(tasks.spawn("a", failing(1, first, [])), WAIT)  # type: ignore[arg-type]
-    await asyncio.wait_for(tasks.spawn("b", failing(1, second, [])), WAIT)  # type: ignore[arg-type]
+    await ended(tasks.spawn("a", failing(1, first, [])))  # type: ignore[arg-type]
+    await ended(tasks.spawn("b", failing(1, second, [])))  # type: ignore[arg-type]
     assert told == [first]
     assert tasks.failure is first  # no wrap: the error itself, with no cause added
     assert first.__cause__ is None
@@ -97,7 +105,8 @@ async def test_a_closing_client_ends_a_task_quietly() -> None:
     tasks = supervisor(on_failure=told.append)
     ran: list[int] = []
     work = failing(1, ClientClosedError("closed"), ran)
-    await asyncio.wait_for(tasks.spawn("fetch", work, lasting=True), WAIT)  # type: ignore[arg-type]
+    await ended(tasks.spawn("fetch", work, lasting=True))  # type: ignore[arg-type]
+    await ended(tasks.spawn("commit", failing(1, ClientClosedError("closed"), [])))  # type: ignore[arg-type]
     assert (ran, told, tasks.failure) == ([1], [], None)
 
 
