@@ -145,7 +145,6 @@ async def fan_out(
         return {}
     results: dict[TopicPartition, A | KafkawireError] = {}
     pending = {TopicPartition(*tp): value for tp, value in wanted.items()}
-    raised: list[KafkawireError] = []  # what a round raised to be retried
 
     def again(outcome: object) -> bool:
         return (
@@ -188,7 +187,6 @@ async def fan_out(
             # A lost connection first: the cluster counts a broker's refusals by it.
             first = next((e for e in errors if isinstance(e, ConnectionClosedError)), errors[0])
             assert isinstance(first, KafkawireError)
-            raised.append(first)
             raise first
 
     try:
@@ -198,11 +196,12 @@ async def fan_out(
     except ClientClosedError:
         raise
     except KafkawireError as exc:
-        # When the last round's error ended the call (no time left for another), each pending
-        # partition keeps its own; what else ended it (the deadline mid-round, a refusal, a
-        # failed metadata lookup) is the error of each partition still pending.
-        if not (raised and exc is raised[-1]):
-            results.update(dict.fromkeys(pending, exc))
+        # Time ran out (the error a retry needs time for): each partition still pending keeps
+        # its own last error, where it has one. What else ended the call (a refusal, a failed
+        # metadata lookup) is the error of each.
+        for tp in pending:
+            if not (exc.retriable and tp in results):
+                results[tp] = exc
     return {tp: results[tp] for tp in map(_as_tp, wanted)}
 
 
