@@ -17,7 +17,7 @@ from kafkawire.cluster import TopicPartition
 from kafkawire.errors import error_for_code
 from kafkawire.messages.delete_records import v2 as delete_records
 from kafkawire.operations import list_offsets as listing
-from kafkawire.operations.fanout import by_topic, fan_out, retriable_for_known_topics
+from kafkawire.operations.fanout import fan_out, per_topic, retriable_for_known_topics
 from kafkawire.operations.list_offsets import EARLIEST, LATEST, MAX_TIMESTAMP, ListedOffset
 
 from ._base import AdminBase
@@ -45,17 +45,12 @@ class OffsetsMixin(AdminBase):
         async def build(leader: int, share: dict[TopicPartition, int]) -> Any:
             m = delete_records
             return m.DeleteRecordsRequest(
-                topics=tuple(
-                    m.DeleteRecordsTopic(
-                        name=topic,
-                        partitions=tuple(
-                            m.DeleteRecordsPartition(
-                                partition_index=p, offset=share[TopicPartition(topic, p)]
-                            )
-                            for p in indexes
-                        ),
-                    )
-                    for topic, indexes in by_topic(share).items()
+                topics=per_topic(
+                    share,
+                    lambda name, ps: m.DeleteRecordsTopic(name=name, partitions=ps),
+                    lambda tp, offset: m.DeleteRecordsPartition(
+                        partition_index=tp.partition, offset=offset
+                    ),
                 ),
                 timeout_ms=self._operation_timeout_ms,
             )

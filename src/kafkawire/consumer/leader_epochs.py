@@ -20,7 +20,7 @@ from kafkawire.cluster import Cluster, TopicPartition
 from kafkawire.errors import KafkawireError, error_for_code
 from kafkawire.messages.offset_for_leader_epoch import v4 as offset_for_leader_epoch
 from kafkawire.net import NoCommonVersionError
-from kafkawire.operations.fanout import by_topic, fan_out
+from kafkawire.operations.fanout import current_leader_epoch, fan_out, per_topic
 
 __all__ = ["EpochEnd", "can_validate", "epoch_ends"]
 
@@ -60,26 +60,20 @@ async def epoch_ends(
     comes back as its value (some are retriable: a moved leader, a fenced or unknown leader
     epoch), for the fetcher to back off."""
 
+    m = offset_for_leader_epoch
+
+    def partition(tp: TopicPartition, leader_epoch: int) -> Any:
+        return m.OffsetForLeaderPartition(
+            partition=tp.partition,
+            current_leader_epoch=current_leader_epoch(cluster, tp),
+            leader_epoch=leader_epoch,
+        )
+
     async def build(leader: int, share: dict[TopicPartition, int]) -> Any:
-        metadata = cluster.current_metadata  # just read by the fan-out
-        m = offset_for_leader_epoch
         return m.OffsetForLeaderEpochRequest(
             replica_id=_CONSUMER,
-            topics=tuple(
-                m.OffsetForLeaderTopic(
-                    topic=topic,
-                    partitions=tuple(
-                        m.OffsetForLeaderPartition(
-                            partition=p,
-                            current_leader_epoch=(
-                                metadata.leader_epoch(topic, p) if metadata else -1
-                            ),
-                            leader_epoch=share[TopicPartition(topic, p)],
-                        )
-                        for p in indexes
-                    ),
-                )
-                for topic, indexes in by_topic(share).items()
+            topics=per_topic(
+                share, lambda name, ps: m.OffsetForLeaderTopic(topic=name, partitions=ps), partition
             ),
         )
 

@@ -45,7 +45,9 @@ __all__ = [
     "RetryPolicy",
     "by_leader",
     "by_topic",
+    "current_leader_epoch",
     "fan_out",
+    "per_topic",
     "retriable",
     "retriable_for_known_topics",
     "unanswered",
@@ -54,6 +56,7 @@ __all__ = [
 T = TypeVar("T")
 V = TypeVar("V")
 A = TypeVar("A")
+P = TypeVar("P")
 
 RetryPolicy = Callable[[KafkawireError], bool]
 """Which retriable errors of a partition are worth another round (``None``: none are)."""
@@ -102,6 +105,28 @@ def by_topic(partitions: Iterable[TopicPartition]) -> dict[str, list[int]]:
     for tp in partitions:
         grouped.setdefault(tp.topic, []).append(tp.partition)
     return grouped
+
+
+def current_leader_epoch(cluster: Cluster, tp: TopicPartition) -> int:
+    """The leader epoch the metadata last read gives ``tp`` (-1: unknown), which a request
+    to its leader carries so that a broker that is not that leader fences it
+    (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH) instead of answering from a stale log."""
+    metadata = cluster.current_metadata
+    return metadata.leader_epoch(tp.topic, tp.partition) if metadata is not None else -1
+
+
+def per_topic(
+    partitions: Mapping[TopicPartition, V],
+    topic: Callable[[str, tuple[P, ...]], T],
+    partition: Callable[[TopicPartition, V], P],
+) -> tuple[T, ...]:
+    """A request's array of topics for ``partitions`` (partition -> what to ask of it): one
+    ``topic(name, its partitions)`` per topic, in their order, each partition made by
+    ``partition(tp, value)``."""
+    grouped: dict[str, list[P]] = {}
+    for tp, value in partitions.items():
+        grouped.setdefault(tp.topic, []).append(partition(tp, value))
+    return tuple(topic(name, tuple(parts)) for name, parts in grouped.items())
 
 
 def unanswered(what: object, response: Any) -> ProtocolError:

@@ -20,6 +20,7 @@ from kafkawire.messages import request_type
 from kafkawire.messages.fetch import v18 as fetch_latest
 from kafkawire.protocol import convert, struct_type
 
+from .fanout import by_topic, per_topic
 from .produce_request import produce_version, topic_naming
 
 __all__ = [
@@ -93,19 +94,17 @@ def fetch_request(
     request_cls = request_type(FETCH, version)
     topic_cls = struct_type(request_cls, "topics")
     partition_cls = struct_type(topic_cls, "partitions")
-    by_topic: dict[str, list[Any]] = {}
-    for tp, fetch in partitions.items():
-        by_topic.setdefault(tp.topic, []).append(
-            partition_cls(
-                partition=tp.partition,
-                fetch_offset=fetch.fetch_offset,
-                partition_max_bytes=fetch.max_bytes,
-                **_if_present(partition_cls, current_leader_epoch=fetch.current_leader_epoch),
-            )
-        )
-    topics = tuple(
-        topic_cls(**topic_naming(topic_cls, name, topic_ids[name]), partitions=tuple(parts))
-        for name, parts in by_topic.items()
+    topics = per_topic(
+        partitions,
+        lambda name, parts: topic_cls(
+            **topic_naming(topic_cls, name, topic_ids[name]), partitions=parts
+        ),
+        lambda tp, fetch: partition_cls(
+            partition=tp.partition,
+            fetch_offset=fetch.fetch_offset,
+            partition_max_bytes=fetch.max_bytes,
+            **_if_present(partition_cls, current_leader_epoch=fetch.current_leader_epoch),
+        ),
     )
     request = dataclasses.replace(
         convert(
@@ -135,12 +134,9 @@ def _forgotten(
     forgotten: Collection[TopicPartition],
 ) -> tuple[Any, ...]:
     forgotten_cls = struct_type(request_cls, "forgotten_topics_data")
-    by_topic: dict[str, list[int]] = {}
-    for tp in forgotten:
-        by_topic.setdefault(tp.topic, []).append(tp.partition)
     return tuple(
         forgotten_cls(**topic_naming(forgotten_cls, name, topic_ids[name]), partitions=tuple(ps))
-        for name, ps in by_topic.items()
+        for name, ps in by_topic(forgotten).items()
     )
 
 

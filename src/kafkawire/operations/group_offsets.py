@@ -30,7 +30,7 @@ from kafkawire.messages.offset_delete import v0 as offset_delete
 from kafkawire.messages.offset_fetch import v7 as offset_fetch_single
 from kafkawire.messages.offset_fetch import v9 as offset_fetch_batched
 
-from .fanout import by_topic, unanswered
+from .fanout import by_topic, per_topic, unanswered
 
 __all__ = [
     "NOT_A_MEMBER",
@@ -88,20 +88,15 @@ async def commit_offsets(
         generation_id_or_member_epoch=generation.generation_id,
         member_id=generation.member_id,
         group_instance_id=generation.group_instance_id,
-        topics=tuple(
-            m.OffsetCommitRequestTopic(
-                name=topic,
-                partitions=tuple(
-                    m.OffsetCommitRequestPartition(
-                        partition_index=p,
-                        committed_offset=(value := wanted[TopicPartition(topic, p)]).offset,
-                        committed_leader_epoch=value.leader_epoch,
-                        committed_metadata=value.metadata,
-                    )
-                    for p in indexes
-                ),
-            )
-            for topic, indexes in by_topic(wanted).items()
+        topics=per_topic(
+            wanted,
+            lambda name, ps: m.OffsetCommitRequestTopic(name=name, partitions=ps),
+            lambda tp, value: m.OffsetCommitRequestPartition(
+                partition_index=tp.partition,
+                committed_offset=value.offset,
+                committed_leader_epoch=value.leader_epoch,
+                committed_metadata=value.metadata,
+            ),
         ),
     )
     response = await cluster.send(request, negotiate=True, max_version=_NAMES_LAST)
@@ -177,12 +172,10 @@ async def delete_committed_offsets(
     m = offset_delete
     request = m.OffsetDeleteRequest(
         group_id=group_id,
-        topics=tuple(
-            m.OffsetDeleteRequestTopic(
-                name=topic,
-                partitions=tuple(m.OffsetDeleteRequestPartition(partition_index=p) for p in ps),
-            )
-            for topic, ps in by_topic(partitions).items()
+        topics=per_topic(
+            dict.fromkeys(partitions),
+            lambda name, ps: m.OffsetDeleteRequestTopic(name=name, partitions=ps),
+            lambda tp, _: m.OffsetDeleteRequestPartition(partition_index=tp.partition),
         ),
     )
     response = await cluster.send(request, negotiate=True)

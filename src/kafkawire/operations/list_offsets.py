@@ -24,7 +24,7 @@ from kafkawire.cluster import Cluster, TopicPartition
 from kafkawire.errors import KafkawireError, error_for_code
 from kafkawire.messages.list_offsets import v11 as list_offsets_latest
 
-from .fanout import RetryPolicy, by_topic, fan_out, retriable
+from .fanout import RetryPolicy, current_leader_epoch, fan_out, per_topic, retriable
 from .fetch_request import FetchOptions, answered, build_fetch, topic_names
 
 __all__ = [
@@ -67,27 +67,21 @@ async def list_offsets(
 ) -> dict[TopicPartition, ListedOffset | KafkawireError]:
     """What each partition of ``specs`` (partition -> timestamp or special value) answers."""
 
+    m = list_offsets_latest
+
+    def partition(tp: TopicPartition, timestamp: int) -> Any:
+        return m.ListOffsetsPartition(
+            partition_index=tp.partition,
+            current_leader_epoch=current_leader_epoch(cluster, tp),
+            timestamp=timestamp,
+        )
+
     async def build(leader: int, share: dict[TopicPartition, int]) -> Any:
-        metadata = cluster.current_metadata  # just read by the fan-out
-        m = list_offsets_latest
         return m.ListOffsetsRequest(
             replica_id=_CONSUMER,
             isolation_level=isolation_level,
-            topics=tuple(
-                m.ListOffsetsTopic(
-                    name=topic,
-                    partitions=tuple(
-                        m.ListOffsetsPartition(
-                            partition_index=p,
-                            current_leader_epoch=(
-                                metadata.leader_epoch(topic, p) if metadata else -1
-                            ),
-                            timestamp=share[TopicPartition(topic, p)],
-                        )
-                        for p in indexes
-                    ),
-                )
-                for topic, indexes in by_topic(share).items()
+            topics=per_topic(
+                share, lambda name, ps: m.ListOffsetsTopic(name=name, partitions=ps), partition
             ),
         )
 
