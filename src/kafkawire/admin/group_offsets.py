@@ -1,9 +1,8 @@
 """A consumer group's committed offsets: list, alter, delete, reset, and the lag they leave.
 
-Committed offsets live on the group's coordinator. OffsetFetch batches groups from v8 on, in
-a request of another shape, and v10 of both OffsetFetch and OffsetCommit names topics by id
-only; kafkawire names topics by name, so it speaks at most v9 and builds the shape the
-coordinator's version takes.
+Committed offsets live on the group's coordinator; the requests (OffsetFetch in the shape the
+coordinator's version takes, OffsetCommit from outside the group, OffsetDelete) are
+:mod:`kafkawire.operations.group_offsets`'s, shared with the consumer.
 """
 
 from __future__ import annotations
@@ -14,27 +13,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkawire.cluster import TopicPartition
-from kafkawire.errors import KafkawireError
-from kafkawire.messages.offset_commit import v9 as offset_commit
-from kafkawire.messages.offset_delete import v0 as offset_delete
-from kafkawire.messages.offset_fetch import v7 as offset_fetch_single
-from kafkawire.messages.offset_fetch import v9 as offset_fetch_batched
+from kafkawire.errors import KafkawireError, ProtocolError
+from kafkawire.operations.group_offsets import (
+    OffsetAndMetadata,
+    commit_offsets,
+    committed_offsets,
+    delete_committed_offsets,
+)
 
-from ._base import raise_top_level
-from .offsets import EARLIEST, LATEST, OffsetsMixin, by_topic
-from .results import ItemResults, error_of, unanswered
+from .offsets import EARLIEST, LATEST, OffsetsMixin
+from .results import ItemResults
 
 __all__ = ["CommittedOffset", "GroupOffsetsMixin", "PartitionLag", "ResetTo"]
 
-_OFFSET_FETCH, _BATCHED = 9, 8  # OffsetFetch's API key; the first version batching groups
-_NAMES_LAST = 9  # the last version of OffsetFetch and OffsetCommit that names topics by name
-
-
-@dataclass(frozen=True, slots=True)
-class CommittedOffset:
-    offset: int  # -1: nothing committed
-    metadata: str | None
-    leader_epoch: int
+CommittedOffset = OffsetAndMetadata
+"""A group's committed offset (-1: nothing committed), its metadata ("" where none) and the
+leader epoch committed with it: the one committed-offset type, which the consumer calls
+``OffsetAndMetadata``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,60 +85,23 @@ class GroupOffsetsMixin(OffsetsMixin):
         """The offsets ``group_id`` committed: for ``partitions``, or every partition it has
         committed for (``None``)."""
         wanted = None if partitions is None else [TopicPartition(*tp) for tp in partitions]
-        coordinator = await self._cluster.coordinator(group_id)
-        version = await self._cluster.versions_for(coordinator, _OFFSET_FETCH)
-        topics = None if wanted is None else by_topic(wanted)
-        if version >= _BATCHED:
-            m: Any = offset_fetch_batched
-            group = m.OffsetFetchRequestGroup(
-                group_id=group_id, topics=None if topics is None else _fetch_topics(m, topics)
-            )
-            request = m.OffsetFetchRequest(groups=(group,))
-            response = await self._send(request, max_version=_NAMES_LAST)
-            answer = next((g for g in response.groups if g.group_id == group_id), None)
-            if answer is None:
-                raise unanswered(f"group {group_id!r}", response)
-        else:
-            m = offset_fetch_single
-            topics_field = None if topics is None else _fetch_topics(m, topics)
-            request = m.OffsetFetchRequest(group_id=group_id, topics=topics_field)
-            answer = await self._send(request, max_version=_BATCHED - 1)
-        raise_top_level(answer)
-        results: dict[TopicPartition, CommittedOffset | KafkawireError] = {}
-        for topic in answer.topics:
-            for p in topic.partitions:
-                results[TopicPartition(topic.name, p.partition_index)] = error_of(p) or (
-                    CommittedOffset(
-                        p.committed_offset, p.metadata, getattr(p, "committed_leader_epoch", -1)
-                    )
-                )
+        found = await committed_offsets(self._cluster, group_id, wanted)
+        results: dict[TopicPartition, CommittedOffset | KafkawireError] = dict(found)
         for tp in wanted or ():
-            results.setdefault(tp, unanswered(f"{tp.topic}/{tp.partition}", answer))
+            results.setdefault(
+                tp,
+                ProtocolError(
+                    f"OffsetFetch of group {group_id!r} did not answer {tp.topic}/{tp.partition}"
+                ),
+            )
         return ItemResults(results)
 
     async def alter_group_offsets(
         self, group_id: str, offsets: Mapping[TopicPartition, int]
     ) -> ItemResults[TopicPartition, None]:
         """Commit ``offsets`` for ``group_id`` as an admin: the group must have no members."""
-        wanted = {TopicPartition(*tp): offset for tp, offset in offsets.items()}
-        request = offset_commit.OffsetCommitRequest(
-            group_id=group_id,
-            generation_id_or_member_epoch=-1,  # not a member: a commit from outside the group
-            topics=tuple(
-                offset_commit.OffsetCommitRequestTopic(
-                    name=topic,
-                    partitions=tuple(
-                        offset_commit.OffsetCommitRequestPartition(
-                            partition_index=p, committed_offset=wanted[tp]
-                        )
-                        for tp, p in indexes
-                    ),
-                )
-                for topic, indexes in by_topic(wanted).items()
-            ),
-        )
-        response = await self._send(request, max_version=_NAMES_LAST)
-        return _per_partition(wanted, response)
+        wanted = {TopicPartition(*tp): OffsetAndMetadata(offset) for tp, offset in offsets.items()}
+        return ItemResults(await commit_offsets(self._cluster, group_id, wanted))
 
     async def delete_group_offsets(
         self, group_id: str, partitions: Iterable[TopicPartition]
@@ -151,22 +109,7 @@ class GroupOffsetsMixin(OffsetsMixin):
         """Forget ``group_id``'s committed offsets of ``partitions`` (OffsetDelete; the group
         must not be subscribed to their topics)."""
         wanted = [TopicPartition(*tp) for tp in partitions]
-        request = offset_delete.OffsetDeleteRequest(
-            group_id=group_id,
-            topics=tuple(
-                offset_delete.OffsetDeleteRequestTopic(
-                    name=topic,
-                    partitions=tuple(
-                        offset_delete.OffsetDeleteRequestPartition(partition_index=p)
-                        for _, p in indexes
-                    ),
-                )
-                for topic, indexes in by_topic(wanted).items()
-            ),
-        )
-        response = await self._send(request)
-        raise_top_level(response)
-        return _per_partition(wanted, response)
+        return ItemResults(await delete_committed_offsets(self._cluster, group_id, wanted))
 
     async def group_lag(self, group_id: str) -> ItemResults[TopicPartition, PartitionLag]:
         """For each partition ``group_id`` has committed for: that offset, the end, the lag."""
@@ -250,28 +193,3 @@ def _target(
             raise KafkawireError(f"{tp.topic}/{tp.partition} has no committed offset to shift")
         return min(high, max(low, mine.offset + to.value))
     return min(high, max(low, to.value))
-
-
-def _fetch_topics(module: Any, topics: dict[str, list[tuple[TopicPartition, int]]]) -> Any:
-    topic_cls = getattr(module, "OffsetFetchRequestTopics", None) or module.OffsetFetchRequestTopic
-    return tuple(
-        topic_cls(name=name, partition_indexes=tuple(p for _, p in indexes))
-        for name, indexes in topics.items()
-    )
-
-
-def _per_partition(
-    wanted: Iterable[TopicPartition], response: Any
-) -> ItemResults[TopicPartition, None]:
-    """Each partition's error (or None) from an answer listing topics, then partitions."""
-    answers = {
-        TopicPartition(t.name, p.partition_index): error_of(p)
-        for t in response.topics
-        for p in t.partitions
-    }
-    return ItemResults(
-        {
-            tp: answers[tp] if tp in answers else unanswered(f"{tp.topic}/{tp.partition}", response)
-            for tp in wanted
-        }
-    )

@@ -2,25 +2,23 @@
 
 A consumer group's members carry their subscription and assignment as the consumer
 protocol's data messages (ConsumerProtocolSubscription, ConsumerProtocolAssignment), each an
-int16 version followed by that version's body; they are decoded with the generated classes.
+int16 version followed by that version's body; :mod:`kafkawire.operations.member_data` reads
+them, as it does for the consumer.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from kafkawire.cluster import TopicPartition
-from kafkawire.errors import DecodeError, KafkawireError
-from kafkawire.messages.consumer_protocol_assignment import v3 as assignment_latest
-from kafkawire.messages.consumer_protocol_subscription import v3 as subscription_latest
+from kafkawire.errors import KafkawireError
 from kafkawire.messages.delete_groups import v2 as delete_groups
 from kafkawire.messages.describe_groups import v6 as describe_groups
 from kafkawire.messages.list_groups import v5 as list_groups
-from kafkawire.protocol import codec_for
+from kafkawire.operations import member_data
 
 from ._base import AdminBase, raise_top_level
 from .results import ItemResults, error_of, unanswered
@@ -153,30 +151,9 @@ def decode_subscription(data: bytes) -> tuple[str, ...]:
     """The topics a consumer protocol subscription names (empty bytes: none)."""
     if not data:
         return ()
-    return tuple(_decode_data(subscription_latest.ConsumerProtocolSubscription, data).topics)
+    return member_data.decode_subscription(data).topics
 
 
 def decode_assignment(data: bytes) -> tuple[TopicPartition, ...]:
     """The partitions a consumer protocol assignment gives (empty bytes: none)."""
-    if not data:
-        return ()
-    decoded = _decode_data(assignment_latest.ConsumerProtocolAssignment, data)
-    return tuple(
-        TopicPartition(t.topic, p) for t in decoded.assigned_partitions for p in t.partitions
-    )
-
-
-def _decode_data(latest: type[Any], data: bytes) -> Any:
-    """A consumer protocol data message: its int16 version, then that version's body.
-
-    A version newer than kafkawire knows is read with the newest known class and its extra
-    bytes ignored, as Kafka's Java client reads it: new versions only append fields.
-    """
-    if len(data) < 2:
-        raise DecodeError(latest.__name__, "version", 0, "input ends inside the field")
-    version = min(int.from_bytes(data[:2], "big", signed=True), latest.__version__)
-    if version < 0:
-        raise DecodeError(latest.__name__, "version", 0, f"negative version {version}")
-    module = latest.__module__.rsplit(".", 1)[0]
-    cls = getattr(importlib.import_module(f"{module}.v{version}"), latest.__name__)
-    return codec_for(cls).decode_from(bytes(data), 2)[0]
+    return tuple(member_data.decode_assignment(data))

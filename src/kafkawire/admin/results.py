@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Generic, TypeVar
 
-from kafkawire.errors import KafkawireError, ProtocolError, error_for_code
+from kafkawire.errors import KafkawireError, error_for_code
+from kafkawire.operations.fanout import unanswered
 
 __all__ = ["AdminItemsError", "ItemResults", "error_of", "unanswered"]
 
@@ -74,10 +75,3 @@ class ItemResults(Mapping[K, V], Generic[K, V]):
 def error_of(answer: Any) -> KafkawireError | None:
     """The error an answer's ``error_code`` (and ``error_message``, where it has one) names."""
     return error_for_code(answer.error_code, getattr(answer, "error_message", None))
-
-
-def unanswered(what: object, response: Any) -> ProtocolError:
-    """The error for an item the broker's response left out."""
-    return ProtocolError(
-        f"the broker's {type(response).__name__} v{response.__version__} does not answer for {what}"
-    )

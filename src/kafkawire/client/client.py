@@ -13,7 +13,6 @@ connection may append a batch the broker had already written.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
@@ -22,14 +21,26 @@ from typing import Any, Literal, TypeVar, overload
 
 from typing_extensions import Unpack
 
-from kafkawire.cluster import ClientOptions, ClientSettings, Cluster, ConnectionFactory
+from kafkawire.cluster import (
+    ClientOptions,
+    ClientSettings,
+    Cluster,
+    ConnectionFactory,
+    TopicPartition,
+)
 from kafkawire.cluster._routing import partition_answer
-from kafkawire.errors import TopicAlreadyExistsError, error_for_code
-from kafkawire.messages import RequestMessage, ResponseMessage, request_type
+from kafkawire.errors import (
+    KafkawireError,
+    TopicAlreadyExistsError,
+    error_for_code,
+    raise_for_code,
+)
+from kafkawire.messages import RequestMessage, ResponseMessage
 from kafkawire.messages.create_topics import v7 as create_topics
-from kafkawire.messages.fetch import v18 as fetch_latest
-from kafkawire.messages.list_offsets import v11 as list_offsets_latest
-from kafkawire.protocol import convert, struct_type
+from kafkawire.operations import list_offsets as listing
+from kafkawire.operations.fetch_request import FETCH, FetchOptions, PartitionFetch, fetch_request
+from kafkawire.operations.list_offsets import EARLIEST, LATEST, ListedOffset
+from kafkawire.operations.produce_request import PRODUCE, produce_request, produce_version
 from kafkawire.records import (
     Compression,
     LegacyBatchBuilder,
@@ -40,17 +51,12 @@ from kafkawire.records import (
     decode_batches,
 )
 
-from .produce import produce_request, produce_version, topic_naming
-
 __all__ = ["EARLIEST", "LATEST", "FetchResult", "KafkaClient", "ListedOffset"]
 
 T = TypeVar("T")
 R = TypeVar("R", bound=ResponseMessage)
 
-LATEST = -1  # ListOffsets timestamps with a special meaning
-EARLIEST = -2
 _NO_TOPIC_ID = uuid.UUID(int=0)
-_PRODUCE, _FETCH = 0, 1
 _READ_COMMITTED = 1
 
 Value = bytes | None
@@ -69,13 +75,6 @@ class FetchResult:
     timestamp_types: tuple[TimestampType, ...] = ()
     """Each record's timestamp type (its batch's: the producer's create time, or the broker's
     log-append time), in the order of ``records``."""
-
-
-@dataclass(frozen=True, slots=True)
-class ListedOffset:
-    offset: int  # -1 when no offset matches
-    timestamp: int
-    leader_epoch: int
 
 
 class KafkaClient:
@@ -172,7 +171,7 @@ class KafkaClient:
         timestamp = int(time.time() * 1000)
 
         async def attempt() -> int:
-            leader, version, topic_id = await self._target(topic, partition, _PRODUCE)
+            leader, version, topic_id = await self._target(topic, partition, PRODUCE)
             builder = _builder(version, compression)
             for key, value in items:
                 builder.append(key, value, timestamp=timestamp)
@@ -187,7 +186,7 @@ class KafkaClient:
             if acks == 0:  # the broker answers nothing: the response is empty
                 return -1
             answer = partition_answer(response, topic_id if version > 12 else topic, partition)
-            _raise_for(answer.error_code, getattr(answer, "error_message", None))
+            raise_for_code(answer.error_code, getattr(answer, "error_message", None))
             return int(answer.base_offset)
 
         return await self._retrying(f"produce to {topic}/{partition}", attempt)
@@ -211,31 +210,18 @@ class KafkaClient:
         are the records of aborted transactions.
         """
 
+        options = FetchOptions(max_wait_ms, min_bytes, max_bytes, isolation_level)
+
         async def attempt() -> FetchResult:
-            leader, version, topic_id = await self._target(topic, partition, _FETCH)
-            topic_cls = struct_type(request_type(_FETCH, version), "topics")
-            wanted = struct_type(topic_cls, "partitions")(
-                partition=partition, fetch_offset=offset, partition_max_bytes=partition_max_bytes
+            leader, version, topic_id = await self._target(topic, partition, FETCH)
+            wanted = PartitionFetch(offset, -1, partition_max_bytes)  # -1: no epoch checked
+            plan = fetch_request(
+                version, {topic: topic_id}, {TopicPartition(topic, partition): wanted}, options
             )
-            options = fetch_latest.FetchRequest(
-                max_wait_ms=max_wait_ms,
-                min_bytes=min_bytes,
-                max_bytes=max_bytes,
-                isolation_level=isolation_level,
-            )
-            # The options are set at the newest version and converted (convert refuses to drop
-            # one an old version lacks if that changes the meaning); the topic is set at the
-            # target version, which names it by name up to v12 and by id after.
-            request = dataclasses.replace(
-                convert(options, version),
-                topics=(
-                    topic_cls(**topic_naming(topic_cls, topic, topic_id), partitions=(wanted,)),
-                ),
-            )
-            response = await self.cluster.send(request, node_id=leader, retry=False)
-            _raise_for(getattr(response, "error_code", 0), None)  # top level from v7
+            response = await self.cluster.send(plan.request, node_id=leader, retry=False)
+            raise_for_code(getattr(response, "error_code", 0))  # top level from v7
             data = partition_answer(response, topic_id if version > 12 else topic, partition)
-            _raise_for(data.error_code, None)
+            raise_for_code(data.error_code)
             return _fetch_result(data, offset)
 
         return await self._retrying(f"fetch from {topic}/{partition}", attempt)
@@ -269,24 +255,11 @@ class KafkaClient:
         """The first offset whose timestamp is at or after ``timestamp`` (ms since the epoch),
         or :data:`LATEST` / :data:`EARLIEST`."""
 
-        async def attempt() -> ListedOffset:
-            wanted = list_offsets_latest.ListOffsetsPartition(
-                partition_index=partition, timestamp=timestamp
-            )
-            request = list_offsets_latest.ListOffsetsRequest(
-                replica_id=-1,  # a consumer, not a follower
-                topics=(list_offsets_latest.ListOffsetsTopic(name=topic, partitions=(wanted,)),),
-            )
-            answer = partition_answer(await self.send(request, negotiate=True), topic, partition)
-            _raise_for(answer.error_code, None)
-            if hasattr(answer, "old_style_offsets"):  # v0: a list of offsets, newest first
-                offsets = answer.old_style_offsets
-                return ListedOffset(offsets[0] if offsets else -1, -1, -1)
-            return ListedOffset(
-                answer.offset, answer.timestamp, getattr(answer, "leader_epoch", -1)
-            )
-
-        return await self._retrying(f"list offsets of {topic}/{partition}", attempt)
+        tp = TopicPartition(topic, partition)
+        found = (await listing.list_offsets(self.cluster, {tp: timestamp}))[tp]
+        if isinstance(found, KafkawireError):
+            raise found
+        return found
 
     async def _target(self, topic: str, partition: int, api_key: int) -> tuple[int, int, uuid.UUID]:
         """The partition's leader, the version to use there, and the topic's id."""
@@ -324,12 +297,6 @@ def _records_to_produce(values: Any) -> list[KeyAndValue]:
                 )
         items.append((key, value))
     return items
-
-
-def _raise_for(code: int, message: str | None) -> None:
-    error = error_for_code(code, message)
-    if error is not None:
-        raise error
 
 
 def _builder(

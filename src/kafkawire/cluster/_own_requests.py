@@ -10,6 +10,7 @@ from typing import Any
 
 from kafkawire.errors import KafkawireError, error_for_code
 from kafkawire.messages import request_type
+from kafkawire.messages.find_coordinator import v6 as find_coordinator_latest
 from kafkawire.messages.metadata import v13 as metadata_latest
 from kafkawire.protocol import convert
 
@@ -23,7 +24,7 @@ __all__ = [
     "top_level_error",
 ]
 
-FIND_COORDINATOR = 10
+FIND_COORDINATOR = find_coordinator_latest.FindCoordinatorRequest.__api_key__
 
 
 def metadata_request(

@@ -59,6 +59,7 @@ from kafkawire.errors import (
     UnsupportedVersionError,
     error_for_code,
 )
+from kafkawire.messages.consumer_group_heartbeat import v1 as heartbeat_v1
 from kafkawire.net import NoCommonVersionError
 
 from ._waiting import wait_event
@@ -75,7 +76,7 @@ __all__ = ["ConsumerProtocolCoordinator"]
 
 _log = logging.getLogger(__name__)
 
-CONSUMER_GROUP_HEARTBEAT = 68
+CONSUMER_GROUP_HEARTBEAT = heartbeat_v1.ConsumerGroupHeartbeatRequest.__api_key__
 _FENCED = (FencedMemberEpochError, UnknownMemberIdError)
 
 Assignment = dict[uuid.UUID, frozenset[int]]

@@ -59,6 +59,7 @@ from kafkawire.errors import (
     RebalanceInProgressError,
     UnknownMemberIdError,
     error_for_code,
+    raise_for_code,
 )
 from kafkawire.messages.heartbeat import v4 as heartbeat
 from kafkawire.messages.join_group import v9 as join_group
@@ -85,7 +86,7 @@ __all__ = ["ClassicCoordinator"]
 
 _log = logging.getLogger(__name__)
 
-_JOIN_GROUP = 11  # the API key
+_JOIN_GROUP = join_group.JoinGroupRequest.__api_key__
 
 _THROWN_OUT = (IllegalGenerationError, UnknownMemberIdError)
 
@@ -171,7 +172,7 @@ class ClassicCoordinator(GroupMembership):
     async def _heartbeat(self) -> None:
         request = heartbeat.HeartbeatRequest(**self._identity())
         response = await self._cluster.send(request, negotiate=True)
-        _raise_for(response.error_code, f"heartbeat of group {self._group_id}")
+        raise_for_code(response.error_code, f"heartbeat of group {self._group_id}")
 
     async def _beat(self) -> None:
         """A heartbeat while the member waits for a poll (a rebalance it hears of then is
@@ -326,7 +327,7 @@ class ClassicCoordinator(GroupMembership):
             ),
         )
         response = await self._cluster.send(request, negotiate=True)
-        _raise_for(response.error_code, f"SyncGroup of {self._group_id}")
+        raise_for_code(response.error_code, f"SyncGroup of {self._group_id}")
         return decode_assignment(response.assignment)
 
     async def _take(self, assigned: set[TopicPartition], owned: set[TopicPartition]) -> None:
@@ -353,9 +354,3 @@ class ClassicCoordinator(GroupMembership):
         with contextlib.suppress(KafkawireError):
             await self._cluster.send(request, negotiate=True)
         self.generation = Generation(group_instance_id=g.group_instance_id)
-
-
-def _raise_for(code: int, what: str) -> None:
-    error = error_for_code(code, what)
-    if error is not None:
-        raise error

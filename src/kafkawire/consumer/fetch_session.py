@@ -40,6 +40,7 @@ from kafkawire.errors import (
     FetchSessionTopicIdError,
     InvalidFetchSessionEpochError,
 )
+from kafkawire.operations.fetch_request import FINAL_EPOCH, NO_SESSION, PartitionFetch
 
 __all__ = [
     "FINAL_EPOCH",
@@ -55,9 +56,7 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-NO_SESSION = 0
 INITIAL_EPOCH = 0  # a full fetch that asks for a (new) session
-FINAL_EPOCH = -1  # a full fetch that wants no session: one-shot fetches send it
 SESSION_MIN_VERSION = 7
 _INT32_MAX = 2**31 - 1
 _FIRST_TOPIC_ID_VERSION = 13
@@ -68,15 +67,6 @@ def next_epoch(epoch: int) -> int:
     if epoch < 0:
         return FINAL_EPOCH
     return 1 if epoch == _INT32_MAX else epoch + 1
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionFetch:
-    """What a Fetch asks of one partition; when any of it changes, the partition is sent again."""
-
-    fetch_offset: int
-    current_leader_epoch: int
-    max_bytes: int
 
 
 @dataclass(frozen=True, slots=True)

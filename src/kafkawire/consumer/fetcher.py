@@ -52,15 +52,21 @@ from kafkawire.errors import (
     ProtocolError,
     error_for_code,
 )
+from kafkawire.operations.fetch_request import (
+    FetchOptions,
+    PartitionFetch,
+    answered,
+    fetch_request,
+    fetch_version,
+)
 from kafkawire.records import Batch, ReadCommittedFilter, RecordsError, decode_batches
 
 from ._waiting import wait_event
 from .completed_fetch import CompletedFetch, unreadable
 from .errors import NoOffsetForPartitionError
 from .errors import OffsetOutOfRangeError as OutOfRangeNoReset
-from .fetch_request import FetchOptions, answered, fetch_request, fetch_version
-from .fetch_session import FetchSession, PartitionFetch, SessionRequest, is_session_error
-from .leader_epochs import EpochEnd, EpochQuery, can_validate, epoch_ends
+from .fetch_session import FetchSession, SessionRequest, is_session_error
+from .leader_epochs import EpochEnd, can_validate, epoch_ends
 from .offsets import OffsetLookup
 from .record import ConsumerRecord
 from .settings import ConsumerSettings
@@ -245,28 +251,13 @@ class Fetcher:
         wanted = [tp for tp in self._subscriptions.needing_validation() if self._due(tp, now)]
         if not wanted:
             return
-        metadata = await self._cluster.metadata({tp.topic for tp in wanted})
-        by_leader: dict[int, dict[TopicPartition, EpochQuery]] = {}
-        epochs = {}
-        for tp in wanted:
-            state = self._subscriptions.state(tp)
-            epochs[tp] = state.epoch
-            current = metadata.leader_epoch(tp.topic, tp.partition)
-            leader = metadata.leader_for(tp.topic, tp.partition)
-            by_leader.setdefault(leader, {})[tp] = EpochQuery(state.leader_epoch, current)
-        answers = await asyncio.gather(
-            *(epoch_ends(self._cluster, leader, asked) for leader, asked in by_leader.items()),
-            return_exceptions=True,  # one leader's failure is its partitions' failure
+        states = {tp: self._subscriptions.state(tp) for tp in wanted}
+        epochs = {tp: state.epoch for tp, state in states.items()}
+        answers = await epoch_ends(
+            self._cluster, {tp: state.leader_epoch for tp, state in states.items()}
         )
-        for asked, answer in zip(by_leader.values(), answers, strict=True):
-            if isinstance(answer, ClientClosedError) or not isinstance(
-                answer, dict | KafkawireError
-            ):
-                raise answer
-            for tp in asked:
-                self._apply_validation(
-                    tp, epochs[tp], answer.get(tp) if isinstance(answer, dict) else answer
-                )
+        for tp, answer in answers.items():  # one leader's failure is its partitions' failure
+            self._apply_validation(tp, epochs[tp], answer)
 
     def _apply_validation(
         self,

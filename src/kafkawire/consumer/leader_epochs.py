@@ -12,29 +12,21 @@ without the API (Tansu 0.6.0): there the position is taken as it is.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kafkawire.cluster import Cluster, TopicPartition
-from kafkawire.errors import BrokerError, error_for_code
+from kafkawire.errors import KafkawireError, error_for_code
 from kafkawire.messages.offset_for_leader_epoch import v4 as offset_for_leader_epoch
 from kafkawire.net import NoCommonVersionError
+from kafkawire.operations.fanout import current_leader_epoch, fan_out, per_topic
 
-__all__ = ["EpochEnd", "EpochQuery", "can_validate", "epoch_ends"]
+__all__ = ["EpochEnd", "can_validate", "epoch_ends"]
 
-OFFSET_FOR_LEADER_EPOCH = 23
+OFFSET_FOR_LEADER_EPOCH = offset_for_leader_epoch.OffsetForLeaderEpochRequest.__api_key__
 _CONSUMER_MIN_VERSION = 3  # the first with replica_id, which a consumer sets to -1
 _CONSUMER = -1
-
-
-@dataclass(frozen=True, slots=True)
-class EpochQuery:
-    """What to ask of one partition: the end of ``leader_epoch`` (the position's), with the
-    leader epoch the consumer believes current (so a stale leader is fenced)."""
-
-    leader_epoch: int
-    current_leader_epoch: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,34 +52,44 @@ async def can_validate(cluster: Cluster, leader: int) -> bool:
 
 
 async def epoch_ends(
-    cluster: Cluster, leader: int, wanted: Mapping[TopicPartition, EpochQuery]
-) -> dict[TopicPartition, EpochEnd | BrokerError]:
-    """Ask ``leader`` where each partition's epoch ends; a partition's error comes back as its
-    value (some are retriable: a moved leader, a fenced or unknown leader epoch)."""
-    topics: dict[str, list[offset_for_leader_epoch.OffsetForLeaderPartition]] = defaultdict(list)
-    for tp, query in wanted.items():
-        topics[tp.topic].append(
-            offset_for_leader_epoch.OffsetForLeaderPartition(
-                partition=tp.partition,
-                current_leader_epoch=query.current_leader_epoch,
-                leader_epoch=query.leader_epoch,
-            )
+    cluster: Cluster, positions: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, EpochEnd | KafkawireError]:
+    """Ask each partition's leader where the leader epoch of its position (``positions``:
+    partition -> that epoch) ends, one request per leader, with the leader epoch the metadata
+    gives as current (so a stale leader is fenced). Not retried here: a partition's error
+    comes back as its value (some are retriable: a moved leader, a fenced or unknown leader
+    epoch), for the fetcher to back off."""
+
+    m = offset_for_leader_epoch
+
+    def partition(tp: TopicPartition, leader_epoch: int) -> Any:
+        return m.OffsetForLeaderPartition(
+            partition=tp.partition,
+            current_leader_epoch=current_leader_epoch(cluster, tp),
+            leader_epoch=leader_epoch,
         )
-    request = offset_for_leader_epoch.OffsetForLeaderEpochRequest(
-        replica_id=_CONSUMER,
-        topics=tuple(
-            offset_for_leader_epoch.OffsetForLeaderTopic(topic=name, partitions=tuple(parts))
-            for name, parts in topics.items()
-        ),
+
+    async def build(leader: int, share: dict[TopicPartition, int]) -> Any:
+        return m.OffsetForLeaderEpochRequest(
+            replica_id=_CONSUMER,
+            topics=per_topic(
+                share, lambda name, ps: m.OffsetForLeaderTopic(topic=name, partitions=ps), partition
+            ),
+        )
+
+    return await fan_out(
+        cluster, positions, build, _epoch_ends, what="OffsetForLeaderEpoch", retry=None
     )
-    response = await cluster.send(request, node_id=leader, negotiate=True, retry=False)
-    found: dict[TopicPartition, EpochEnd | BrokerError] = {}
+
+
+def _epoch_ends(response: Any, asked: dict[TopicPartition, int]) -> dict[TopicPartition, Any]:
+    found: dict[TopicPartition, Any] = {}
     for topic in response.topics:
         for p in topic.partitions:
             tp = TopicPartition(topic.topic, p.partition)
-            if tp not in wanted:
+            if tp not in asked:
                 continue  # not asked: nothing to apply it to
-            where = f"leader epoch {wanted[tp].leader_epoch} of {tp.topic}/{tp.partition}"
+            where = f"leader epoch {asked[tp]} of {tp.topic}/{tp.partition}"
             error = error_for_code(p.error_code, where)
             found[tp] = error if error is not None else EpochEnd(p.leader_epoch, p.end_offset)
     return found

@@ -1,10 +1,8 @@
-"""The consumer protocol's member metadata and assignments: the bytes JoinGroup and SyncGroup
-carry for ``protocol_type="consumer"``, as every Kafka client writes them.
+"""The consumer's side of the consumer protocol's member data: the ``sticky`` assignor's
+user data in a subscription, and subscriptions read as the leader's assignors take them.
 
-Each is an int16 version followed by the ``ConsumerProtocolSubscription`` or
-``ConsumerProtocolAssignment`` data message of that version (generated in
-:mod:`kafkawire.messages`). Versions only ever add fields at the end, so a newer version is
-read as the newest one known and the bytes past it ignored, as Kafka's Java client does.
+The bytes themselves (``ConsumerProtocolSubscription`` and ``ConsumerProtocolAssignment``)
+are :mod:`kafkawire.operations.member_data`'s, shared with the admin client.
 
 The eager ``sticky`` assignor learns what members own from their subscription's user data
 (``StickyAssignorUserData``): eager members give everything up before they join, so their
@@ -16,16 +14,15 @@ generated classes' form.
 
 from __future__ import annotations
 
-import importlib
-import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from kafkawire.cluster import TopicPartition
 from kafkawire.errors import DecodeError
-from kafkawire.messages.consumer_protocol_assignment import v3 as assignment_v3
-from kafkawire.messages.consumer_protocol_subscription import v3 as subscription_v3
+from kafkawire.operations import member_data
+from kafkawire.operations.fanout import by_topic
+from kafkawire.operations.member_data import decode_assignment, encode_assignment
 from kafkawire.protocol import codec_for, encode
 
 from .assignors import Member
@@ -33,20 +30,6 @@ from .assignors import Member
 __all__ = ["decode_assignment", "decode_subscription", "encode_assignment", "encode_subscription"]
 
 STICKY = "sticky"
-
-_VERSION = struct.Struct(">h")
-_NEWEST = 3
-_PACKAGES = {
-    "subscription": "kafkawire.messages.consumer_protocol_subscription",
-    "assignment": "kafkawire.messages.consumer_protocol_assignment",
-}
-
-
-def _grouped(partitions: Iterable[TopicPartition], cls: type[Any]) -> tuple[Any, ...]:
-    by_topic: dict[str, list[int]] = {}
-    for tp in sorted(partitions):
-        by_topic.setdefault(tp.topic, []).append(tp.partition)
-    return tuple(cls(topic=t, partitions=tuple(ps)) for t, ps in by_topic.items())
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,53 +84,26 @@ def encode_subscription(
     if previous is not None:
         user_data = encode(
             _StickyUserDataV1(
-                previous_assignment=_grouped(previous, _StickyTopicPartitions),
+                previous_assignment=tuple(
+                    _StickyTopicPartitions(topic=topic, partitions=tuple(ps))
+                    for topic, ps in by_topic(sorted(previous)).items()
+                ),
                 generation=generation,
             )
         )
-    body = subscription_v3.ConsumerProtocolSubscription(
-        topics=tuple(sorted(topics)),
-        user_data=user_data,
-        owned_partitions=_grouped(owned, subscription_v3.TopicPartition),
-        generation_id=generation,
-    )
-    return _VERSION.pack(_NEWEST) + encode(body)
-
-
-def encode_assignment(partitions: Iterable[TopicPartition]) -> bytes:
-    body = assignment_v3.ConsumerProtocolAssignment(
-        assigned_partitions=_grouped(partitions, assignment_v3.TopicPartition)
-    )
-    return _VERSION.pack(_NEWEST) + encode(body)
-
-
-def _decode(kind: str, data: bytes) -> Any:
-    if len(data) < _VERSION.size:
-        raise DecodeError(f"ConsumerProtocol {kind}", "version", 0, "shorter than its version")
-    (version,) = _VERSION.unpack_from(data)
-    if version < 0:
-        raise DecodeError(f"ConsumerProtocol {kind}", "version", 0, f"version {version}")
-    module = importlib.import_module(f"{_PACKAGES[kind]}.v{min(version, _NEWEST)}")
-    cls = getattr(module, f"ConsumerProtocol{kind.title()}")
-    obj, _ = codec_for(cls).decode_from(bytes(data[_VERSION.size :]), 0)
-    return obj
+    subscription = member_data.Subscription(tuple(topics), tuple(owned), generation, user_data)
+    return member_data.encode_subscription(subscription)
 
 
 def decode_subscription(data: bytes, protocol: str = "") -> Member:
     """A member's subscription, as the leader reads it to run assignor ``protocol``: for
     ``sticky``, what the member owns comes from its user data where it has some."""
-    body = _decode("subscription", data)
-    topics = tuple(body.topics)
+    body = member_data.decode_subscription(data)
     if protocol == STICKY and body.user_data:
         previous = _sticky_user_data(body.user_data)
         if previous is not None:
-            return Member(topics, *previous)
-    owned = tuple(
-        TopicPartition(t.topic, p)
-        for t in getattr(body, "owned_partitions", ())
-        for p in t.partitions
-    )
-    return Member(topics, owned, getattr(body, "generation_id", -1))
+            return Member(body.topics, *previous)
+    return Member(body.topics, body.owned, body.generation)
 
 
 def _sticky_user_data(data: bytes) -> tuple[tuple[TopicPartition, ...], int] | None:
@@ -164,10 +120,3 @@ def _sticky_user_data(data: bytes) -> tuple[tuple[TopicPartition, ...], int] | N
         )
         return owned, getattr(body, "generation", -1)
     return None
-
-
-def decode_assignment(data: bytes) -> list[TopicPartition]:
-    if not data:  # a member given nothing may get an empty assignment
-        return []
-    body = _decode("assignment", data)
-    return [TopicPartition(t.topic, p) for t in body.assigned_partitions for p in t.partitions]

@@ -56,6 +56,7 @@ from kafkawire.errors import (
     ProtocolError,
 )
 from kafkawire.messages import APIS, RequestMessage, ResponseMessage
+from kafkawire.messages.produce import v13 as produce_latest
 from kafkawire.protocol import (
     MAX_FRAME_SIZE,
     decode_response,
@@ -78,7 +79,7 @@ __all__ = ["Connection"]
 _log = logging.getLogger(__name__)
 
 R = TypeVar("R", bound=ResponseMessage)
-_PRODUCE = 0
+_PRODUCE = produce_latest.ProduceRequest.__api_key__
 _MAX_CORRELATION_ID = 2**31 - 1
 _MAX_ABANDONED = 1024
 _ACKS_0_WINDOW = 1024

@@ -43,7 +43,7 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-API_VERSIONS = 18
+API_VERSIONS = api_versions_v0.ApiVersionsRequest.__api_key__
 _UNSUPPORTED_VERSION = UnsupportedVersionError.code
 _CLIENT_SOFTWARE_NAME = "kafkawire"
 

@@ -56,7 +56,6 @@ import time
 from collections import defaultdict, deque
 from typing import Any
 
-from kafkawire.client.produce import produce_request, produce_version
 from kafkawire.cluster import Cluster, ClusterMetadata, TopicPartition
 from kafkawire.cluster._routing import partition_answer
 from kafkawire.cluster.supervisor import Supervisor, Work
@@ -67,6 +66,8 @@ from kafkawire.errors import (
     UnknownProducerIdError,
     error_for_code,
 )
+from kafkawire.operations.fanout import by_leader
+from kafkawire.operations.produce_request import PRODUCE, produce_request, produce_version
 
 from .accumulator import RecordAccumulator
 from .batch import ProducerBatch
@@ -80,7 +81,6 @@ __all__ = ["Sender"]
 
 _log = logging.getLogger(__name__)
 
-_PRODUCE = 0
 _FIRST_VERSION_WITH_HEADERS = 3  # record batches v2 (headers, idempotence) start at Produce v3
 _LAST_VERSION_BEFORE_KIP_890 = 11  # transactions without the broker adding partitions itself
 _IDLE = 1.0  # seconds between checks when nothing else wakes the loop
@@ -90,6 +90,10 @@ _REFRESH = "metadata refresh"
 
 def _name(tp: TopicPartition) -> str:
     return f"{tp.topic}/{tp.partition}"
+
+
+def _partition_of(batch: ProducerBatch) -> TopicPartition:
+    return batch.tp
 
 
 class Sender:
@@ -263,21 +267,18 @@ class Sender:
         metadata = self._metadata({b.tp.topic for b in ready}, now)
         if metadata is None:  # look again when the refresh ends (it wakes the loop) or may start
             return float("inf") if _REFRESH in self._chores else self._refresh_after
-        by_leader: dict[int, list[ProducerBatch]] = defaultdict(list)
-        for batch in self._in_transaction(ready):
-            try:
-                by_leader[metadata.leader_for(*batch.tp)].append(batch)
-            except KafkawireError as exc:
-                if not exc.retriable:
-                    self._accumulator.take(batch)
-                    self._fail(batch, exc)
-                else:
-                    self._warnings.warning(
-                        "leader", "records for %s wait for a leader: %s", _name(batch.tp), exc
-                    )
-                    self._mark_stale()
+        split = by_leader(metadata, self._in_transaction(ready), _partition_of)
+        for batch, exc in split.unrouted:
+            if not exc.retriable:
+                self._accumulator.take(batch)
+                self._fail(batch, exc)
+            else:
+                self._warnings.warning(
+                    "leader", "records for %s wait for a leader: %s", _name(batch.tp), exc
+                )
+                self._mark_stale()
         limit = self._settings.max_in_flight_requests_per_connection
-        for node, batches in by_leader.items():
+        for node, batches in split.shares.items():
             if self._in_flight[node] >= limit:
                 continue
             chosen = self._fill_request(batches)
@@ -343,7 +344,7 @@ class Sender:
                 if not sending:
                     return
                 pending = self._cluster.write(
-                    self._request(node, connection.version_for(_PRODUCE), sending, metadata),
+                    self._request(node, connection.version_for(PRODUCE), sending, metadata),
                     node_id=node,
                 )
             response = await pending

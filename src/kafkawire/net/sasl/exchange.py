@@ -17,6 +17,8 @@ from typing import Any
 
 from kafkawire.errors import UnsupportedSaslMechanismError, error_for_code
 from kafkawire.messages import request_type
+from kafkawire.messages.sasl_authenticate import v0 as sasl_authenticate
+from kafkawire.messages.sasl_handshake import v0 as sasl_handshake
 from kafkawire.net.errors import AuthenticationError
 from kafkawire.net.versions import BrokerVersions
 
@@ -26,8 +28,8 @@ __all__ = ["authenticate"]
 
 _log = logging.getLogger(__name__)
 
-SASL_HANDSHAKE = 17
-SASL_AUTHENTICATE = 36
+SASL_HANDSHAKE = sasl_handshake.SaslHandshakeRequest.__api_key__
+SASL_AUTHENTICATE = sasl_authenticate.SaslAuthenticateRequest.__api_key__
 
 
 async def authenticate(

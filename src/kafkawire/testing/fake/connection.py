@@ -37,7 +37,7 @@ __all__ = ["Connection"]
 logger = logging.getLogger(__name__)
 
 _HEADER_START = struct.Struct(">hhi")  # api key, api version, correlation id
-_API_VERSIONS = 18
+_API_VERSIONS = api_versions_v0.ApiVersionsRequest.__api_key__
 
 
 class Connection:

@@ -22,7 +22,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from kafkawire.consumer.member_data import decode_subscription
 from kafkawire.errors import (
     CoordinatorNotAvailableError,
     DecodeError,
@@ -33,6 +32,7 @@ from kafkawire.errors import (
 )
 from kafkawire.messages.join_group import v9 as join_group
 from kafkawire.messages.sync_group import v5 as sync_group
+from kafkawire.operations.member_data import decode_subscription
 
 from ._classic_state import TRANSITIONS, ClassicGroupState, check_transition
 

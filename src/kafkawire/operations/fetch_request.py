@@ -1,29 +1,56 @@
-"""Building Fetch requests for many partitions of one leader, at the version it takes.
+"""Building Fetch requests for many partitions of one leader, at the version it takes, and
+reading which partitions their answers name.
 
-Shared by the fetcher (with a fetch session, :mod:`.fetch_session`) and by end-offset lookups
-(one-shot, with no session). Fetch names topics by name up to v12 and by topic id from v13; a
-topic whose id the metadata did not give caps the version at 12, as for Produce. Fields a
-version lacks are left out: the session (v7+), the partition's current leader epoch (v9+).
+Shared by the consumer's fetcher (in a fetch session: ``kafkawire.consumer.fetch_session``),
+the end-offset confirmation of :mod:`.list_offsets` and :meth:`KafkaClient.fetch` (one-shot,
+with no session). Fetch names topics by name up to v12 and by topic id from v13; a topic whose
+id the metadata did not give caps the version at 12, as for Produce. Fields a version lacks
+are left out: the session (v7+), the partition's current leader epoch (v9+).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import uuid
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from kafkawire.client.produce import produce_version, topic_naming
-from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.cluster import Cluster, ClusterMetadata, TopicPartition
 from kafkawire.messages import request_type
 from kafkawire.messages.fetch import v18 as fetch_latest
 from kafkawire.protocol import convert, struct_type
 
-from .fetch_session import FINAL_EPOCH, NO_SESSION, PartitionFetch
+from .fanout import by_topic, per_topic
+from .produce_request import produce_version, topic_naming
 
-__all__ = ["FETCH", "FetchOptions", "FetchPlan", "build_fetch", "fetch_request", "fetch_version"]
+__all__ = [
+    "FETCH",
+    "FINAL_EPOCH",
+    "NO_SESSION",
+    "FetchOptions",
+    "FetchPlan",
+    "PartitionFetch",
+    "answered",
+    "build_fetch",
+    "fetch_request",
+    "fetch_version",
+    "topic_names",
+    "topic_of",
+]
 
-FETCH = 1
+FETCH = fetch_latest.FetchRequest.__api_key__
+NO_SESSION = 0  # the session id of a Fetch outside any session
+FINAL_EPOCH = -1  # the session epoch of a full fetch that wants no session: one-shot fetches
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PartitionFetch:
+    """What a Fetch asks of one partition; when any of it changes, a fetch session sends the
+    partition again."""
+
+    fetch_offset: int
+    current_leader_epoch: int
+    max_bytes: int
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -67,19 +94,17 @@ def fetch_request(
     request_cls = request_type(FETCH, version)
     topic_cls = struct_type(request_cls, "topics")
     partition_cls = struct_type(topic_cls, "partitions")
-    by_topic: dict[str, list[Any]] = {}
-    for tp, fetch in partitions.items():
-        by_topic.setdefault(tp.topic, []).append(
-            partition_cls(
-                partition=tp.partition,
-                fetch_offset=fetch.fetch_offset,
-                partition_max_bytes=fetch.max_bytes,
-                **_if_present(partition_cls, current_leader_epoch=fetch.current_leader_epoch),
-            )
-        )
-    topics = tuple(
-        topic_cls(**topic_naming(topic_cls, name, topic_ids[name]), partitions=tuple(parts))
-        for name, parts in by_topic.items()
+    topics = per_topic(
+        partitions,
+        lambda name, parts: topic_cls(
+            **topic_naming(topic_cls, name, topic_ids[name]), partitions=parts
+        ),
+        lambda tp, fetch: partition_cls(
+            partition=tp.partition,
+            fetch_offset=fetch.fetch_offset,
+            partition_max_bytes=fetch.max_bytes,
+            **_if_present(partition_cls, current_leader_epoch=fetch.current_leader_epoch),
+        ),
     )
     request = dataclasses.replace(
         convert(
@@ -109,12 +134,9 @@ def _forgotten(
     forgotten: Collection[TopicPartition],
 ) -> tuple[Any, ...]:
     forgotten_cls = struct_type(request_cls, "forgotten_topics_data")
-    by_topic: dict[str, list[int]] = {}
-    for tp in forgotten:
-        by_topic.setdefault(tp.topic, []).append(tp.partition)
     return tuple(
         forgotten_cls(**topic_naming(forgotten_cls, name, topic_ids[name]), partitions=tuple(ps))
-        for name, ps in by_topic.items()
+        for name, ps in by_topic(forgotten).items()
     )
 
 
@@ -137,6 +159,16 @@ async def build_fetch(
     version, ids = await fetch_version(cluster, leader, {tp.topic for tp in offsets})
     wanted = {tp: PartitionFetch(offset, -1, partition_max_bytes) for tp, offset in offsets.items()}
     return fetch_request(version, ids, wanted, options)
+
+
+def topic_names(
+    metadata: ClusterMetadata | None, partitions: Iterable[TopicPartition]
+) -> dict[uuid.UUID, str]:
+    """Topic id -> name of the topics of ``partitions`` that ``metadata`` knows by id: what
+    reads the answer to a Fetch that named them by id (v13+)."""
+    topics = metadata.topics if metadata is not None else {}
+    ids = {tp.topic: topics[tp.topic].topic_id for tp in partitions if tp.topic in topics}
+    return {topic_id: name for name, topic_id in ids.items() if topic_id is not None}
 
 
 def topic_of(answer: Any, names: Mapping[uuid.UUID, str]) -> str | None:

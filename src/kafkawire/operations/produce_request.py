@@ -1,8 +1,9 @@
 """Building a Produce request at the version a broker takes, for any number of partitions.
 
-Shared by :meth:`KafkaClient.produce` and the producer. Produce names topics by name up to
-v12 and by topic id from v13; a topic whose id the metadata did not give (a broker without
-topic ids) can only be produced to at v12 or older, so the version follows what is known.
+Shared by :meth:`KafkaClient.produce` and the producer's sender. Produce names topics by
+name up to v12 and by topic id from v13; a topic whose id the metadata did not give (a broker
+without topic ids) can only be produced to at v12 or older, so the version follows what is
+known. Fetch names topics the same way (:mod:`.fetch_request`).
 """
 
 from __future__ import annotations
@@ -13,17 +14,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kafkawire.messages import request_type
+from kafkawire.messages.produce import v13 as produce_latest
 from kafkawire.protocol import struct_type
 
 __all__ = [
     "LAST_VERSION_WITH_TOPIC_NAMES",
+    "PRODUCE",
     "produce_request",
     "produce_version",
     "topic_naming",
 ]
 
 LAST_VERSION_WITH_TOPIC_NAMES = 12  # Produce and Fetch address topics by id from v13
-_PRODUCE = 0
+PRODUCE = produce_latest.ProduceRequest.__api_key__
 
 
 def produce_version(broker_version: int, topic_ids: Sequence[uuid.UUID | None]) -> int:
@@ -43,7 +46,7 @@ def produce_request(
     transactional_id: str | None = None,
 ) -> Any:
     """A ProduceRequest at ``version`` carrying ``data``: topic -> [(partition, records)]."""
-    request_cls = request_type(_PRODUCE, version)
+    request_cls = request_type(PRODUCE, version)
     topic_cls = struct_type(request_cls, "topic_data")
     partition_cls = struct_type(topic_cls, "partition_data")
     topics = []
