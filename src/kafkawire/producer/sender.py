@@ -290,12 +290,9 @@ class Sender:
                 f"Produce to broker {node}", functools.partial(self._send, node, chosen, metadata)
             )
             self._requests.add(task)
-            task.add_done_callback(self._request_ended)
+            # Also taken out (and the loop woken) by _send itself, before the loop wakes.
+            task.add_done_callback(self._requests.discard)
         return float("inf")
-
-    def _request_ended(self, task: asyncio.Task[None]) -> None:
-        self._requests.discard(task)
-        self._accumulator.wakeup.set()
 
     def _in_transaction(self, ready: list[ProducerBatch]) -> list[ProducerBatch]:
         """The batches whose partitions are in the transaction (all, without one); the

@@ -50,6 +50,7 @@ __all__ = ["NO_PRODUCER_ID", "IdState", "ProducerIdAndEpoch", "SequenceState"]
 _log = logging.getLogger(__name__)
 
 _SEQUENCES = 2**31  # sequence numbers wrap at 2**31 - 1
+_HALF = _SEQUENCES // 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,21 +98,20 @@ class SequenceState:
     def __init__(self, *, transactional: bool) -> None:
         self.transactional = transactional
         self.state = IdState.NONE
+        self.sendable = False
+        """Whether batches may be built now: under a current id, or under a transactional
+        producer's epoch whose bump waits for its transaction's abort. (An attribute kept
+        with the state: the sender reads it for every request.)"""
         self.current = NO_PRODUCER_ID
         self._partitions: dict[TopicPartition, _Partition] = {}
 
     def _move(self, target: IdState) -> None:
         self.state = ID_MOVES.check(self.state, target)
+        self.sendable = target is IdState.CURRENT or (
+            self.transactional and target is IdState.BUMP_DUE
+        )
 
     # --- the id --------------------------------------------------------------------------
-
-    @property
-    def sendable(self) -> bool:
-        """Whether batches may be built now: under a current id, or under a transactional
-        producer's epoch whose bump waits for its transaction's abort."""
-        return self.state is IdState.CURRENT or (
-            self.transactional and self.state is IdState.BUMP_DUE
-        )
 
     def request_epoch_bump(self, reason: str) -> None:
         """A batch may have left a gap: bump the epoch before sequences are given again (for
@@ -174,8 +174,9 @@ class SequenceState:
             return  # numbered before the id changed, or failed already
         partition.in_flight.discard(batch)
         last = (base + len(batch) - 1) % _SEQUENCES
-        # Answers come in order, but a retried batch may be acknowledged after a newer one.
-        if partition.last_acked < 0 or _after(last, partition.last_acked):
+        # Answers come in order, but a retried batch may be acknowledged after a newer one
+        # (its first answer was lost): the last acknowledged moves only forward, wrapping.
+        if partition.last_acked < 0 or 0 < (last - partition.last_acked) % _SEQUENCES < _HALF:
             partition.last_acked = last
 
     def returned(self, batch: ProducerBatch) -> None:
@@ -217,8 +218,3 @@ class SequenceState:
         """The last sequence acknowledged for ``tp`` under the current id and epoch (-1: none)."""
         partition = self._partitions.get(tp)
         return -1 if partition is None else partition.last_acked
-
-
-def _after(sequence: int, other: int) -> bool:
-    """Whether ``sequence`` comes after ``other``, the sequences wrapping at 2**31 - 1."""
-    return 0 < (sequence - other) % _SEQUENCES < _SEQUENCES // 2
