@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafkawire.cluster import TopicPartition
-from kafkawire.consumer.assignors import Member, assign
+from kafkawire.consumer.group.assignors import Member, assign
 
 Assignment = dict[str, list[TopicPartition]]
 STICKY = ["sticky", "cooperative-sticky"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from kafkawire.cluster import TopicPartition
 from kafkawire.consumer import LogTruncationError
-from kafkawire.consumer.leader_epochs import EpochEnd
-from kafkawire.consumer.subscription import SubscriptionState
+from kafkawire.consumer.fetching.leader_epochs import EpochEnd
+from kafkawire.consumer.fetching.subscription import SubscriptionState
 
 T0 = TopicPartition("t", 0)
 

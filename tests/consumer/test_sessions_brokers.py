@@ -15,7 +15,7 @@ import pytest
 from kafkawire.client import KafkaClient
 from kafkawire.consumer import Consumer, TopicPartition
 from kafkawire.consumer.fetch_request import FetchOptions, answered, fetch_request, fetch_version
-from kafkawire.consumer.fetch_session import FetchSession, PartitionFetch
+from kafkawire.consumer.fetching.fetch_session import FetchSession, PartitionFetch
 from kafkawire.testing.pytest_plugin import Broker, external_bootstrap
 
 from .helpers import fresh_topic, produce, read

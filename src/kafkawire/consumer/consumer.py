@@ -33,18 +33,18 @@ from kafkawire.errors import ClientClosedError, KafkawireError, StaleMemberEpoch
 from kafkawire.net.errors import RequestTimeoutError
 
 from ._waiting import wait_any
-from .auto_commit import AutoCommitter
 from .commits import Generation, OffsetAndMetadata, OffsetStore
-from .consumer_protocol import CONSUMER_GROUP_HEARTBEAT, ConsumerProtocolCoordinator
-from .coordinator import ClassicCoordinator
 from .errors import CommitFailedError, ConsumerStateError, UnsupportedGroupProtocolError
-from .fetcher import Fetcher
-from .listener import ConsumerRebalanceListener
-from .membership import ConsumerHooks, GroupMembership
+from .fetching.fetcher import Fetcher
+from .fetching.record import ConsumerRecord
+from .fetching.subscription import SubscriptionState
+from .group.auto_commit import AutoCommitter
+from .group.classic_member import ClassicCoordinator
+from .group.kip848_member import CONSUMER_GROUP_HEARTBEAT, ConsumerProtocolCoordinator
+from .group.listener import ConsumerRebalanceListener
+from .group.membership import ConsumerHooks, GroupMembership
 from .offsets import OffsetAndTimestamp, OffsetLookup
-from .record import ConsumerRecord
 from .settings import ConsumerOptions, ConsumerSettings
-from .subscription import SubscriptionState
 from .tasks import BackgroundTasks, is_transient
 
 __all__ = ["Consumer"]

@@ -45,6 +45,13 @@ from collections.abc import Collection
 from typing import Any
 
 from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.consumer._waiting import wait_event
+from kafkawire.consumer.errors import NoOffsetForPartitionError
+from kafkawire.consumer.errors import OffsetOutOfRangeError as OutOfRangeNoReset
+from kafkawire.consumer.fetch_request import FetchOptions, answered, fetch_request, fetch_version
+from kafkawire.consumer.offsets import OffsetLookup
+from kafkawire.consumer.settings import ConsumerSettings
+from kafkawire.consumer.tasks import BackgroundTasks, is_transient
 from kafkawire.errors import (
     ClientClosedError,
     KafkawireError,
@@ -54,18 +61,11 @@ from kafkawire.errors import (
 )
 from kafkawire.records import Batch, ReadCommittedFilter, RecordsError, decode_batches
 
-from ._waiting import wait_event
 from .completed_fetch import CompletedFetch, unreadable
-from .errors import NoOffsetForPartitionError
-from .errors import OffsetOutOfRangeError as OutOfRangeNoReset
-from .fetch_request import FetchOptions, answered, fetch_request, fetch_version
 from .fetch_session import FetchSession, PartitionFetch, SessionRequest, is_session_error
 from .leader_epochs import EpochEnd, EpochQuery, can_validate, epoch_ends
-from .offsets import OffsetLookup
 from .record import ConsumerRecord
-from .settings import ConsumerSettings
 from .subscription import SubscriptionState
-from .tasks import BackgroundTasks, is_transient
 
 __all__ = ["Fetcher"]
 

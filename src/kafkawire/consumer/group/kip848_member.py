@@ -51,6 +51,12 @@ import uuid
 from typing import Any
 
 from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.consumer._waiting import wait_event
+from kafkawire.consumer.commits import Generation
+from kafkawire.consumer.errors import UnsupportedGroupProtocolError
+from kafkawire.consumer.fetching.subscription import SubscriptionState
+from kafkawire.consumer.settings import ConsumerSettings
+from kafkawire.consumer.tasks import is_transient
 from kafkawire.errors import (
     ClientClosedError,
     FencedMemberEpochError,
@@ -61,15 +67,9 @@ from kafkawire.errors import (
 )
 from kafkawire.net import NoCommonVersionError
 
-from ._waiting import wait_event
-from .commits import Generation
-from .errors import UnsupportedGroupProtocolError
 from .heartbeat_request import HeartbeatFields, new_member_id
 from .listener import notify
 from .membership import ConsumerHooks, GroupMembership
-from .settings import ConsumerSettings
-from .subscription import SubscriptionState
-from .tasks import is_transient
 
 __all__ = ["ConsumerProtocolCoordinator"]
 

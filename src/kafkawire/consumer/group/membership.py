@@ -23,15 +23,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.consumer._waiting import wait_event
+from kafkawire.consumer.commits import Generation
+from kafkawire.consumer.fetching.subscription import SubscriptionState
+from kafkawire.consumer.settings import ConsumerSettings
+from kafkawire.consumer.tasks import BackgroundTasks
 from kafkawire.errors import KafkawireError
 
-from ._waiting import wait_event
-from .commits import Generation
 from .listener import ConsumerRebalanceListener, notify
 from .poll_turns import PollTurns
-from .settings import ConsumerSettings
-from .subscription import SubscriptionState
-from .tasks import BackgroundTasks
 
 __all__ = ["ConsumerHooks", "GroupMembership", "PollTimeout"]
 

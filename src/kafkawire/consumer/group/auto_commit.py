@@ -20,10 +20,9 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 
 from kafkawire.cluster import TopicPartition
+from kafkawire.consumer.commits import OffsetAndMetadata
+from kafkawire.consumer.tasks import BackgroundTasks
 from kafkawire.errors import KafkawireError
-
-from .commits import OffsetAndMetadata
-from .tasks import BackgroundTasks
 
 __all__ = ["AutoCommitter"]
 

@@ -51,6 +51,18 @@ import logging
 from typing import Any
 
 from kafkawire.cluster import Cluster, RequestRefusedError, TopicPartition
+from kafkawire.consumer._waiting import wait_event
+from kafkawire.consumer.commits import Generation
+from kafkawire.consumer.fetching.subscription import SubscriptionState
+from kafkawire.consumer.member_data import (
+    STICKY,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
+from kafkawire.consumer.settings import ConsumerSettings
+from kafkawire.consumer.tasks import is_transient
 from kafkawire.errors import (
     FencedInstanceIdError,
     IllegalGenerationError,
@@ -65,21 +77,9 @@ from kafkawire.messages.join_group import v9 as join_group
 from kafkawire.messages.leave_group import v5 as leave_group
 from kafkawire.messages.sync_group import v5 as sync_group
 
-from ._waiting import wait_event
 from .assignors import COOPERATIVE, assign
-from .commits import Generation
 from .listener import notify
-from .member_data import (
-    STICKY,
-    decode_assignment,
-    decode_subscription,
-    encode_assignment,
-    encode_subscription,
-)
 from .membership import ConsumerHooks, GroupMembership, PollTimeout
-from .settings import ConsumerSettings
-from .subscription import SubscriptionState
-from .tasks import is_transient
 
 __all__ = ["ClassicCoordinator"]
 

@@ -28,8 +28,8 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from kafkawire.cluster import TopicPartition
+from kafkawire.consumer.errors import LogTruncationError, NotAssignedError
 
-from .errors import LogTruncationError, NotAssignedError
 from .leader_epochs import EpochEnd
 
 __all__ = ["PartitionState", "SubscriptionState"]
