@@ -15,7 +15,7 @@ def waiting(policy: str, offset: int = 10, leader_epoch: int = 3) -> Subscriptio
     subscriptions = SubscriptionState(policy, lambda: None)
     subscriptions.assign([T0])
     subscriptions.seek(T0, offset, leader_epoch)
-    assert subscriptions.leader_seen(T0, (1, 4), can_validate=True)
+    assert subscriptions.leader_seen(T0, subscriptions.state(T0).epoch, (1, 4), True)
     assert T0 not in subscriptions.fetchable()
     return subscriptions
 
@@ -56,7 +56,7 @@ def test_no_validation_without_a_known_epoch_or_where_the_broker_cannot() -> Non
     subscriptions = SubscriptionState("earliest", lambda: None)
     subscriptions.assign([T0])
     subscriptions.seek(T0, 5)  # a seek by hand: no epoch
-    assert not subscriptions.leader_seen(T0, (1, 4), can_validate=True)
+    assert not subscriptions.leader_seen(T0, subscriptions.state(T0).epoch, (1, 4), True)
     subscriptions.seek(T0, 5, leader_epoch=3)
-    assert not subscriptions.leader_seen(T0, (1, 4), can_validate=False)
+    assert not subscriptions.leader_seen(T0, subscriptions.state(T0).epoch, (1, 4), False)
     assert subscriptions.fetchable() == [T0]
