@@ -16,7 +16,7 @@ from kafkawire.consumer.fetching.subscription import SubscriptionState
 from kafkawire.consumer.group.classic_member import ClassicMember
 from kafkawire.consumer.group.kip848_member import Kip848Member
 from kafkawire.consumer.group.member_state import CLASSIC_MOVES, KIP848_MOVES, MemberState
-from kafkawire.consumer.group.membership import ConsumerHooks, GroupMembership
+from kafkawire.consumer.group.membership import GroupContext, GroupMembership
 from kafkawire.consumer.inbox import Inbox
 from kafkawire.consumer.settings import ConsumerSettings
 from kafkawire.consumer.tasks import BackgroundTasks
@@ -37,9 +37,16 @@ def member(kind: type[GroupMembership], state: MemberState) -> GroupMembership:
     async def nothing(*_: object) -> None:
         pass
 
-    hooks = ConsumerHooks(on_assigned=nothing, commit=nothing, inbox=Inbox(tasks), tasks=tasks)
-    subscriptions = SubscriptionState("earliest", lambda: None)
-    made = kind(Cluster(settings.bootstrap_servers), settings, subscriptions, hooks)
+    context = GroupContext(
+        cluster=Cluster(settings.bootstrap_servers),
+        settings=settings,
+        subscriptions=SubscriptionState("earliest", lambda: None),
+        on_assigned=nothing,
+        commit=nothing,
+        inbox=Inbox(tasks),
+        tasks=tasks,
+    )
+    made = kind(context)
     made.state = state
     return made
 

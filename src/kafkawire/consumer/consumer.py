@@ -42,7 +42,7 @@ from .group.auto_commit import AutoCommitter
 from .group.classic_member import ClassicMember
 from .group.kip848_member import Kip848Member
 from .group.listener import ConsumerRebalanceListener
-from .group.membership import ConsumerHooks, GroupMembership
+from .group.membership import GroupContext, GroupMembership
 from .inbox import Inbox
 from .offsets import OffsetAndTimestamp, OffsetLookup
 from .settings import ConsumerOptions, ConsumerSettings
@@ -281,9 +281,9 @@ class Consumer:
         once, else what arrives within ``timeout_ms``; ``{}`` if nothing does. At most
         ``max_records`` (default ``max_poll_records``). Cancelling it loses nothing.
 
-        In a group, this is where rebalances change the assignment and call the listener
-        (before records are handed out), as Kafka's Java client does in ``poll()``: records
-        it returned can still be committed once the group starts to rebalance.
+        In a group, this is where rebalances change the assignment and call the listener,
+        before records are handed out (rebalances act in the poll:
+        :mod:`kafkawire.consumer.group`).
 
         Errors of the background work are raised here; an error that ended the group
         membership for good (such as ``FencedInstanceIdError`` or
@@ -428,13 +428,16 @@ class Consumer:
         return Kip848Member if self.settings.group_protocol == "consumer" else ClassicMember
 
     def _start_group(self) -> None:
-        hooks = ConsumerHooks(
+        context = GroupContext(
+            cluster=self._cluster,
+            settings=self.settings,
+            subscriptions=self._subscriptions,
             on_assigned=self._position_from_commits,
             commit=self._commit_consumed,
             inbox=self._inbox,
             tasks=self._tasks,
         )
-        self._group = self._membership()(self._cluster, self.settings, self._subscriptions, hooks)
+        self._group = self._membership()(context)
         if self.settings.enable_auto_commit:
             self._auto_commit = AutoCommitter(
                 self.settings.auto_commit_interval_ms, self._commit_offsets, self._tasks
@@ -444,7 +447,7 @@ class Consumer:
         self._group.start()
 
     def _epochs(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-        """The epochs of the assigned ``partitions`` (see :mod:`.subscription`)."""
+        """The epochs of the assigned ``partitions`` (see :mod:`.fetching.subscription`)."""
         found = ((tp, self._subscriptions.get(tp)) for tp in partitions)
         return {tp: state.epoch for tp, state in found if state is not None}
 

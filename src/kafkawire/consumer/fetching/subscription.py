@@ -146,6 +146,23 @@ class SubscriptionState:
         if new.has_position and state.waiting is not None and not state.waiting.done():
             state.waiting.set_result(None)
 
+    def _move_in_place(
+        self,
+        tp: TopicPartition,
+        state: PartitionState,
+        new: FetchState,
+        current_leader: tuple[int, int] | None,
+    ) -> None:
+        """Move ``tp`` to ``new`` at the position it has (to validate it, or validated)."""
+        self._move(
+            tp,
+            state,
+            new,
+            position=state.position,
+            leader_epoch=state.leader_epoch,
+            current_leader=current_leader,
+        )
+
     # --- the application's changes (each moves the epoch on) -------------------------------
 
     def seek(self, tp: TopicPartition, offset: int, leader_epoch: int = -1) -> None:
@@ -267,14 +284,7 @@ class SubscriptionState:
         if state.current_leader == leader or not state.fetch_state.has_position:
             return state.fetch_state is FetchState.AWAIT_VALIDATION
         if can_validate and state.leader_epoch >= 0 and leader[1] >= 0:
-            self._move(
-                tp,
-                state,
-                FetchState.AWAIT_VALIDATION,
-                position=state.position,
-                leader_epoch=state.leader_epoch,
-                current_leader=leader,
-            )
+            self._move_in_place(tp, state, FetchState.AWAIT_VALIDATION, leader)
         else:
             state.current_leader = leader  # believed as it is
         return state.fetch_state is FetchState.AWAIT_VALIDATION
@@ -300,14 +310,7 @@ class SubscriptionState:
         assert state.position is not None
         if not end.undefined and end.end_offset >= state.position:
             if state.fetch_state is FetchState.AWAIT_VALIDATION:
-                self._move(
-                    tp,
-                    state,
-                    FetchState.FETCHING,
-                    position=state.position,
-                    leader_epoch=state.leader_epoch,
-                    current_leader=state.current_leader,
-                )
+                self._move_in_place(tp, state, FetchState.FETCHING, state.current_leader)
             return None
         if self.default_reset == "none":
             return LogTruncationError(tp, state.position, None if end.undefined else end.end_offset)

@@ -50,10 +50,9 @@ import contextlib
 import logging
 from typing import Any
 
-from kafkawire.cluster import Cluster, RequestRefusedError, TopicPartition
+from kafkawire.cluster import RequestRefusedError, TopicPartition
 from kafkawire.consumer._waiting import wait_event
 from kafkawire.consumer.commits import Generation
-from kafkawire.consumer.fetching.subscription import SubscriptionState
 from kafkawire.consumer.member_data import (
     STICKY,
     decode_assignment,
@@ -61,7 +60,6 @@ from kafkawire.consumer.member_data import (
     encode_assignment,
     encode_subscription,
 )
-from kafkawire.consumer.settings import ConsumerSettings
 from kafkawire.consumer.tasks import is_transient
 from kafkawire.errors import (
     FencedInstanceIdError,
@@ -79,7 +77,7 @@ from kafkawire.messages.sync_group import v5 as sync_group
 
 from .assignors import COOPERATIVE, assign
 from .member_state import CLASSIC_MOVES, MemberState
-from .membership import ConsumerHooks, GroupMembership, PollTimeout
+from .membership import GroupContext, GroupMembership, PollTimeout
 
 __all__ = ["ClassicMember"]
 
@@ -96,14 +94,9 @@ class ClassicMember(GroupMembership):
     PROTOCOL = "classic"
     API = (11, "JoinGroup")
 
-    def __init__(
-        self,
-        cluster: Cluster,
-        settings: ConsumerSettings,
-        subscriptions: SubscriptionState,
-        hooks: ConsumerHooks,
-    ) -> None:
-        super().__init__(cluster, settings, subscriptions, hooks)
+    def __init__(self, context: GroupContext) -> None:
+        super().__init__(context)
+        settings = context.settings
         self.cooperative = set(settings.partition_assignment_strategy) <= COOPERATIVE
         self.leader = False  # whether this member assigned the partitions at the last join
         self._previous: set[TopicPartition] | None = None  # the last assignment, for sticky

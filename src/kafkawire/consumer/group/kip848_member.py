@@ -53,12 +53,10 @@ import time
 import uuid
 from typing import Any
 
-from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.cluster import TopicPartition
 from kafkawire.consumer._waiting import wait_event
 from kafkawire.consumer.commits import Generation
 from kafkawire.consumer.errors import UnsupportedGroupProtocolError
-from kafkawire.consumer.fetching.subscription import SubscriptionState
-from kafkawire.consumer.settings import ConsumerSettings
 from kafkawire.consumer.tasks import is_transient
 from kafkawire.errors import (
     ClientClosedError,
@@ -71,7 +69,7 @@ from kafkawire.errors import (
 
 from .heartbeat_request import HeartbeatFields, new_member_id
 from .member_state import KIP848_MOVES, MemberState
-from .membership import ConsumerHooks, GroupMembership
+from .membership import GroupContext, GroupMembership
 
 __all__ = ["Kip848Member"]
 
@@ -90,14 +88,9 @@ class Kip848Member(GroupMembership):
     PROTOCOL = "consumer"
     API = (68, "ConsumerGroupHeartbeat, KIP-848")
 
-    def __init__(
-        self,
-        cluster: Cluster,
-        settings: ConsumerSettings,
-        subscriptions: SubscriptionState,
-        hooks: ConsumerHooks,
-    ) -> None:
-        super().__init__(cluster, settings, subscriptions, hooks)
+    def __init__(self, context: GroupContext) -> None:
+        super().__init__(context)
+        settings = context.settings
         self._fields = HeartbeatFields(settings)
         self.member_id = ""  # ours from v1 on (made at the first join), the broker's at v0
         self.epoch = 0

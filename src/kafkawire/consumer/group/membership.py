@@ -46,7 +46,7 @@ from .listener import ConsumerRebalanceListener, notify
 from .member_state import MemberState
 from .poll_turns import PollTurns
 
-__all__ = ["ConsumerHooks", "GroupMembership", "PollTimeout"]
+__all__ = ["GroupContext", "GroupMembership", "PollTimeout"]
 
 _log = logging.getLogger(__name__)
 
@@ -58,9 +58,13 @@ class PollTimeout(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class ConsumerHooks:
-    """What a membership asks of its consumer."""
+class GroupContext:
+    """What a membership works with, and what it asks of its consumer."""
 
+    cluster: Cluster
+    settings: ConsumerSettings
+    subscriptions: SubscriptionState
+    """The assignment it changes, and the subscribed topics."""
     on_assigned: Callable[[set[TopicPartition]], Awaitable[None]]
     """Position new partitions (from the group's commits, else ``auto_offset_reset``)."""
     commit: Callable[[set[TopicPartition] | None], Awaitable[None]]
@@ -81,29 +85,24 @@ class GroupMembership(ABC):
     API: ClassVar[tuple[int, str]]
     """The API (key, name) the protocol cannot do without."""
 
-    def __init__(
-        self,
-        cluster: Cluster,
-        settings: ConsumerSettings,
-        subscriptions: SubscriptionState,
-        hooks: ConsumerHooks,
-    ) -> None:
+    def __init__(self, context: GroupContext) -> None:
+        settings = context.settings
         assert settings.group_id is not None
-        self._cluster = cluster
+        self._cluster = context.cluster
         self._settings = settings
         self._group_id = settings.group_id
-        self._subscriptions = subscriptions
-        self._on_assigned = hooks.on_assigned
-        self._commit = hooks.commit
-        self._inbox = hooks.inbox
-        self._tasks = hooks.tasks
+        self._subscriptions = context.subscriptions
+        self._on_assigned = context.on_assigned
+        self._commit = context.commit
+        self._inbox = context.inbox
+        self._tasks = context.tasks
         self.listener: ConsumerRebalanceListener | None = None
         self.state = MemberState.UNJOINED
         self._round = 0  # moves on as the member enters RECONCILING
         self._generation = Generation(group_instance_id=settings.group_instance_id)
         self._generation_changed = asyncio.Event()
         self._wake = asyncio.Event()  # act now: join, heartbeat
-        self.turns = PollTurns(hooks.tasks, self._group_id)  # what the next poll must do
+        self.turns = PollTurns(context.tasks, self._group_id)  # what the next poll must do
         self._last_poll = time.monotonic()
         self._task: asyncio.Task[None] | None = None
 
