@@ -8,7 +8,7 @@ from kafkawire.client import EARLIEST, LATEST, KafkaClient
 from kafkawire.errors import OffsetOutOfRangeError, ProtocolError
 from kafkawire.records import Compression
 from kafkawire.testing import fresh_topic
-from kafkawire.testing.pytest_plugin import Broker, tansu_bug
+from kafkawire.testing.pytest_plugin import Broker, kafka_brokers, tansu_bug
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -51,19 +51,11 @@ async def test_records_pages_through_several_fetches_and_stops_at_the_end(
     assert from_middle == [b"4", b"5"]
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        pytest.param(
-            "tansu",
-            marks=tansu_bug(
-                "Fetch past the log end answers no error, not OFFSET_OUT_OF_RANGE",
-                raises=pytest.fail.Exception,
-            ),
-        ),
-        "mock_cluster",
-    ],
-    indirect=True,
+@kafka_brokers(
+    tansu=tansu_bug(
+        "Fetch past the log end answers no error, not OFFSET_OUT_OF_RANGE",
+        raises=pytest.fail.Exception,
+    )
 )
 async def test_fetching_past_the_end_is_out_of_range(kafka_broker: Broker) -> None:
     async with KafkaClient(kafka_broker.bootstrap, retry_timeout=1) as client:
@@ -73,18 +65,8 @@ async def test_fetching_past_the_end_is_out_of_range(kafka_broker: Broker) -> No
             await client.fetch(topic, 0, 50, max_wait_ms=50)
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        pytest.param(
-            "tansu",
-            marks=tansu_bug(
-                "Fetch with max_wait_ms=0 answers no partitions at all", raises=ProtocolError
-            ),
-        ),
-        "mock_cluster",
-    ],
-    indirect=True,
+@kafka_brokers(
+    tansu=tansu_bug("Fetch with max_wait_ms=0 answers no partitions at all", raises=ProtocolError)
 )
 async def test_a_fetch_that_does_not_wait_still_answers_its_partition(
     kafka_broker: Broker,
@@ -102,16 +84,7 @@ async def test_earliest_offset(kafka_broker: Broker) -> None:
         assert (await client.list_offsets(topic, 0, EARLIEST)).offset == 0
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        pytest.param(
-            "tansu", marks=tansu_bug("ListOffsets latest answers the last batch's base offset + 1")
-        ),
-        "mock_cluster",
-    ],
-    indirect=True,
-)
+@kafka_brokers(tansu=tansu_bug("ListOffsets latest answers the last batch's base offset + 1"))
 async def test_latest_offset_is_the_end_of_the_log(kafka_broker: Broker) -> None:
     async with KafkaClient(kafka_broker.bootstrap) as client:
         topic = await fresh_topic(kafka_broker)

@@ -16,7 +16,7 @@ from kafkawire.consumer import (
     TopicPartition,
 )
 from kafkawire.producer import Producer
-from kafkawire.testing.pytest_plugin import Broker, mock_cluster_bug, tansu_bug
+from kafkawire.testing.pytest_plugin import Broker, kafka_brokers, mock_cluster_bug, tansu_bug
 
 from .helpers import fresh_topic, produce, read
 
@@ -91,16 +91,9 @@ async def test_end_and_beginning_offsets(kafka_broker: Broker) -> None:
         assert await consumer.getmany(timeout_ms=100) == {}
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        pytest.param("tansu", marks=tansu_bug("ListOffsets by timestamp returns offset 0")),
-        pytest.param(
-            "mock_cluster",
-            marks=mock_cluster_bug("ListOffsets by timestamp answers -1 (not implemented)"),
-        ),
-    ],
-    indirect=True,
+@kafka_brokers(
+    tansu=tansu_bug("ListOffsets by timestamp returns offset 0"),
+    mock_cluster=mock_cluster_bug("ListOffsets by timestamp answers -1 (not implemented)"),
 )
 async def test_offsets_for_times(kafka_broker: Broker) -> None:
     """Neither embedded broker finds offsets by time (test_fetcher_faults shows the
@@ -157,14 +150,7 @@ async def test_no_position_and_no_reset_policy_names_the_partition(kafka_broker:
 _PAST_THE_END = "a Fetch past the end of the log answers no records and no error"
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        pytest.param("tansu", marks=tansu_bug(_PAST_THE_END, raises=TimeoutError)),
-        "mock_cluster",
-    ],
-    indirect=True,
-)
+@kafka_brokers(tansu=tansu_bug(_PAST_THE_END, raises=TimeoutError))
 async def test_out_of_range_resets_or_names_the_partition(kafka_broker: Broker) -> None:
     tp = await filled(kafka_broker, [b"x"] * 3)
     topic = tp.topic
@@ -233,20 +219,18 @@ async def test_read_uncommitted_hides_transaction_markers(mock_cluster: Broker) 
     assert got == [b"committed", b"aborted", b"committed too"]
 
 
-@mock_cluster_bug("Fetch lists no aborted transactions (test_fetcher_faults shows the filter)")
-async def test_read_committed_drops_the_aborted_transaction(mock_cluster: Broker) -> None:
-    got = await _read_transactions(mock_cluster, "read_committed")
+@kafka_brokers(
+    tansu=False,
+    mock_cluster=mock_cluster_bug(
+        "Fetch lists no aborted transactions (test_fetcher_faults shows the filter)"
+    ),
+)
+async def test_read_committed_drops_the_aborted_transaction(kafka_broker: Broker) -> None:
+    got = await _read_transactions(kafka_broker, "read_committed")
     assert got == [b"committed", b"committed too"]
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        pytest.param("tansu", marks=tansu_bug("OffsetFetch returns no commit metadata")),
-        "mock_cluster",
-    ],
-    indirect=True,
-)
+@kafka_brokers(tansu=tansu_bug("OffsetFetch returns no commit metadata"))
 async def test_manual_assignment_commits_with_metadata_and_resumes(kafka_broker: Broker) -> None:
     tp = await filled(kafka_broker, [b"%d" % i for i in range(5)])
     group = f"manual-{tp.topic}"

@@ -21,7 +21,7 @@ import pytest
 from kafkawire.consumer import Consumer, TopicPartition
 from kafkawire.errors import FencedInstanceIdError
 from kafkawire.messages.heartbeat import v4 as heartbeat
-from kafkawire.testing.pytest_plugin import Broker, tansu_bug
+from kafkawire.testing.pytest_plugin import Broker, kafka_brokers, tansu_bug
 from tests.net.proxy import Proxy
 
 from .helpers import FAST, Committing, fresh_group, fresh_topic, member, produce_to_all, until
@@ -165,15 +165,20 @@ async def test_a_fenced_member_stops_with_a_fatal_error(tansu_broker: Broker) ->
         assert LEAVE_GROUP not in cutter.seen
 
 
-@tansu_bug("a second consumer with a group instance id in use shares the member id; no fencing")
+@kafka_brokers(
+    tansu=tansu_bug(
+        "a second consumer with a group instance id in use shares the member id; no fencing"
+    ),
+    mock_cluster=False,
+)
 async def test_a_second_consumer_with_the_same_instance_id_fences_the_first(
-    tansu_broker: Broker,
+    kafka_broker: Broker,
 ) -> None:
-    topic = await fresh_topic(tansu_broker, partitions=2)
+    topic = await fresh_topic(kafka_broker, partitions=2)
     group = fresh_group("same-instance")
-    async with member(tansu_broker, topic, group, group_instance_id="twin") as first:
+    async with member(kafka_broker, topic, group, group_instance_id="twin") as first:
         await until(lambda: len(first.assignment()) == 2, first)
-        async with member(tansu_broker, topic, group, group_instance_id="twin"):
+        async with member(kafka_broker, topic, group, group_instance_id="twin"):
             # Kafka fences the first at its next heartbeat after the second's JoinGroup
             # (which Tansu holds for 3 s): polling it for one session timeout more is plenty.
             try:

@@ -12,7 +12,7 @@ from kafkawire.error_codes import ERROR_CODES
 from kafkawire.messages import request_type
 from kafkawire.messages.api_versions import v0 as api_versions_v0
 from kafkawire.messages.api_versions import v3 as api_versions_v3
-from kafkawire.messages.join_group import v5 as join_group_v5
+from kafkawire.messages.describe_acls import v1 as describe_acls_v1
 from kafkawire.messages.metadata import v12 as metadata_v12
 from kafkawire.protocol import encode_request
 from kafkawire.testing.fake import Error, FakeCluster, FakeConfig
@@ -32,8 +32,8 @@ def test_bad_settings_are_refused_naming_them() -> None:
         FakeConfig(num_brokers=0)
     with pytest.raises(ValueError, match="group_min_session_timeout_ms"):
         FakeConfig(group_min_session_timeout_ms=10, group_max_session_timeout_ms=5)
-    with pytest.raises(ValueError, match="API key 11"):
-        FakeCluster(api_versions={11: range(6)})  # the stub group coordinator serves no groups
+    with pytest.raises(ValueError, match="API key 29"):
+        FakeCluster(api_versions={29: range(2)})  # the fake serves no DescribeAcls
 
 
 async def test_bootstrap_lists_every_broker_and_metadata_names_them(
@@ -60,7 +60,8 @@ async def test_api_versions_lists_what_is_served(fake_cluster: FakeCluster) -> N
     assert ranges == dict(fake_cluster.served)
     assert ranges[1] == range(4, 19)  # Fetch from v4
     assert ranges[0] == range(3, 14)  # Produce from v3
-    assert 11 not in ranges  # the stub group coordinator serves no group API
+    assert ranges[11] == range(10)  # JoinGroup v0-9, from the group coordinator
+    assert ranges[68] == range(2)  # ConsumerGroupHeartbeat (KIP-848)
 
 
 async def test_api_versions_refuses_bad_software_names(fake_cluster: FakeCluster) -> None:
@@ -101,7 +102,7 @@ async def test_a_version_not_served_closes_the_connection() -> None:
 
 async def test_an_api_not_served_closes_the_connection(fake_cluster: FakeCluster) -> None:
     async with Wire(fake_cluster) as wire:
-        wire.write(join_group_v5.JoinGroupRequest(group_id="g", protocol_type="consumer"))
+        wire.write(describe_acls_v1.DescribeAclsRequest())
         assert await wire.closed()
 
 

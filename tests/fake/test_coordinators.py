@@ -3,16 +3,12 @@ how group requests reach the coordinator plugged in."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, ClassVar
-
 from kafkawire.messages.find_coordinator import v0 as find_v0
 from kafkawire.messages.find_coordinator import v3 as find_v3
 from kafkawire.messages.find_coordinator import v6 as find_v6
 from kafkawire.messages.heartbeat import v2 as heartbeat_v2
 from kafkawire.messages.heartbeat import v4 as heartbeat_v4
 from kafkawire.testing.fake import Error, FakeCluster
-from kafkawire.testing.fake.groups import GroupCoordinator
 from kafkawire.testing.fake.state import java_hash
 
 from .wire import Wire
@@ -53,51 +49,25 @@ async def test_a_stopped_coordinator_moves_to_a_running_broker(fake_cluster: Fak
     assert fake_cluster.state.coordinator_for("g") not in (node, -1)
 
 
-UNKNOWN_MEMBER_ID = 25
-
-
-class Heartbeats(GroupCoordinator):
-    """A coordinator serving Heartbeat only: UNKNOWN_MEMBER_ID, or NOT_COORDINATOR on another
-    node, to show the routing."""
-
-    API_KEYS: ClassVar[frozenset[int]] = frozenset({12})
-    seen: ClassVar[list[tuple[str, int, int]]] = []
-
-    async def handle(self, request: Any, node_id: int) -> Any:
-        self.seen.append((request.group_id, node_id, request.__version__))
-        response = type(request).__response__
-        ours = self.cluster.coordinator_for(request.group_id) == node_id
-        return response(error_code=UNKNOWN_MEMBER_ID if ours else Error.NOT_COORDINATOR)
-
-    def commit_offsets(
-        self, group_id: str, offsets: Mapping[tuple[str, int], tuple[int, int, str | None]]
-    ) -> None:
-        pass
-
-
-async def test_group_requests_reach_the_coordinator_plugged_in() -> None:
-    async with FakeCluster(
-        group_coordinator=Heartbeats, consumer_group_heartbeat_interval_ms=100
-    ) as cluster:
+async def test_group_requests_reach_the_coordinator_with_the_receiving_node() -> None:
+    async with FakeCluster() as cluster:
         assert cluster.served[12] == range(5)
-        assert cluster.services.groups.config.consumer_group_heartbeat_interval_ms == 100
         node = cluster.state.coordinator_for("g")
         request = heartbeat_v4.HeartbeatRequest(group_id="g", generation_id=1, member_id="m")
         async with Wire(cluster, node) as wire:
-            assert (await wire.send(request)).error_code == UNKNOWN_MEMBER_ID
+            assert (await wire.send(request)).error_code == Error.UNKNOWN_MEMBER_ID
         async with Wire(cluster, (node + 1) % 3) as wire:
             assert (await wire.send(request)).error_code == Error.NOT_COORDINATOR
-    assert Heartbeats.seen == [("g", node, 4), ("g", (node + 1) % 3, 4)]
 
 
 async def test_an_older_broker_is_played_by_narrowing_versions() -> None:
     async with (
-        FakeCluster(1, group_coordinator=Heartbeats, api_versions={12: range(3)}) as cluster,
+        FakeCluster(1, api_versions={12: range(3)}) as cluster,
         Wire(cluster) as wire,
     ):
         old = await wire.send(
             heartbeat_v2.HeartbeatRequest(group_id="g", generation_id=1, member_id="m")
         )
-        assert old.error_code == UNKNOWN_MEMBER_ID
+        assert old.error_code == Error.UNKNOWN_MEMBER_ID
         wire.write(heartbeat_v4.HeartbeatRequest(group_id="g"))
         assert await wire.closed()

@@ -41,7 +41,7 @@ async def test_without_create_topics_it_waits_for_auto_creation() -> None:
         assert len(cluster.state.by_name[name].partitions) == 4
 
 
-async def test_on_each_embedded_broker(kafka_broker: Broker) -> None:
+async def test_on_each_broker_fixture(kafka_broker: Broker) -> None:
     name = await fresh_topic(kafka_broker)
     request = metadata_v8.MetadataRequest(
         topics=(metadata_v8.MetadataRequestTopic(name=name),), allow_auto_topic_creation=False

@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 
-from kafkawire.admin import Admin, ConfigResource, ConfigResourceType, NewTopic
+from kafkawire.admin import Admin, AlterConfigOp, ConfigResource, ConfigResourceType, NewTopic
 from kafkawire.errors import (
+    InvalidConfigError,
     InvalidPartitionsError,
     InvalidReplicationFactorError,
+    InvalidRequestError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
@@ -151,6 +153,45 @@ async def test_describe_configs_of_topics_and_brokers(fake_cluster: FakeCluster)
     assert topic["cleanup.policy"].value == "delete"
     assert broker["num.partitions"].value == "1"
     assert missing.errors
+
+
+async def test_incremental_alter_configs_of_a_topic(fake_cluster: FakeCluster) -> None:
+    fake_cluster.create_topic("t", configs={"retention.ms": "1000"})
+    topic = ConfigResource(ConfigResourceType.TOPIC, "t")
+    async with Admin(fake_cluster.bootstrap) as admin:
+        checked = await admin.incremental_alter_configs(
+            {topic: {"segment.ms": "5"}}, validate_only=True
+        )
+        assert checked[topic] is None
+        assert fake_cluster.state.by_name["t"].configs == {"retention.ms": "1000"}
+        altered = await admin.incremental_alter_configs(
+            {
+                topic: {
+                    "retention.ms": None,  # back to the default
+                    "segment.ms": "5",
+                    "cleanup.policy": (AlterConfigOp.APPEND, "compact"),
+                }
+            }
+        )
+        assert altered[topic] is None
+        described = (await admin.describe_configs([topic]))[topic]
+        assert [described[k].value for k in ("retention.ms", "segment.ms", "cleanup.policy")] == [
+            "604800000",
+            "5",
+            "delete,compact",
+        ]
+        refused = await admin.incremental_alter_configs(
+            {
+                topic: {"retention.ms": (AlterConfigOp.APPEND, "1")},
+                ConfigResource(ConfigResourceType.TOPIC, "nope"): {"segment.ms": "1"},
+                ConfigResource(ConfigResourceType.BROKER, "0"): {"num.partitions": "2"},
+            }
+        )
+    assert {r: type(e) for r, e in refused.errors.items()} == {
+        topic: InvalidConfigError,
+        ConfigResource(ConfigResourceType.TOPIC, "nope"): UnknownTopicOrPartitionError,
+        ConfigResource(ConfigResourceType.BROKER, "0"): InvalidRequestError,
+    }
 
 
 def test_create_topic_refuses_what_create_topics_would() -> None:

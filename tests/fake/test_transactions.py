@@ -3,9 +3,7 @@ kafkawire's transactional producer through them."""
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -19,30 +17,16 @@ from kafkawire.messages.end_txn import v1 as end_txn_v1
 from kafkawire.messages.end_txn import v3 as end_txn_v3
 from kafkawire.messages.init_producer_id import v2 as init_v2
 from kafkawire.messages.init_producer_id import v4 as init_v4
+from kafkawire.messages.offset_fetch import v7 as offset_fetch_v7
 from kafkawire.messages.produce import v9 as produce_v9
 from kafkawire.messages.txn_offset_commit import v3 as txn_offset_commit_v3
 from kafkawire.producer import Producer
 from kafkawire.records import ControlType, decode_batches, decode_end_transaction_marker
-from kafkawire.testing.fake import ClusterView, Error, FakeCluster, FakeConfig
-from kafkawire.testing.fake.groups import GroupCoordinator
+from kafkawire.testing.fake import Error, FakeCluster, ManualClock
 
 from .wire import Wire, batch
 
 TXN = "tx"
-Offsets = Mapping[tuple[str, int], tuple[int, int, str | None]]
-
-
-class RecordingGroups(GroupCoordinator):
-    """The stub coordinator, keeping what committed transactions hand it."""
-
-    committed: list[tuple[str, dict[tuple[str, int], tuple[int, int, str | None]]]]
-
-    def __init__(self, cluster: ClusterView, config: FakeConfig) -> None:
-        super().__init__(cluster, config)
-        self.committed = []
-
-    def commit_offsets(self, group_id: str, offsets: Offsets) -> None:
-        self.committed.append((group_id, dict(offsets)))
 
 
 def init(txn: str | None = TXN, *, timeout_ms: int = 60000, pid: int = -1, epoch: int = -1) -> Any:
@@ -100,13 +84,25 @@ def markers(cluster: FakeCluster) -> list[tuple[int, ControlType, int]]:
 
 @pytest.fixture
 async def cluster() -> Any:
-    async with FakeCluster(group_coordinator=RecordingGroups) as cluster:
+    async with FakeCluster() as cluster:
         cluster.create_topic("t")
         yield cluster
 
 
 def coordinator(cluster: FakeCluster, key: str = TXN) -> int:
     return cluster.state.coordinator_for(key)
+
+
+async def committed(cluster: FakeCluster, group: str, *, stable: bool = False) -> Any:
+    """(error code, offset, leader epoch, metadata) the group has for t-0 (OffsetFetch v7)."""
+    request = offset_fetch_v7.OffsetFetchRequest(
+        group_id=group,
+        topics=(offset_fetch_v7.OffsetFetchRequestTopic(name="t", partition_indexes=(0,)),),
+        require_stable=stable,
+    )
+    async with Wire(cluster, coordinator(cluster, group)) as wire:
+        found = (await wire.send(request)).topics[0].partitions[0]
+    return found.error_code, found.committed_offset, found.committed_leader_epoch, found.metadata
 
 
 async def test_idempotent_producers_get_a_new_id_each_time(cluster: FakeCluster) -> None:
@@ -249,27 +245,28 @@ async def test_batched_add_partitions_v5_verifies_only(cluster: FakeCluster) -> 
         assert code(await wire.send(ask(True))) == 0
 
 
-async def test_an_open_transaction_times_out_and_is_aborted(cluster: FakeCluster) -> None:
-    async with Wire(cluster, coordinator(cluster)) as wire:
-        ids = await wire.send(init(timeout_ms=20))
+async def test_an_open_transaction_times_out_and_is_aborted() -> None:
+    clock = ManualClock()
+    async with FakeCluster(clock=clock) as cluster, Wire(cluster, coordinator(cluster)) as wire:
+        cluster.create_topic("t")
+        ids = await wire.send(init(timeout_ms=20_000))
         pid = ids.producer_id
         await wire.send(add(pid, 0, ("t", 0)))
         async with Wire(cluster, cluster.leader("t", 0)[0]) as data:
             await data.send(
                 produce(batch(b"a", producer_id=pid, epoch=0, sequence=0, transactional=True))
             )
+        clock.advance(19.999)
         assert cluster.offsets("t", 0).last_stable_offset == 0
-        while not markers(cluster):
-            await asyncio.sleep(0.01)
+        clock.advance(0.001)
         assert markers(cluster) == [(1, ControlType.ABORT, 1)]
         assert cluster.offsets("t", 0).last_stable_offset == 2
         assert (await wire.send(end(pid, 0, commit=True))).error_code == Error.PRODUCER_FENCED
 
 
-async def test_txn_offset_commit_is_handed_to_the_groups_when_the_transaction_commits(
+async def test_txn_offset_commit_is_held_until_the_transaction_commits(
     cluster: FakeCluster,
 ) -> None:
-    groups: RecordingGroups = cluster.services.groups  # type: ignore[assignment]
     group = "g"
     commit = txn_offset_commit_v3.TxnOffsetCommitRequest(
         transactional_id=TXN,
@@ -294,7 +291,7 @@ async def test_txn_offset_commit_is_handed_to_the_groups_when_the_transaction_co
         Wire(cluster, coordinator(cluster)) as txn,
         Wire(cluster, coordinator(cluster, group)) as grp,
     ):
-        for committed in (False, True):
+        for outcome in (False, True):
             ids = await txn.send(init())
             pid, epoch = ids.producer_id, ids.producer_epoch
             request = dataclasses.replace(commit, producer_id=pid, producer_epoch=epoch)
@@ -306,14 +303,61 @@ async def test_txn_offset_commit_is_handed_to_the_groups_when_the_transaction_co
             assert (await txn.send(add)).error_code == 0
             assert (await grp.send(request)).topics[0].partitions[0].error_code == 0
             assert cluster.state.pending_transactional_offsets(group) == {("t", 0)}
-            assert groups.committed == []
-            assert (await txn.send(end(pid, epoch, commit=committed))).error_code == 0
+            # KIP-447: a consumer that asks for stable offsets waits; others see the last.
+            assert await committed(cluster, group, stable=True) == (
+                Error.UNSTABLE_OFFSET_COMMIT,
+                -1,
+                -1,
+                "",
+            )
+            assert await committed(cluster, group) == (0, -1, -1, "")
+            assert (await txn.send(end(pid, epoch, commit=outcome))).error_code == 0
             assert cluster.state.pending_transactional_offsets(group) == frozenset()
-    assert groups.committed == [(group, {("t", 0): (7, 0, "m")})]
+    assert await committed(cluster, group, stable=True) == (0, 7, 0, "m")
+
+
+async def test_txn_offset_commit_is_checked_by_the_group_after_the_transaction(
+    cluster: FakeCluster,
+) -> None:
+    """A member and generation the group does not know: ILLEGAL_GENERATION, once the
+    transaction's own checks (KIP-890's verification) pass, and nothing is held."""
+    group = "g"
+    async with (
+        Wire(cluster, coordinator(cluster)) as txn,
+        Wire(cluster, coordinator(cluster, group)) as grp,
+    ):
+        ids = await txn.send(init())
+        pid, epoch = ids.producer_id, ids.producer_epoch
+        stranger = txn_offset_commit_v3.TxnOffsetCommitRequest(
+            transactional_id=TXN,
+            group_id=group,
+            producer_id=pid,
+            producer_epoch=epoch,
+            generation_id=5,
+            member_id="m-1",
+            topics=(
+                txn_offset_commit_v3.TxnOffsetCommitRequestTopic(
+                    name="t",
+                    partitions=(
+                        txn_offset_commit_v3.TxnOffsetCommitRequestPartition(
+                            partition_index=0, committed_offset=7
+                        ),
+                    ),
+                ),
+            ),
+        )
+        unverified = await grp.send(stranger)
+        assert unverified.topics[0].partitions[0].error_code == Error.INVALID_TXN_STATE
+        add = add_offsets_v3.AddOffsetsToTxnRequest(
+            transactional_id=TXN, producer_id=pid, producer_epoch=epoch, group_id=group
+        )
+        assert (await txn.send(add)).error_code == 0
+        refused = await grp.send(stranger)
+        assert refused.topics[0].partitions[0].error_code == Error.ILLEGAL_GENERATION
+        assert cluster.state.pending_transactional_offsets(group) == frozenset()
 
 
 async def test_the_producer_commits_aborts_and_is_fenced(cluster: FakeCluster) -> None:
-    groups: RecordingGroups = cluster.services.groups  # type: ignore[assignment]
     async with Producer(cluster.bootstrap, transactional_id=TXN) as producer:
         async with producer.transaction():
             await producer.send("t", b"one", partition=0)
@@ -325,5 +369,5 @@ async def test_the_producer_commits_aborts_and_is_fenced(cluster: FakeCluster) -
         with pytest.raises(ProducerFencedError):
             await producer.commit_transaction()
     assert [kind for _, kind, _ in markers(cluster)] == [ControlType.COMMIT, ControlType.ABORT]
-    assert groups.committed == [("readers", {("t", 0): (3, -1, "")})]
+    assert await committed(cluster, "readers") == (0, 3, -1, "")
     assert [r.value for r in cluster.records("t", 0)] == [b"one", b"two"]

@@ -16,6 +16,7 @@ from kafkawire.testing.capabilities import api_label, render_doc
 from kafkawire.testing.pytest_plugin import (
     Broker,
     external_bootstrap,
+    kafka_brokers,
     mock_cluster_bug,
     tansu_bug,
 )
@@ -107,20 +108,12 @@ async def test_create_topic_makes_a_topic_with_the_partitions_asked(kafka_broker
         await create_topic(kafka_broker.bootstrap, topic, partitions=1)
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        pytest.param(
-            "mock_cluster",
-            marks=mock_cluster_bug(
-                "flexible Metadata responses end in a stray byte (the top-level tagged fields"
-                " are written twice)",
-                raises=DecodeError,
-            ),
-        ),
-        "tansu",
-    ],
-    indirect=True,
+@kafka_brokers(
+    mock_cluster=mock_cluster_bug(
+        "flexible Metadata responses end in a stray byte (the top-level tagged fields"
+        " are written twice)",
+        raises=DecodeError,
+    )
 )
 async def test_flexible_metadata_responses_decode_exactly(kafka_broker: Broker) -> None:
     request = metadata_v9.MetadataRequest(topics=())
@@ -128,17 +121,7 @@ async def test_flexible_metadata_responses_decode_exactly(kafka_broker: Broker) 
     assert metadata.brokers
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        pytest.param(
-            "tansu",
-            marks=tansu_bug("ListOffsets latest answers the last batch's base offset + 1"),
-        ),
-        "mock_cluster",
-    ],
-    indirect=True,
-)
+@kafka_brokers(tansu=tansu_bug("ListOffsets latest answers the last batch's base offset + 1"))
 async def test_list_offsets_latest_is_the_end_of_the_log(kafka_broker: Broker) -> None:
     topic = await fresh_topic(kafka_broker)
     leader = await partition_leader(kafka_broker.bootstrap, topic, 0)
@@ -152,16 +135,9 @@ def test_api_labels_name_the_api_and_its_key() -> None:
     assert api_label(9999) == "API 9999"
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        pytest.param("tansu", marks=tansu_bug("ListOffsets by timestamp answers offset 0")),
-        pytest.param(
-            "mock_cluster",
-            marks=mock_cluster_bug("ListOffsets by timestamp is not implemented (answers -1)"),
-        ),
-    ],
-    indirect=True,
+@kafka_brokers(
+    tansu=tansu_bug("ListOffsets by timestamp answers offset 0"),
+    mock_cluster=mock_cluster_bug("ListOffsets by timestamp is not implemented (answers -1)"),
 )
 async def test_list_offsets_by_timestamp_finds_the_first_record_at_or_after_it(
     kafka_broker: Broker,

@@ -16,7 +16,7 @@ import pytest
 
 from kafkawire.messages import APIS, request_type
 from kafkawire.net import Connection, NoCommonVersionError
-from kafkawire.testing.pytest_plugin import Broker, mock_cluster_bug, tansu_bug
+from kafkawire.testing.pytest_plugin import Broker, kafka_brokers, mock_cluster_bug, tansu_bug
 from kafkawire.testing.raw import Address, parse_bootstrap
 
 from .fakebroker import WAIT
@@ -104,13 +104,9 @@ async def test_acks_0_leaves_the_connection_usable(kafka_broker: Broker) -> None
     await _acks_0_then_metadata(parse_bootstrap(kafka_broker.bootstrap)[0])
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        pytest.param("tansu", marks=tansu_bug("it answers Produce with acks=0")),
-        pytest.param("mock_cluster", marks=mock_cluster_bug("it answers Produce with acks=0")),
-    ],
-    indirect=True,
+@kafka_brokers(
+    tansu=tansu_bug("it answers Produce with acks=0"),
+    mock_cluster=mock_cluster_bug("it answers Produce with acks=0"),
 )
 async def test_broker_sends_no_answer_to_acks_0(
     kafka_broker: Broker, caplog: pytest.LogCaptureFixture

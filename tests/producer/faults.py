@@ -124,33 +124,3 @@ def refuse_topic(name: str, code: int) -> Hook:
         return dataclasses.replace(answer, topics=topics)
 
     return refuse
-
-
-def group_generation(generation_id: int, member_id: str) -> Hook:
-    """TxnOffsetCommit checked as a group coordinator whose group is at ``generation_id``
-    with the member ``member_id`` (the fake's coordinator checks no generation)."""
-
-    def check(request: Any, ctx: HookContext) -> Any:
-        if request.member_id != member_id:
-            code = 25  # UNKNOWN_MEMBER_ID
-        elif request.generation_id != generation_id:
-            code = 22  # ILLEGAL_GENERATION
-        else:
-            return None
-        return _per_partition(
-            ctx,
-            TXN_OFFSET_COMMIT,
-            ("topics", "partitions"),
-            (
-                (
-                    {"name": t.name},
-                    (
-                        {"partition_index": p.partition_index, "error_code": code}
-                        for p in t.partitions
-                    ),
-                )
-                for t in request.topics
-            ),
-        )
-
-    return check

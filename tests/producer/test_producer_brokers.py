@@ -24,7 +24,7 @@ from kafkawire.producer import (
 )
 from kafkawire.records import ControlType, Header
 from kafkawire.testing import fresh_topic, topic_name
-from kafkawire.testing.pytest_plugin import Broker, mock_cluster_bug, tansu_bug
+from kafkawire.testing.pytest_plugin import Broker, kafka_brokers, mock_cluster_bug, tansu_bug
 from tests.net.proxy import Proxy
 from tests.producer.proxied import proxied_producer
 from tests.transaction_log import markers, raw_log, read_committed
@@ -178,16 +178,8 @@ async def test_a_prepared_transaction_is_ended_by_another_client(
     assert [r.value for r in read_committed(log)] == ([b"prepared"] if commit else [])
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        "tansu",
-        pytest.param(
-            "mock_cluster",
-            marks=mock_cluster_bug("TxnOffsetCommit stores nothing: OffsetFetch answers -1"),
-        ),
-    ],
-    indirect=True,
+@kafka_brokers(
+    mock_cluster=mock_cluster_bug("TxnOffsetCommit stores nothing: OffsetFetch answers -1")
 )
 async def test_offsets_sent_to_a_transaction_are_committed_with_it(kafka_broker: Broker) -> None:
     topic = await fresh_topic(kafka_broker)
@@ -211,23 +203,11 @@ async def test_offsets_sent_to_a_transaction_are_committed_with_it(kafka_broker:
     assert await committed() == 7
 
 
-@pytest.mark.parametrize(
-    "kafka_broker",
-    [
-        pytest.param(
-            "tansu",
-            marks=tansu_bug(
-                "EndTxn with a fenced epoch drops the connection", raises=RequestRefusedError
-            ),
-        ),
-        pytest.param(
-            "mock_cluster",
-            marks=mock_cluster_bug(
-                "InitProducerId gives a new producer id: nothing is fenced or aborted"
-            ),
-        ),
-    ],
-    indirect=True,
+@kafka_brokers(
+    tansu=tansu_bug("EndTxn with a fenced epoch drops the connection", raises=RequestRefusedError),
+    mock_cluster=mock_cluster_bug(
+        "InitProducerId gives a new producer id: nothing is fenced or aborted"
+    ),
 )
 async def test_a_new_producer_with_the_id_fences_a_prepared_transaction(
     kafka_broker: Broker,

@@ -5,7 +5,10 @@ member's generation, so a zombie member (one the group has moved on from) is fen
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 
 import pytest
 
@@ -18,48 +21,78 @@ from kafkawire.producer import ConsumerGroupMetadata, Producer, TransactionState
 from kafkawire.testing.fake import FakeCluster
 from kafkawire.testing.pytest_plugin import Broker
 from tests.net.fakebroker import WAIT
-from tests.producer.faults import TXN_OFFSET_COMMIT, group_generation
+from tests.producer.faults import TXN_OFFSET_COMMIT
 
 _names = (f"kafkawire-txn-offsets-{i}" for i in itertools.count())
 _T0 = TopicPartition("t", 0)
 
 
-async def test_offsets_carry_the_members_generation_and_id(fake_cluster: FakeCluster) -> None:
-    fake_cluster.create_topic("t")
-    fake_cluster.control(group_generation(3, "member-1"), api_key=TXN_OFFSET_COMMIT, keep=True)
-    member = ConsumerGroupMetadata("g", 3, "member-1", "instance-1")
+@contextlib.asynccontextmanager
+async def group_member(cluster: FakeCluster) -> AsyncIterator[ConsumerGroupMetadata]:
+    """The group metadata of a real member of group "g" on the fake (static, so its instance
+    id is sent too), while it stays in the group."""
+    async with Consumer(
+        "t",
+        bootstrap_servers=cluster.bootstrap,
+        group_id="g",
+        group_instance_id="instance-1",
+        session_timeout_ms=1000,
+        heartbeat_interval_ms=50,
+        enable_auto_commit=False,
+    ) as consumer:
+        async with asyncio.timeout(WAIT):
+            while not consumer.assignment():
+                await consumer.getmany(timeout_ms=50)
+        yield consumer.group_metadata()
+
+
+@pytest.fixture
+async def cluster() -> AsyncIterator[FakeCluster]:
+    """The fake, with sessions of a second allowed (Kafka's minimum is 6 s)."""
+    async with FakeCluster(group_min_session_timeout_ms=100) as cluster:
+        cluster.create_topic("t")
+        yield cluster
+
+
+async def test_offsets_carry_the_members_generation_and_id(cluster: FakeCluster) -> None:
     async with (
-        Producer(fake_cluster.bootstrap, transactional_id="tx") as producer,
+        group_member(cluster) as member,
+        Producer(cluster.bootstrap, transactional_id="tx") as producer,
         producer.transaction(),
     ):
         await producer.send("t", b"v", partition=0)
         await producer.send_offsets_to_transaction({_T0: 5}, member)
-    (sent,) = [r.request for r in fake_cluster.requests.of(TXN_OFFSET_COMMIT)]
+    (sent,) = [r.request for r in cluster.requests.of(TXN_OFFSET_COMMIT)]
     assert (sent.group_id, sent.generation_id, sent.member_id, sent.group_instance_id) == (
         "g",
-        3,
-        "member-1",
+        member.generation_id,
+        member.member_id,
         "instance-1",
     )
 
 
 @pytest.mark.parametrize(
-    ("member", "error"),
+    ("zombie", "error"),
     [
-        (ConsumerGroupMetadata("g", 2, "member-1", None), IllegalGenerationError),
-        (ConsumerGroupMetadata("g", 3, "member-0", None), UnknownMemberIdError),
+        (lambda m: replace(m, generation_id=m.generation_id - 1), IllegalGenerationError),
+        # Without the instance id: a static member's id with another member id is fenced.
+        (lambda m: replace(m, member_id="member-0", group_instance_id=None), UnknownMemberIdError),
     ],
+    ids=["an-older-generation", "a-member-the-group-does-not-know"],
 )
 async def test_a_zombie_members_offsets_are_fenced_and_the_transaction_must_abort(
-    fake_cluster: FakeCluster, member: ConsumerGroupMetadata, error: type[Exception]
+    cluster: FakeCluster,
+    zombie: Callable[[ConsumerGroupMetadata], ConsumerGroupMetadata],
+    error: type[Exception],
 ) -> None:
-    fake_cluster.create_topic("t")
-    fake_cluster.control(group_generation(3, "member-1"), api_key=TXN_OFFSET_COMMIT, keep=True)
-    async with Producer(fake_cluster.bootstrap, transactional_id="tx") as producer:
+    async with (
+        group_member(cluster) as member,
+        Producer(cluster.bootstrap, transactional_id="tx") as producer,
+    ):
         producer.begin_transaction()
         await producer.send("t", b"v", partition=0)
         with pytest.raises(error):
-            await producer.send_offsets_to_transaction({_T0: 5}, member)
+            await producer.send_offsets_to_transaction({_T0: 5}, zombie(member))
         with pytest.raises(TransactionStateError, match="must be aborted"):
             await producer.commit_transaction()
         await asyncio.wait_for(producer.abort_transaction(), WAIT)

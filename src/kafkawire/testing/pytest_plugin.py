@@ -5,17 +5,26 @@ Enable it with ``pytest_plugins = ["kafkawire.testing.pytest_plugin"]`` in a top
 
 - ``tansu_broker``: a :class:`Broker` for an embedded Tansu (session scope);
 - ``mock_cluster``: a :class:`Broker` for librdkafka's mock cluster (session scope);
-- ``kafka_broker``: parametrized over both, so a test runs once per broker; override the
-  parameters with ``@pytest.mark.parametrize("kafka_broker", [...], indirect=True)``;
+- ``fake_broker``: a :class:`Broker` for kafkawire's fake cluster (session scope), three
+  brokers on a thread of their own (:class:`~kafkawire.testing.fake.FakeClusterThread`), so
+  any test can use it: synchronous ones, other event loops, subprocesses. It is Kafka's
+  rules with short group timers allowed (``group.min.session.timeout.ms`` 100, KIP-848
+  heartbeats every 100 ms), where the other two have bugs: a test that states Kafka's
+  behaviour under a ``tansu_bug`` or ``mock_cluster_bug`` mark should pass on it;
+- ``kafka_broker``: parametrized over the three (``"fake"``, ``"mock_cluster"``,
+  ``"tansu"``), so a test runs once per broker; ``@kafka_brokers(tansu=tansu_bug("..."),
+  mock_cluster=False)`` marks a broker's run (an expected failure where that broker has a
+  bug) or leaves it out, and always keeps the fake's;
 - ``fake_cluster``: a :class:`~kafkawire.testing.fake.FakeCluster` of three brokers, new for
   each test (it starts in about a millisecond), on the test's event loop (so a test using it
   runs in the default function-scoped loop);
 - ``fresh_topic``: :func:`kafkawire.testing.fresh_topic`, the factory of new topics for any of
   the above: ``name = await fresh_topic(broker, partitions=2)``.
 
-With ``KAFKAWIRE_BOOTSTRAP=host:port`` set, every broker fixture but ``fake_cluster`` yields
-that (loopback) broker instead and nothing is started. Tests that use those fixtures are
-marked ``integration`` automatically (not tests of ``fake_cluster``: it is in memory).
+With ``KAFKAWIRE_BOOTSTRAP=host:port`` set, ``tansu_broker`` and ``mock_cluster`` yield that
+(loopback) broker instead and nothing is started; the fake ones stay fakes. Tests that use the
+session brokers (``kafka_broker`` included) are marked ``integration`` automatically (not tests
+of ``fake_cluster``: it is in memory).
 
 The broker processes belong to the session's event loop (``loop_scope="session"``); a test
 only receives addresses, so it may run in its own loop and open its own connections.
@@ -24,24 +33,33 @@ only receives addresses, so it may run in its own loop and open its own connecti
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from typing import Literal
 
 import pytest
 import pytest_asyncio
 
 from ._embedded import EmbeddedBroker
 from .capabilities import BrokerCapabilities, probe
-from .fake import FakeCluster
+from .fake import FakeCluster, FakeClusterThread
 from .mock_cluster import MockCluster
-from .raw import parse_bootstrap
+from .raw import ApiRange, parse_bootstrap
 from .tansu import TansuBroker
 from .topics import fresh_topic as _fresh_topic
 
-__all__ = ["Broker", "external_bootstrap", "mock_cluster_bug", "tansu_bug"]
+__all__ = [
+    "FAKE_BROKER_NAME",
+    "Broker",
+    "external_bootstrap",
+    "kafka_brokers",
+    "mock_cluster_bug",
+    "tansu_bug",
+]
 
 ENV_BOOTSTRAP = "KAFKAWIRE_BOOTSTRAP"
-_BROKER_FIXTURES = {"tansu": "tansu_broker", "mock_cluster": "mock_cluster"}
+FAKE_BROKER_NAME = "kafkawire fake cluster"
+_BROKER_FIXTURES = {"tansu": "tansu_broker", "mock_cluster": "mock_cluster", "fake": "fake_broker"}
 
 
 @dataclass(frozen=True)
@@ -90,6 +108,24 @@ def mock_cluster_bug(
     return _broker_bug(f"librdkafka mock cluster bug: {reason}", raises)
 
 
+def kafka_brokers(
+    *,
+    tansu: pytest.MarkDecorator | Literal[False] | None = None,
+    mock_cluster: pytest.MarkDecorator | Literal[False] | None = None,
+) -> pytest.MarkDecorator:
+    """Parametrize ``kafka_broker`` over the fake and the embedded brokers, with a mark on one
+    broker's run (:func:`tansu_bug`, :func:`mock_cluster_bug`) or ``False`` to leave it out.
+
+    The fake's run is always there: a test that states Kafka's behaviour where a broker has it
+    wrong shows the right answer passing on the fake.
+    """
+    params = [pytest.param("fake")]
+    for name, mark in (("mock_cluster", mock_cluster), ("tansu", tansu)):
+        if mark is not False:
+            params.append(pytest.param(name, marks=() if mark is None else mark))
+    return pytest.mark.parametrize("kafka_broker", params, indirect=True)
+
+
 def _broker_bug(reason: str, raises: type[BaseException]) -> pytest.MarkDecorator:
     return pytest.mark.xfail(
         external_bootstrap() is None, reason=reason, raises=raises, strict=True
@@ -121,9 +157,22 @@ async def mock_cluster() -> AsyncIterator[Broker]:
         yield broker
 
 
+@pytest.fixture(scope="session")
+def fake_broker() -> Iterator[Broker]:
+    """kafkawire's fake cluster as a session's broker, on a thread of its own (module docstring)."""
+    with FakeClusterThread(
+        group_min_session_timeout_ms=100, consumer_group_heartbeat_interval_ms=100
+    ) as fake:
+        apis = {
+            key: ApiRange(versions.start, versions.stop - 1)
+            for key, versions in fake.cluster.served.items()
+        }
+        yield Broker(fake.bootstrap, BrokerCapabilities(FAKE_BROKER_NAME, apis))
+
+
 @pytest.fixture(params=sorted(_BROKER_FIXTURES))
 def kafka_broker(request: pytest.FixtureRequest) -> Broker:
-    """Each embedded broker in turn; the parameter is ``"tansu"`` or ``"mock_cluster"``."""
+    """Each broker in turn; the parameter is ``"fake"``, ``"mock_cluster"`` or ``"tansu"``."""
     broker: Broker = request.getfixturevalue(_BROKER_FIXTURES[request.param])
     return broker
 

@@ -4,20 +4,25 @@
 partitions with logs, and answer by Kafka's rules: produce with idempotence and transactions,
 fetch with sessions, leader epochs and long polls, offsets, topics, configs, coordinators, and
 the group APIs of :mod:`.groups`. Hooks script any answer (errors, delays, cut connections)
-for fault tests; ``requests`` records what clients sent.
+for fault tests; ``requests`` records what clients sent; a :class:`ManualClock` moves the
+cluster's time by hand.
 
 Module map: ``cluster`` (the facade), ``config``, ``broker`` and ``connection`` (sockets, the
 order of answers), ``hooks``, ``request_log``, ``state`` (brokers, topics, leaders), ``log``
 with ``producer_state`` and ``batch_check`` (one partition's records), ``fetch_sessions``,
 ``transactions``, ``handlers`` (one module per API or family), ``view`` and ``groups`` (the
-seam to the group coordinator), ``build`` (responses at any version), ``codes``.
+seam to the group coordinator), ``clock`` (timers and the hand-driven clock), ``thread`` (a
+cluster on a loop of its own, for synchronous code), ``build`` (responses at any version),
+``codes``.
 """
 
+from .clock import ManualClock
 from .cluster import FakeCluster, FakeClusterError, PartitionOffsets
 from .codes import Error
 from .config import FakeConfig
 from .hooks import CUT, DROP, Action, Hook, HookContext
 from .request_log import ReceivedRequest, RequestLog
+from .thread import FakeClusterThread
 from .view import ClusterView
 
 __all__ = [
@@ -28,9 +33,11 @@ __all__ = [
     "Error",
     "FakeCluster",
     "FakeClusterError",
+    "FakeClusterThread",
     "FakeConfig",
     "Hook",
     "HookContext",
+    "ManualClock",
     "PartitionOffsets",
     "ReceivedRequest",
     "RequestLog",

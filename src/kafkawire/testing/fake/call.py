@@ -29,6 +29,7 @@ class Call:
         *,
         node_id: int,
         connection_id: int,
+        client_host: str,
         header: RequestHeader,
         request: Any,
         handler: Handler,
@@ -36,6 +37,7 @@ class Call:
         self.services = services
         self.node_id = node_id
         self.connection_id = connection_id
+        self.client_host = client_host
         self.header = header
         self.request = request
         self._handler = handler

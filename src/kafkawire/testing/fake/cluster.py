@@ -17,7 +17,9 @@ What a test may do besides connecting:
   election that lost the log's tail), ``delete_records``, ``stop_broker`` / ``start_broker``,
   ``cut_connections``;
 - script answers: ``control`` (:mod:`.hooks`), and read what was asked: ``requests``
-  (:mod:`.request_log`).
+  (:mod:`.request_log`);
+- move time: ``FakeCluster(clock=ManualClock())`` and ``clock.advance(seconds)``
+  (:mod:`.clock`); without a clock, timers run on real time.
 
 Everything runs on the event loop that entered the cluster; the set-up methods are plain
 (synchronous) calls on that loop, the ones that wait on sockets are coroutines. A handler or
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +39,7 @@ from kafkawire.records import Record, RecordBatch, RecordBatchBuilder, decode_ba
 
 from .broker import HOST, BrokerServer
 from .call import Handler
+from .clock import ManualClock
 from .config import FakeConfig
 from .fetch_sessions import FetchSessionCache
 from .groups import GroupCoordinator
@@ -47,11 +50,9 @@ from .services import Services
 from .state import ClusterState, Partition, Topic, invalid_topic_name
 from .topic_configs import unknown_keys
 from .transactions import TransactionCoordinator
-from .view import ClusterView
 
 __all__ = ["FakeCluster", "FakeClusterError", "PartitionOffsets"]
 
-GroupCoordinatorFactory = Callable[[ClusterView, FakeConfig], GroupCoordinator]
 RecordValue = bytes | None | tuple[bytes | None, bytes | None]
 
 
@@ -66,16 +67,15 @@ class PartitionOffsets:
     high_watermark: int
 
 
-def served_versions(config: FakeConfig, group_keys: Iterable[int]) -> dict[int, range]:
-    """The versions served of each API: the handler's, within kafkawire's, or the config's."""
+def served_versions(config: FakeConfig) -> dict[int, range]:
+    """The versions served of each API: the handler's or the group coordinator's, within
+    kafkawire's, or the config's."""
+    implemented = {key: entry.versions for key, entry in HANDLERS.items()}
+    implemented.update(GroupCoordinator.VERSIONS)
     served: dict[int, range] = {}
-    for key, entry in HANDLERS.items():
+    for key, versions in implemented.items():
         known = APIS[key].versions
-        served[key] = range(
-            max(known.start, entry.versions.start), min(known.stop, entry.versions.stop)
-        )
-    for key in group_keys:
-        served[key] = APIS[key].versions
+        served[key] = range(max(known.start, versions.start), min(known.stop, versions.stop))
     for key, versions in config.api_versions.items():
         if key not in served:
             raise ValueError(f"FakeConfig.api_versions: the fake does not serve API key {key}")
@@ -91,18 +91,21 @@ class FakeCluster:
         num_brokers: int | None = None,
         *,
         config: FakeConfig | None = None,
-        clock: Callable[[], float] = time.monotonic,
-        group_coordinator: GroupCoordinatorFactory = GroupCoordinator,
+        clock: ManualClock | None = None,
         **settings: Any,
     ) -> None:
         config = config or FakeConfig()
         if num_brokers is not None:
             settings["num_brokers"] = num_brokers
         self.config = config.replace(**settings) if settings else config
-        self.state = ClusterState(self.config, clock)
-        groups = group_coordinator(self.state, self.config)
+        now = time.monotonic if clock is None else clock.now
+        self.state = ClusterState(self.config, now)
+        groups = GroupCoordinator(self.state, self.config)
         transactions = TransactionCoordinator(self.state, groups.commit_offsets)
         self.state.pending_offsets = transactions.pending_offsets
+        if clock is not None:
+            clock.attach(groups.timers)
+            clock.attach(transactions.timers)
         self.services = Services(
             self.state,
             transactions,
@@ -111,11 +114,11 @@ class FakeCluster:
                 node: FetchSessionCache(
                     self.config.fetch_session_cache_slots,
                     self.config.fetch_session_eviction_ms,
-                    clock,
+                    now,
                 )
                 for node in self.state.brokers
             },
-            served_versions(self.config, groups.API_KEYS),
+            served_versions(self.config),
         )
         self.brokers = {node: BrokerServer(self, node) for node in self.state.brokers}
         self.hooks = Hooks()

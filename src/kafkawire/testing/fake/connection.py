@@ -52,6 +52,8 @@ class Connection:
         self.connection_id = connection_id
         self.reader = reader
         self.writer = writer
+        # Java's InetAddress.toString() of the peer, as Kafka names a member's client host.
+        self.client_host = f"/{writer.get_extra_info('peername')[0]}"
 
     def abort(self) -> None:
         self.writer.transport.abort()
@@ -97,6 +99,7 @@ class Connection:
             cluster.services,
             node_id=self.broker.node_id,
             connection_id=self.connection_id,
+            client_host=self.client_host,
             header=header,
             request=request,
             handler=cluster.handler_for(api_key),

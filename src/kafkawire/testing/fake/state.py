@@ -23,13 +23,24 @@ from .changes import Changes
 from .config import FakeConfig
 from .log import PartitionLog
 
-__all__ = ["Broker", "ClusterState", "Partition", "Topic", "invalid_topic_name", "java_hash"]
+__all__ = [
+    "INTERNAL_TOPICS",
+    "Broker",
+    "ClusterState",
+    "Partition",
+    "Topic",
+    "invalid_topic_name",
+    "java_hash",
+]
 
 NO_LEADER = -1
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
 _MAX_TOPIC_LENGTH = 249
 # __consumer_offsets and __transaction_state: 50 partitions each by default.
 _COORDINATOR_PARTITIONS = 50
+# The fake keeps no logs for them, but a client may create topics by these names: Metadata
+# calls them internal, and groups do not see them (a KIP-848 regex never matches them).
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
 @dataclass
@@ -108,7 +119,11 @@ class ClusterState:
         return [node for node, broker in self.brokers.items() if broker.running]
 
     def topics(self) -> dict[str, tuple[uuid.UUID, int]]:
-        return {name: (t.topic_id, len(t.partitions)) for name, t in self.by_name.items()}
+        return {
+            name: (t.topic_id, len(t.partitions))
+            for name, t in self.by_name.items()
+            if name not in INTERNAL_TOPICS
+        }
 
     def pending_transactional_offsets(self, group_id: str) -> frozenset[tuple[str, int]]:
         return self.pending_offsets(group_id)

@@ -23,18 +23,18 @@ COMPLETE_* -> ONGOING (the next transaction). Rules, as Kafka applies them:
   of TxnOffsetCommit go to the group coordinator; the same EndTxn again (a retry) succeeds; the
   other outcome, or EndTxn with nothing open, is INVALID_TXN_STATE.
 - A transaction open longer than its timeout is aborted at a bumped epoch (Kafka checks every
-  10 s; here the timer fires on time).
+  10 s; here the timer fires on time, on the cluster's clock: :mod:`.clock`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import enum
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from .clock import Timers
 from .codes import Error
 from .state import ClusterState
 
@@ -73,7 +73,6 @@ class Transaction:
     state: TxnState = TxnState.EMPTY
     partitions: set[TopicPartition] = field(default_factory=set)
     offsets: dict[str, dict[TopicPartition, Offset]] = field(default_factory=dict)
-    timer: asyncio.TimerHandle | None = None
 
     def move(self, state: TxnState) -> None:
         if state not in _MOVES[self.state]:
@@ -90,6 +89,7 @@ class TransactionCoordinator:
         self.cluster = cluster
         self._commit_offsets = commit_offsets
         self.transactions: dict[str, Transaction] = {}
+        self.timers = Timers(cluster.now)
         self._next_producer_id = 1000
 
     def new_producer_id(self) -> int:
@@ -97,9 +97,7 @@ class TransactionCoordinator:
         return self._next_producer_id
 
     def close(self) -> None:
-        for txn in self.transactions.values():
-            if txn.timer is not None:
-                txn.timer.cancel()
+        self.timers.close()
 
     # -- InitProducerId ------------------------------------------------------------------------
 
@@ -196,23 +194,25 @@ class TransactionCoordinator:
             txn.offsets.setdefault(group, {})
         return error
 
-    def commit_offsets(
-        self,
-        transactional_id: str,
-        producer_id: int,
-        epoch: int,
-        group: str,
-        offsets: Mapping[TopicPartition, Offset],
+    def verify_offsets(
+        self, transactional_id: str, producer_id: int, epoch: int, group: str
     ) -> Error:
-        """Hold TxnOffsetCommit's offsets until the transaction ends."""
+        """Whether a TxnOffsetCommit may hold offsets for ``group`` (KIP-890's verification,
+        which Kafka runs before the group's checks): the current producer, in a transaction
+        that added the group (AddOffsetsToTxn)."""
         error = self.check(transactional_id, producer_id, epoch)
         if error is not Error.NONE:
             return error
         txn = self.transactions[transactional_id]
         if txn.state is not TxnState.ONGOING or group not in txn.offsets:
-            return Error.INVALID_TXN_STATE  # AddOffsetsToTxn first
-        txn.offsets[group].update(offsets)
+            return Error.INVALID_TXN_STATE
         return Error.NONE
+
+    def hold_offsets(
+        self, transactional_id: str, group: str, offsets: Mapping[TopicPartition, Offset]
+    ) -> None:
+        """Keep a verified TxnOffsetCommit's offsets until the transaction ends."""
+        self.transactions[transactional_id].offsets[group].update(offsets)
 
     def pending_offsets(self, group: str) -> frozenset[TopicPartition]:
         return frozenset(
@@ -228,11 +228,9 @@ class TransactionCoordinator:
         txn.move(TxnState.ONGOING)
         txn.partitions.clear()
         txn.offsets.clear()
-        loop = asyncio.get_running_loop()
-        txn.timer = loop.call_later(txn.timeout_ms / 1000, self._time_out, txn)
+        self.timers.schedule(txn.transactional_id, txn.timeout_ms, lambda: self._time_out(txn))
 
     def _time_out(self, txn: Transaction) -> None:
-        txn.timer = None
         if txn.state is TxnState.ONGOING:
             logger.info("transaction %s timed out: aborted", txn.transactional_id)
             self._bump(txn)
@@ -252,9 +250,7 @@ class TransactionCoordinator:
         return Error.NONE if txn.state is done else Error.INVALID_TXN_STATE
 
     def _end(self, txn: Transaction, *, committed: bool) -> None:
-        if txn.timer is not None:
-            txn.timer.cancel()
-            txn.timer = None
+        self.timers.cancel(txn.transactional_id)
         timestamp = int(time.time() * 1000)
         for topic, index in sorted(txn.partitions):
             partition = self.cluster.partition(topic, index)

@@ -1,7 +1,10 @@
 """What a group coordinator may read of the cluster: the seam between the fake and its groups.
 
 A small read-only protocol, so that the group coordinator (``kafkawire.testing.fake.groups``)
-depends on nothing else of the fake. The cluster's state implements it.
+depends on nothing else of the fake (an import-linter contract holds it to this, the config
+and the clock). The cluster's state implements it. The coordinator reads through it at each
+look: topics come and go in the cluster, and a KIP-848 group bumps its epoch when a topic it
+subscribes to appears, grows or goes.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ __all__ = ["ClusterView"]
 
 class ClusterView(Protocol):
     def topics(self) -> Mapping[str, tuple[uuid.UUID, int]]:
-        """Every topic: name -> (topic id, number of partitions)."""
+        """Every topic but the internal ones: name -> (topic id, number of partitions)."""
         ...
 
     def coordinator_for(self, group_id: str) -> int:
@@ -23,7 +26,8 @@ class ClusterView(Protocol):
         ...
 
     def now(self) -> float:
-        """The cluster's clock in seconds (``time.monotonic`` unless the test gives another)."""
+        """The cluster's clock in seconds: ``time.monotonic``, or the test's
+        :class:`~kafkawire.testing.fake.clock.ManualClock`."""
         ...
 
     def node_ids(self) -> Sequence[int]:

@@ -56,6 +56,7 @@ HANDLERS: dict[int, Served] = {
     28: Served(_ALL, transactions.txn_offset_commit),
     32: Served(_ALL, configs.handle),
     37: Served(_ALL, topics.create_partitions),
+    44: Served(_ALL, configs.alter_incremental),
 }
 
 group_handler: Handler = groups.handle

@@ -1,10 +1,18 @@
-"""DescribeConfigs (v0-4): a fixed set of topic and broker configs with Kafka's defaults.
+"""DescribeConfigs (v0-4) and IncrementalAlterConfigs (v0-1): a fixed set of topic and broker
+configs with Kafka's defaults.
 
 Resource types: 2 a topic (its own values marked DYNAMIC_TOPIC_CONFIG, the rest
 DEFAULT_CONFIG; UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist), 4 a broker (by
 node id; INVALID_REQUEST for another id or a name that is not one). Other types are
 INVALID_REQUEST. ``configuration_keys`` narrows the answer; synonyms and documentation are
 left empty.
+
+IncrementalAlterConfigs changes a topic's configs as Kafka's ``ConfigAdminManager`` does: SET,
+DELETE (back to the default), and APPEND and SUBTRACT on list configs (``cleanup.policy``;
+on another key they are INVALID_CONFIG, as is a key the fake does not know); a SET without a
+value is INVALID_REQUEST; ``validate_only`` checks and changes nothing. Broker configs are all
+static here: altering one is INVALID_REQUEST, as Kafka answers for a config it cannot change
+dynamically.
 """
 
 from __future__ import annotations
@@ -16,13 +24,15 @@ from kafkawire.testing.fake.build import build, part
 from kafkawire.testing.fake.call import Call
 from kafkawire.testing.fake.codes import Error
 from kafkawire.testing.fake.state import ClusterState
-from kafkawire.testing.fake.topic_configs import TOPIC_DEFAULTS, broker_configs
+from kafkawire.testing.fake.topic_configs import TOPIC_DEFAULTS, broker_configs, unknown_keys
 
 from .common import response_for
 
-__all__ = ["handle"]
+__all__ = ["alter_incremental", "handle"]
 
 _TOPIC, _BROKER = 2, 4
+_SET, _DELETE, _APPEND, _SUBTRACT = 0, 1, 2, 3
+_LIST_CONFIGS = frozenset({"cleanup.policy"})
 _DYNAMIC_TOPIC_CONFIG, _STATIC_BROKER_CONFIG, _DEFAULT_CONFIG = 1, 4, 5
 _STRING = 2  # the config type DescribeConfigs v3+ reports; every value here is a string
 
@@ -51,17 +61,20 @@ async def handle(call: Call) -> Any:
             for name, (value, source) in values.items()
             if keys is None or name in keys
         )
-        results.append(
-            build(
-                result_cls,
-                error_code=error,
-                error_message=message,
-                resource_type=resource.resource_type,
-                resource_name=resource.resource_name,
-                configs=configs,
-            )
-        )
+        results.append(_answer(result_cls, resource, error, message, configs=configs))
     return build(cls, results=tuple(results))
+
+
+def _answer(cls: type[Any], resource: Any, error: Error, message: str | None, **more: Any) -> Any:
+    """One resource's answer: its type and name, the error and its message."""
+    return build(
+        cls,
+        error_code=error,
+        error_message=message,
+        resource_type=resource.resource_type,
+        resource_name=resource.resource_name,
+        **more,
+    )
 
 
 def _configs(
@@ -95,3 +108,54 @@ def _configs(
             },
         )
     return Error.INVALID_REQUEST, f"Unsupported resource type {kind}", {}
+
+
+async def alter_incremental(call: Call) -> Any:
+    cls = response_for(call)
+    result_cls = part(cls, "responses")
+    validate_only = call.request.validate_only
+    return build(
+        cls,
+        responses=tuple(
+            _answer(result_cls, r, *_alter(call.state, r, validate_only=validate_only))
+            for r in call.request.resources
+        ),
+    )
+
+
+def _alter(state: ClusterState, resource: Any, *, validate_only: bool) -> tuple[Error, str | None]:
+    """One resource's changes (all or none of them); its error and message."""
+    if resource.resource_type == _BROKER:
+        return Error.INVALID_REQUEST, "the fake cluster's broker configs are static"
+    if resource.resource_type != _TOPIC:
+        return Error.INVALID_REQUEST, f"Unsupported resource type {resource.resource_type}"
+    topic = state.by_name.get(resource.resource_name)
+    if topic is None:
+        return Error.UNKNOWN_TOPIC_OR_PARTITION, f"Topic {resource.resource_name} does not exist."
+    unknown = unknown_keys({c.name: c.value for c in resource.configs})
+    if unknown:
+        return Error.INVALID_CONFIG, f"Unknown topic config name: {unknown[0]}"
+    configs = dict(topic.configs)
+    for change in resource.configs:
+        if change.config_operation == _DELETE:
+            configs.pop(change.name, None)
+            continue
+        if change.value is None:
+            return Error.INVALID_REQUEST, f"Null value not supported for : {change.name}"
+        if change.config_operation == _SET:
+            configs[change.name] = change.value
+        elif change.config_operation in (_APPEND, _SUBTRACT):
+            if change.name not in _LIST_CONFIGS:
+                return Error.INVALID_CONFIG, f"{change.name} is not a list config"
+            current = configs.get(change.name, TOPIC_DEFAULTS[change.name]).split(",")
+            given = [v for v in change.value.split(",") if v]
+            if change.config_operation == _APPEND:
+                values = current + [v for v in given if v not in current]
+            else:
+                values = [v for v in current if v not in given]
+            configs[change.name] = ",".join(values)
+        else:
+            return Error.INVALID_REQUEST, f"Unknown config operation {change.config_operation}"
+    if not validate_only:
+        topic.configs = configs
+    return Error.NONE, None

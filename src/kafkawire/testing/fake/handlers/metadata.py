@@ -15,7 +15,7 @@ from typing import Any
 from kafkawire.testing.fake.build import build, part
 from kafkawire.testing.fake.call import Call
 from kafkawire.testing.fake.codes import Error
-from kafkawire.testing.fake.state import ClusterState, Topic, invalid_topic_name
+from kafkawire.testing.fake.state import INTERNAL_TOPICS, ClusterState, Topic, invalid_topic_name
 
 from .common import NO_TOPIC_ID, response_for
 
@@ -110,7 +110,7 @@ def _describe(topic_cls: type[Any], state: ClusterState, topic: Topic) -> Any:
         error_code=Error.NONE,
         name=topic.name,
         topic_id=topic.topic_id,
-        is_internal=False,
+        is_internal=topic.name in INTERNAL_TOPICS,
         partitions=tuple(partitions),
         topic_authorized_operations=_NO_OPERATIONS,
     )

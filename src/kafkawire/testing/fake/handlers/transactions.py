@@ -6,8 +6,10 @@ routing (NOT_COORDINATOR on another node), the answer's shape per version, and P
 spelt INVALID_PRODUCER_EPOCH before the versions of KIP-588 (AddPartitionsToTxn, AddOffsetsToTxn
 and EndTxn v2, TxnOffsetCommit v3). AddPartitionsToTxn v4+ is the brokers' batched form
 (several transactions, ``verify_only``); Kafka serves it to clients too when no authorizer
-forbids it, and so does the fake. TxnOffsetCommit's offsets are held by the transaction and
-reach the group coordinator's ``commit_offsets`` when EndTxn commits.
+forbids it, and so does the fake. TxnOffsetCommit is checked by the transaction (KIP-890's
+verification), then by the group (member, instance, generation: ``validate_txn_offset_commit``);
+its offsets are held by the transaction and reach the group coordinator's ``commit_offsets``
+when EndTxn commits.
 """
 
 from __future__ import annotations
@@ -160,12 +162,8 @@ async def txn_offset_commit(call: Call) -> Any:
     elif state.coordinator_for(request.group_id) != call.node_id:
         error = Error.NOT_COORDINATOR
     else:
-        error = call.services.transactions.commit_offsets(
-            request.transactional_id,
-            request.producer_id,
-            request.producer_epoch,
-            request.group_id,
-            {tp: offset for tp, offset in offsets.items() if tp not in missing},
+        error = _hold_offsets(
+            call, {tp: offset for tp, offset in offsets.items() if tp not in missing}
         )
     error = fenced(error, call.version, _FIRST_FENCED_OFFSET_COMMIT)
 
@@ -177,3 +175,26 @@ async def txn_offset_commit(call: Call) -> Any:
         }
 
     return build(response_for(call), topics=each_partition(call, answer))
+
+
+def _hold_offsets(call: Call, offsets: dict[tuple[str, int], tuple[int, int, str | None]]) -> Error:
+    """A TxnOffsetCommit at the group's coordinator: the transaction's verification, then the
+    group's checks of member, instance and generation (v3+ send them), then the offsets are
+    held until EndTxn."""
+    request = call.request
+    txns = call.services.transactions
+    error = txns.verify_offsets(
+        request.transactional_id, request.producer_id, request.producer_epoch, request.group_id
+    )
+    if error is Error.NONE:
+        error = Error(
+            call.services.groups.validate_txn_offset_commit(
+                request.group_id,
+                getattr(request, "member_id", ""),
+                getattr(request, "group_instance_id", None),
+                getattr(request, "generation_id", -1),
+            )
+        )
+    if error is Error.NONE:
+        txns.hold_offsets(request.transactional_id, request.group_id, offsets)
+    return error
