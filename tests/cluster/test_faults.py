@@ -240,9 +240,9 @@ def _kafkawire_tasks() -> list[asyncio.Task[Any]]:
 async def test_a_cancellation_arriving_as_close_ends_a_backoff_is_not_swallowed() -> None:
     # asyncio.wait_for on Python 3.11 returned normally here, as if not cancelled.
     cluster = Cluster("127.0.0.1:1")
-    backing_off = asyncio.create_task(cluster._sleep(30))
+    backing_off = asyncio.create_task(cluster._retries.sleep(30))
     await asyncio.sleep(0)
-    cluster._closing.set()
+    cluster._retries.close()
     backing_off.cancel()
     with pytest.raises(asyncio.CancelledError):
         await backing_off
