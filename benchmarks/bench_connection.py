@@ -79,51 +79,38 @@ async def _best(run: Callable[[], Awaitable[None]], count: int) -> float:
     return count / best
 
 
+async def _rates(send: Callable[[], Awaitable[Any]]) -> tuple[float, float]:
+    """Requests per second, one ``send()`` at a time and in batches of ``BATCH``."""
+
+    async def sequential() -> None:
+        for _ in range(SEQUENTIAL):
+            await send()
+
+    async def pipelined() -> None:
+        for _ in range(PIPELINED // BATCH):
+            await asyncio.gather(*(send() for _ in range(BATCH)))
+
+    return await _best(sequential, SEQUENTIAL), await _best(pipelined, PIPELINED)
+
+
 async def _kafkawire(port: int) -> tuple[float, float]:
     async with await Connection.open("127.0.0.1", port) as conn:
         metadata = request_type(3, conn.version_for(3))(topics=None)
-
-        async def sequential() -> None:
-            for _ in range(SEQUENTIAL):
-                await conn.send(metadata)
-
-        async def pipelined() -> None:
-            for _ in range(PIPELINED // BATCH):
-                await asyncio.gather(*(conn.send(metadata) for _ in range(BATCH)))
-
-        return await _best(sequential, SEQUENTIAL), await _best(pipelined, PIPELINED)
+        return await _rates(lambda: conn.send(metadata))
 
 
 async def _kafkawire_cluster(port: int) -> tuple[float, float]:
     async with Cluster(f"127.0.0.1:{port}") as cluster:
         conn = await cluster.any_connection()
         metadata = request_type(3, conn.version_for(3))(topics=None)
-
-        async def sequential() -> None:
-            for _ in range(SEQUENTIAL):
-                await cluster.send(metadata)
-
-        async def pipelined() -> None:
-            for _ in range(PIPELINED // BATCH):
-                await asyncio.gather(*(cluster.send(metadata) for _ in range(BATCH)))
-
-        return await _best(sequential, SEQUENTIAL), await _best(pipelined, PIPELINED)
+        return await _rates(lambda: cluster.send(metadata))
 
 
 async def _aiokafka(port: int) -> tuple[float, float]:
     conn: Any = await create_conn("127.0.0.1", port)
     try:
         metadata = AiokafkaMetadataRequest([])
-
-        async def sequential() -> None:
-            for _ in range(SEQUENTIAL):
-                await conn.send(metadata)
-
-        async def pipelined() -> None:
-            for _ in range(PIPELINED // BATCH):
-                await asyncio.gather(*(conn.send(metadata) for _ in range(BATCH)))
-
-        return await _best(sequential, SEQUENTIAL), await _best(pipelined, PIPELINED)
+        return await _rates(lambda: conn.send(metadata))
     finally:
         conn.close()
 
