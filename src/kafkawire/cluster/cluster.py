@@ -88,11 +88,12 @@ class Cluster:
         self.settings = settings or ClientSettings.from_options(type(self).__name__, dict(options))
         s = self.settings
         self._loop = LoopBinding()
-        self._pool = ConnectionPool(connect or self._open_connection, s.reconnect_backoff)
+        self._pool = pool = ConnectionPool(connect or self._open_connection, s.reconnect_backoff)
+        # Each collaborator gets what it uses (not the Cluster): here, whether it is closed.
         self._deadlines = Deadlines(
             call_timeout=s.retry_timeout,
             request_timeout=s.request_timeout,
-            closed=lambda: self._pool.closed,
+            closed=lambda: pool.closed,
         )
         self._search = BrokerSearch(
             parse_bootstrap(bootstrap),
@@ -109,7 +110,7 @@ class Cluster:
         self._writes = OrderedWrites(
             self._pool, self._exchange, self._router, self._metadata, self._deadlines
         )
-        self._retries = Retries(s.backoff, self._deadlines, lambda: self._pool.closed)
+        self._retries = Retries(s.backoff, self._deadlines, lambda: pool.closed)
 
     def _open_connection(self, host: str, port: int) -> Awaitable[Connection]:
         s = self.settings
