@@ -267,7 +267,9 @@ class Cluster:
                 f"not {type(request).__name__}"
             )
         held = held_for(request)
-        return await self.call(
+        self._check_usable()
+        # Not through call(): one coroutine less on the path every request takes.
+        return await self._retries.call(
             f"{type(request).__name__} v{request.__version__}",
             lambda: self._exchange.attempt(request, node_id, negotiate, max_version, held),
             deadline=self._deadlines.deadline(held) if deadline is None else deadline,
