@@ -19,7 +19,7 @@ import attrs
 import pytest
 
 from kafkawire.admin import Admin, AdminOptions, AdminSettings
-from kafkawire.client import KafkaClient
+from kafkawire.client import KafkaClient, KafkaClientOptions, KafkaClientSettings
 from kafkawire.cluster import (
     Backoff,
     ClientOptions,
@@ -43,6 +43,7 @@ SETTINGS_AND_OPTIONS = [
     (ProducerSettings, ProducerOptions),
     (ConsumerSettings, ConsumerOptions),
     (AdminSettings, AdminOptions),
+    (KafkaClientSettings, KafkaClientOptions),
 ]
 SETTINGS = [settings for settings, _ in SETTINGS_AND_OPTIONS]
 
@@ -176,8 +177,8 @@ def test_the_issue_examples_through_the_public_constructors() -> None:
         Consumer("t", bootstrap_servers=BOOTSTRAP, max_poll_records=True)
     with pytest.raises(TypeError, match=r"^default_api_timeout_ms must be an int >= 1, not 5\.0$"):
         Admin(BOOTSTRAP, default_api_timeout_ms=5.0)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"^request_timeout must be a number > 0, not '5'$"):
-        KafkaClient(BOOTSTRAP, request_timeout="5")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^request_timeout_ms must be an int >= 1, not 5\.0$"):
+        KafkaClient(BOOTSTRAP, request_timeout_ms=5.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"^partition_assignment_strategy must be one of 'range'"):
         Consumer(bootstrap_servers=BOOTSTRAP, partition_assignment_strategy=["range", "fair"])
 
@@ -188,7 +189,7 @@ def test_the_issue_examples_through_the_public_constructors() -> None:
         (lambda **o: Producer(BOOTSTRAP, **o), "lingr_ms", "linger_ms"),
         (lambda **o: Consumer(bootstrap_servers=BOOTSTRAP, **o), "enable_autocommit", None),
         (lambda **o: Admin(BOOTSTRAP, **o), "request_timeout", "request_timeout_ms"),
-        (lambda **o: KafkaClient(BOOTSTRAP, **o), "request_timout", "request_timeout"),
+        (lambda **o: KafkaClient(BOOTSTRAP, **o), "request_timout", "request_timeout_ms"),
     ],
 )
 def test_a_misspelled_option_names_it_the_caller_and_the_closest_option(

@@ -122,12 +122,13 @@ class BrokerArgs:
         )
 
     def client(self) -> KafkaClient:
+        ms = int(self.timeout * 1000)
         return KafkaClient(
             self.bootstrap,
             client_id="kafkawire-cli",
-            request_timeout=self.timeout,
-            retry_timeout=self.timeout,
-            connect_timeout=self.timeout,
+            request_timeout_ms=ms,
+            default_api_timeout_ms=ms,
+            socket_connection_setup_timeout_ms=ms,
         )
 
 

@@ -1,10 +1,11 @@
 """What every client with the Java client's option names shares: how it connects.
 
-:class:`ConnectionSettings` is the base of the producer's, the consumer's and the admin
-client's settings (frozen attrs classes; times in milliseconds, as in Kafka's Java
-``CommonClientConfigs``), and :meth:`ConnectionSettings.client_settings` turns them into the
-cluster layer's :class:`~kafkawire.cluster.ClientSettings`. :class:`ApiTimeoutSettings` adds
-``default_api_timeout_ms``, the consumer's and the admin client's bound on a call (the producer
+:class:`ConnectionSettings` is the base of every client's settings (``KafkaClient``'s, the
+producer's, the consumer's and the admin client's: frozen attrs classes; times in
+milliseconds, as in Kafka's Java ``CommonClientConfigs``), and
+:meth:`ConnectionSettings.client_settings` turns them into the cluster layer's internal
+:class:`~kafkawire.cluster.ClientSettings`. :class:`ApiTimeoutSettings` adds
+``default_api_timeout_ms``, the bound on a call of all but the producer (the producer
 bounds its calls by ``max_block_ms``, as in Java). :func:`build_settings` is how each client
 builds its settings from the keyword arguments a user gave it.
 
