@@ -24,6 +24,7 @@ from typing_extensions import Unpack
 
 from kafkawire.cluster import ClientOptions, ClientSettings, Cluster, ConnectionFactory
 from kafkawire.cluster._routing import partition_answer
+from kafkawire.cluster.security import NamedSecurityOptions, SecuritySettings
 from kafkawire.errors import TopicAlreadyExistsError, error_for_code
 from kafkawire.messages import RequestMessage, ResponseMessage, request_type
 from kafkawire.messages.create_topics import v7 as create_topics
@@ -42,7 +43,7 @@ from kafkawire.records import (
 
 from .produce import produce_request, produce_version, topic_naming
 
-__all__ = ["EARLIEST", "LATEST", "FetchResult", "KafkaClient", "ListedOffset"]
+__all__ = ["EARLIEST", "LATEST", "FetchResult", "KafkaClient", "KafkaClientOptions", "ListedOffset"]
 
 T = TypeVar("T")
 R = TypeVar("R", bound=ResponseMessage)
@@ -78,11 +79,28 @@ class ListedOffset:
     leader_epoch: int
 
 
+class KafkaClientOptions(ClientOptions, NamedSecurityOptions, total=False):
+    """:class:`~kafkawire.cluster.ClientSettings`' fields, and TLS and SASL by name."""
+
+
+def _client_settings(caller: str, options: dict[str, Any]) -> ClientSettings:
+    """The settings, with TLS and SASL made from the settings by name if any is given."""
+    named = {k: options.pop(k) for k in NamedSecurityOptions.__optional_keys__ if k in options}
+    if named:
+        security = SecuritySettings(
+            ssl_context=options.pop("ssl", None), sasl=options.pop("sasl", None), **named
+        )
+        options["ssl"], options["sasl"] = security.security()
+    return ClientSettings.from_options(caller, options)
+
+
 class KafkaClient:
     """``async with KafkaClient("127.0.0.1:9092") as client: await client.produce(...)``.
 
     Options are those of :class:`~kafkawire.cluster.ClientSettings` (timeouts, TLS, SASL,
-    client id, ...), as keyword arguments. ``connect`` replaces how a connection is opened
+    client id, ...), and TLS and SASL by name as the other clients take them
+    (``security_protocol``, ``sasl_mechanism``, ...: :class:`~kafkawire.cluster.security.
+    SecuritySettings`), as keyword arguments. ``connect`` replaces how a connection is opened
     (for tests and custom transports).
     """
 
@@ -91,9 +109,9 @@ class KafkaClient:
         bootstrap: str | Sequence[str],
         *,
         connect: ConnectionFactory | None = None,
-        **options: Unpack[ClientOptions],
+        **options: Unpack[KafkaClientOptions],
     ) -> None:
-        settings = ClientSettings.from_options(type(self).__name__, dict(options))
+        settings = _client_settings(type(self).__name__, dict(options))
         self.cluster = Cluster(bootstrap, settings, connect=connect)
 
     async def __aenter__(self) -> KafkaClient:

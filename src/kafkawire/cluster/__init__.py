@@ -18,6 +18,7 @@ from .metadata import (
     TopicMetadata,
     TopicPartition,
 )
+from .security import SecurityOptions, SecuritySettings
 from .settings import ClientOptions, ClientSettings, settings_from
 
 __all__ = [
@@ -34,6 +35,8 @@ __all__ = [
     "PartitionMetadata",
     "RequestRefusedError",
     "RoutingError",
+    "SecurityOptions",
+    "SecuritySettings",
     "TopicMetadata",
     "TopicPartition",
     "build_settings",
