@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import ssl
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -85,6 +85,8 @@ def _store_type(settings: SecuritySettings, store: str) -> None:
 def check_tls(settings: SecuritySettings, protocol: SecurityProtocol) -> None:
     """Refuse ``ssl_*`` settings that do not go together, or that the protocol would ignore."""
     given = _given(settings)
+    if settings.ssl_context is not None and protocol not in ("SSL", "SASL_SSL"):
+        raise ValueError(f"ssl_context is given, but security_protocol {protocol!r} has no TLS")
     if not given:
         return
     if settings.ssl_context is not None:
@@ -153,7 +155,7 @@ def tls_context(settings: SecuritySettings) -> ssl.SSLContext:
             raise ValueError(f"{name} {path}: no such file")
     if settings.ssl_keyfile is not None and not Path(settings.ssl_keyfile).is_file():
         raise ValueError(f"ssl_keyfile {settings.ssl_keyfile}: no such file")
-    with _naming(trust_name):
+    with _naming(trust_name, _reason):
         context = client_context(
             cafile=trust_file,
             cadata=settings.ssl_truststore_certificates,
@@ -161,27 +163,41 @@ def tls_context(settings: SecuritySettings) -> ssl.SSLContext:
         )
     if own_file is None and settings.ssl_keystore_certificate_chain is not None:
         own_name = "ssl_keystore_certificate_chain"
-    with _naming(own_name):
+    password = settings.ssl_password or settings.ssl_key_password
+    with _naming(own_name, lambda exc: _key_reason(exc, password is not None)):
         load_client_certificate(
             context,
             certfile=own_file,
             keyfile=settings.ssl_keyfile,
-            password=settings.ssl_password or settings.ssl_key_password,
+            password=password,
             certdata=settings.ssl_keystore_certificate_chain,
             keydata=settings.ssl_keystore_key,
         )
     return context
 
 
+def _reason(error: ssl.SSLError) -> str:
+    return str(error.reason or error.strerror or error)
+
+
+def _key_reason(error: ssl.SSLError, password: bool) -> str:
+    """What went wrong with the client's certificate and key (OpenSSL says "PEM lib")."""
+    if error.reason == "KEY_VALUES_MISMATCH":
+        return "the private key does not belong to the certificate"
+    if error.reason is None and password:
+        return "the private key could not be read: is its password (ssl_password) right?"
+    if error.reason is None:
+        return "no private key found: name it (ssl_keyfile), or put it in the same PEM file"
+    return _reason(error)
+
+
 @contextlib.contextmanager
-def _naming(name: str) -> Iterator[None]:
+def _naming(name: str, explain: Callable[[ssl.SSLError], str]) -> Iterator[None]:
     """An ``ssl.SSLError`` as a ``ValueError`` naming the setting whose file or text failed
-    (OpenSSL's reason never quotes a password or a key)."""
+    (OpenSSL's reasons never quote a password or a key)."""
     try:
         yield
     except ssl.SSLError as exc:
-        reason = exc.reason or exc.strerror or str(exc)
-        hint = ""
-        if name not in ("ssl_cafile", "ssl_truststore_location", "ssl_truststore_certificates"):
-            hint = " (is the key's password, ssl_password or ssl_key_password, right?)"
-        raise ValueError(f"{name} could not be loaded: {reason}{hint}") from None
+        raise ValueError(f"{name} could not be loaded: {explain(exc)}") from None
+    except ValueError as exc:  # an encrypted key without a password
+        raise ValueError(f"{name} could not be loaded: {exc} (ssl_password)") from None

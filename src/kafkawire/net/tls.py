@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import ssl
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 __all__ = ["certificate_problem", "client_context", "load_client_certificate"]
@@ -63,15 +64,24 @@ def load_client_certificate(
     certdata: str | None = None,
     keydata: str | None = None,
 ) -> None:
-    """Add the client's certificate to ``context``: from files, or from PEM text."""
+    """Add the client's certificate to ``context``: from files, or from PEM text.
+
+    An encrypted key without ``password`` raises ``ValueError`` (OpenSSL would ask for the
+    password on the terminal, and wait).
+    """
+    secret: str | Callable[[], str] = _no_password if password is None else password
     if certfile is not None:
-        context.load_cert_chain(certfile, keyfile, password)
+        context.load_cert_chain(certfile, keyfile, secret)
     elif certdata is not None:
-        _load_chain_text(context, certdata, keydata, password)
+        _load_chain_text(context, certdata, keydata, secret)
+
+
+def _no_password() -> str:
+    raise ValueError("the private key is encrypted, and no password is given for it")
 
 
 def _load_chain_text(
-    context: ssl.SSLContext, chain: str, key: str | None, password: str | None
+    context: ssl.SSLContext, chain: str, key: str | None, password: str | Callable[[], str]
 ) -> None:
     """Python's ssl loads a certificate chain only from files: write the PEM text to a private
     directory (mode 0700) for the moment of loading, and remove it at once."""
