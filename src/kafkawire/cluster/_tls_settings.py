@@ -15,7 +15,7 @@ import contextlib
 import ssl
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from kafkawire.net import client_context
 from kafkawire.net.tls import load_client_certificate
@@ -182,11 +182,12 @@ def _reason(error: ssl.SSLError) -> str:
 
 def _key_reason(error: ssl.SSLError, password: bool) -> str:
     """What went wrong with the client's certificate and key (OpenSSL says "PEM lib")."""
-    if error.reason == "KEY_VALUES_MISMATCH":
+    reason = cast("str | None", error.reason)  # None for "PEM lib", whatever typeshed says
+    if reason == "KEY_VALUES_MISMATCH":
         return "the private key does not belong to the certificate"
-    if error.reason is None and password:
+    if reason is None and password:
         return "the private key could not be read: is its password (ssl_password) right?"
-    if error.reason is None:
+    if reason is None:
         return "no private key found: name it (ssl_keyfile), or put it in the same PEM file"
     return _reason(error)
 
