@@ -10,6 +10,7 @@ says which, and no log record or error shows a secret.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import traceback
 from collections.abc import AsyncIterator, Iterator
@@ -113,7 +114,7 @@ async def test_kafka_client(
 ) -> None:
     _, front = secured
     settings: Any = java_settings(mechanism, pki, token_endpoint.url)
-    async with KafkaClient(front.bootstrap, request_timeout=5, **settings) as client:
+    async with KafkaClient(front.bootstrap, **settings) as client:
         await client.produce(TOPIC, 0, [b"low level"])
         fetched = await client.fetch(TOPIC, 0, 0)
     assert [r.value for r in fetched.records] == [b"low level"]
@@ -161,6 +162,7 @@ async def test_a_wrong_password_is_one_clear_error_that_shows_no_secret(
     mechanism: str,
     secured: tuple[FakeCluster, SecureFront],
     pki: Pki,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     _, front = secured
     settings: Any = java_settings(mechanism, pki, password=WRONG_PASSWORD) | FAST
@@ -170,6 +172,9 @@ async def test_a_wrong_password_is_one_clear_error_that_shows_no_secret(
     assert failure.value.error_code == 58  # SASL_AUTHENTICATION_FAILED, the broker's word
     assert "Authentication failed" in str(failure.value)
     assert len(front.sessions) == 1  # refused for good: not tried again
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert "refused the connection: SASL" in warning
+    assert "trying again" not in warning
 
 
 async def test_an_expired_token_is_one_clear_error(
@@ -219,3 +224,24 @@ async def test_no_secret_is_logged_or_raised(
     everything = "\n".join([*said, _everything_said(failure.value, every_log_line)])
     assert every_log_line  # the run did log (at DEBUG)
     assert not [secret for secret in secrets if secret in everything]
+
+
+async def test_a_producer_reauthenticates_when_the_broker_asks(
+    pki: Pki, token_endpoint: TokenEndpoint
+) -> None:
+    async with FakeCluster(num_brokers=1) as cluster:
+        cluster.create_topic(TOPIC, partitions=1)
+        ports = [int(address.rsplit(":", 1)[1]) for address in cluster.bootstrap.split(",")]
+        sessions = lambda: SaslSession(token_check=unexpired_jwt)  # noqa: E731
+        tls = server_context(pki.server_cert, pki.server_key)
+        async with SecureFront(ports, ssl=tls, sasl=sessions, session_lifetime_ms=200) as front:
+            settings: Any = java_settings("OAUTHBEARER", pki, token_endpoint.url) | FAST
+            async with Producer(front.bootstrap, **settings) as producer:
+                await producer.send_and_wait(TOPIC, b"before")
+                opened = len(front.sessions)
+                async with asyncio.timeout(5):
+                    while front.handshakes < 2 * opened:  # each connection, once more
+                        await asyncio.sleep(0.02)
+                await producer.send_and_wait(TOPIC, b"after")
+            assert len(front.sessions) == opened  # on the same connections
+    assert [r.value for r in cluster.records(TOPIC, 0)] == [b"before", b"after"]
