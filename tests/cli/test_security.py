@@ -10,29 +10,15 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.net.pki import Pki, make_pki
-from tests.net.sasl_server import SaslSession
+from tests.net.pki import Pki
 from tests.net.secure_front import ThreadedSecureCluster
-from tests.net.secured import PASSWORD, WRONG_PASSWORD, jaas, server_context
+from tests.net.secured import PASSWORD, WRONG_PASSWORD, jaas
 
 from .conftest import Run
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    return make_pki(tmp_path_factory.mktemp("pki"))
-
-
-@pytest.fixture(scope="module")
-def secured(pki: Pki) -> Iterator[ThreadedSecureCluster]:
-    tls = server_context(pki.server_cert, pki.server_key)
-    with ThreadedSecureCluster(ssl=tls, sasl=SaslSession) as cluster:
-        yield cluster
 
 
 def settings(
@@ -61,15 +47,17 @@ def as_environment(given: dict[str, str]) -> dict[str, str]:
 
 
 def test_produce_with_x_then_consume_with_a_file_and_with_the_environment(
-    run: Run, secured: ThreadedSecureCluster, pki: Pki, tmp_path: Path
+    run: Run, secured_cluster: ThreadedSecureCluster, pki: Pki, tmp_path: Path
 ) -> None:
     topic = f"cli-{uuid.uuid4().hex[:8]}"
     given = settings(pki)
     produced = run(
-        "produce", topic, "-b", secured.bootstrap, *as_x(given), input="one\ntwo\nthree\n"
+        "produce", topic, "-b", secured_cluster.bootstrap, *as_x(given), input="one\ntwo\nthree\n"
     )
     assert produced.returncode == 0, produced.stderr
-    config = as_file({"bootstrap.servers": secured.bootstrap, **given}, tmp_path / "c.properties")
+    config = as_file(
+        {"bootstrap.servers": secured_cluster.bootstrap, **given}, tmp_path / "c.properties"
+    )
     read = ["--from-beginning", "--max-messages", "3", "--format", "json"]
     by_file = run("consume", topic, "--command-config", config, *read)
     assert by_file.returncode == 0, by_file.stderr
@@ -78,26 +66,28 @@ def test_produce_with_x_then_consume_with_a_file_and_with_the_environment(
         "two",
         "three",
     ]
-    by_env = run("consume", topic, "-b", secured.bootstrap, *read, env=as_environment(given))
+    by_env = run(
+        "consume", topic, "-b", secured_cluster.bootstrap, *read, env=as_environment(given)
+    )
     assert by_env.returncode == 0, by_env.stderr
     assert by_env.stdout == by_file.stdout
-    assert secured.front is not None
-    assert {s.principal for s in secured.front.sessions} == {"alice"}
+    assert secured_cluster.front is not None
+    assert {s.principal for s in secured_cluster.front.sessions} == {"alice"}
 
 
 def test_x_goes_over_the_file_and_the_file_over_the_environment(
-    run: Run, secured: ThreadedSecureCluster, pki: Pki, tmp_path: Path
+    run: Run, secured_cluster: ThreadedSecureCluster, pki: Pki, tmp_path: Path
 ) -> None:
     good, bad = settings(pki, "PLAIN"), settings(pki, "PLAIN", WRONG_PASSWORD)
     config = as_file(bad, tmp_path / "bad.properties")
     fixed = run(
-        "topics", "list", "-b", secured.bootstrap, "--command-config", config, *as_x(good),
+        "topics", "list", "-b", secured_cluster.bootstrap, "--command-config", config, *as_x(good),
         env=as_environment(bad),
     )  # fmt: skip
     assert fixed.returncode == 0, fixed.stderr
     config = as_file(good, tmp_path / "good.properties")
     over_env = run(
-        "api-versions", "-b", secured.bootstrap, "--command-config", config,
+        "api-versions", "-b", secured_cluster.bootstrap, "--command-config", config,
         env=as_environment(bad),
     )  # fmt: skip
     assert over_env.returncode == 0, over_env.stderr
@@ -105,10 +95,12 @@ def test_x_goes_over_the_file_and_the_file_over_the_environment(
 
 @pytest.mark.parametrize("debug", [[], ["--debug"]], ids=["plain", "debug"])
 def test_a_wrong_password_is_one_line_without_the_secret(
-    run: Run, secured: ThreadedSecureCluster, pki: Pki, debug: list[str]
+    run: Run, secured_cluster: ThreadedSecureCluster, pki: Pki, debug: list[str]
 ) -> None:
     wrong = settings(pki, "SCRAM-SHA-512", WRONG_PASSWORD)
-    result = run("consume", "any", "-b", secured.bootstrap, *as_x(wrong), "--exit-at-end", *debug)
+    result = run(
+        "consume", "any", "-b", secured_cluster.bootstrap, *as_x(wrong), "--exit-at-end", *debug
+    )
     assert result.returncode == 1
     assert "SASL SCRAM-SHA-512 authentication" in result.stderr
     if not debug:
@@ -133,9 +125,9 @@ def test_a_wrong_password_is_one_line_without_the_secret(
     ],
 )
 def test_settings_that_cannot_be_used_are_usage_errors(
-    run: Run, secured: ThreadedSecureCluster, args: list[str], message: str
+    run: Run, secured_cluster: ThreadedSecureCluster, args: list[str], message: str
 ) -> None:
-    result = run("topics", "list", "-b", secured.bootstrap, *args)
+    result = run("topics", "list", "-b", secured_cluster.bootstrap, *args)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr
 

@@ -2,8 +2,8 @@
 
 The brokers come from ``kafkawire.testing`` (``tansu_broker``, ``mock_cluster``,
 ``kafka_broker``); ``tansu`` is the Tansu broker's address. ``certificate`` makes a self-signed
-certificate for 127.0.0.1 and localhost with ``openssl``; ``pki`` a CA and certificates it
-signed (:mod:`.pki`).
+certificate for 127.0.0.1 and localhost with ``openssl`` (``pki``, in ``tests/conftest.py``, a
+CA and certificates it signed).
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ import pytest
 
 from kafkawire.testing.pytest_plugin import Broker
 from kafkawire.testing.raw import Address, parse_bootstrap
-
-from .pki import Pki, make_pki
 
 
 @pytest.fixture
@@ -67,11 +65,3 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> Certificate:
         timeout=30,
     )
     return Certificate(cert, key)
-
-
-@pytest.fixture(scope="session")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    """A throwaway CA, a broker and a client certificate it signed, and a CA not trusted."""
-    if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl command")
-    return make_pki(tmp_path_factory.mktemp("pki"))

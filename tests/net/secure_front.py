@@ -30,6 +30,7 @@ from kafkawire.protocol import decode_request, decode_response, encode_response
 from kafkawire.testing.fake import FakeCluster
 
 from .fakebroker import messages
+from .proxy import read_frame_bytes, relay
 from .sasl_server import SASL_AUTHENTICATE, SASL_HANDSHAKE, SaslSession, sasl_answer
 
 T = TypeVar("T")
@@ -38,11 +39,6 @@ _SIZE = struct.Struct(">i")
 _REQUEST_HEADER = struct.Struct(">hhi")  # api key, api version, correlation id
 _API_VERSIONS, _METADATA, _FIND_COORDINATOR, _DESCRIBE_CLUSTER = 18, 3, 10, 60
 _SASL_VERSIONS = {SASL_HANDSHAKE: (0, 1), SASL_AUTHENTICATE: (0, 2)}
-
-
-async def _frame(reader: asyncio.StreamReader) -> bytes:
-    size = await reader.readexactly(_SIZE.size)
-    return size + await reader.readexactly(_SIZE.unpack(size)[0])
 
 
 class SecureFront:
@@ -100,29 +96,20 @@ class SecureFront:
     async def _relay(
         self, upstream: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
     ) -> None:
-        self._writers.append(writer)
-        try:
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", upstream)
-        except OSError:
-            writer.transport.abort()
-            return
-        self._writers.append(up_writer)
         session = self.sasl() if self.sasl is not None else None
         if session is not None:
             self.sessions.append(session)
         asked: dict[int, tuple[int, int]] = {}
-        pumps = [
-            asyncio.create_task(self._requests(reader, writer, up_writer, session, asked)),
-            asyncio.create_task(self._responses(up_reader, writer, asked)),
-        ]
-        try:
-            await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for pump in pumps:
-                pump.cancel()
-            await asyncio.gather(*pumps, return_exceptions=True)
-            for each in (writer, up_writer):
-                each.transport.abort()
+
+        def pumps(
+            up_reader: asyncio.StreamReader, up_writer: asyncio.StreamWriter
+        ) -> list[Coroutine[Any, Any, None]]:
+            return [
+                self._requests(reader, writer, up_writer, session, asked),
+                self._responses(up_reader, writer, asked),
+            ]
+
+        await relay(writer, upstream, self._writers, pumps)
 
     async def _requests(
         self,
@@ -134,7 +121,7 @@ class SecureFront:
     ) -> None:
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
             while True:
-                frame = await _frame(reader)
+                frame = await read_frame_bytes(reader)
                 api_key, version, correlation_id = _REQUEST_HEADER.unpack_from(frame, 4)
                 if session is not None and api_key in _SASL_VERSIONS:
                     header, body = decode_request(frame[4:])
@@ -158,7 +145,7 @@ class SecureFront:
     ) -> None:
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
             while True:
-                frame = await _frame(reader)
+                frame = await read_frame_bytes(reader)
                 (correlation_id,) = _SIZE.unpack_from(frame, 4)
                 api_key, version = asked.pop(correlation_id)
                 if api_key in (_API_VERSIONS, _METADATA, _FIND_COORDINATOR, _DESCRIBE_CLUSTER):

@@ -11,9 +11,11 @@ says which, and no log record or error shows a secret.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import traceback
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -41,49 +43,61 @@ def token_endpoint(pki: Pki) -> Iterator[TokenEndpoint]:
         yield endpoint
 
 
-async def _secured(pki: Pki, cert: Any = None) -> AsyncIterator[tuple[FakeCluster, SecureFront]]:
+@dataclass
+class Secured:
+    """The fake cluster behind the front, and the settings a client needs for it."""
+
+    cluster: FakeCluster
+    front: SecureFront
+    pki: Pki
+    token_url: str
+
+    def settings(self, mechanism: str, *, fast: bool = True, **changes: str) -> Any:
+        given = java_settings(mechanism, self.pki, self.token_url, **changes)
+        return given | FAST if fast else given
+
+    def principals(self, mechanism: str) -> set[str | None]:
+        assert self.front.sessions
+        assert {s.mechanism for s in self.front.sessions} == {mechanism}
+        return {s.principal for s in self.front.sessions}
+
+
+@contextlib.asynccontextmanager
+async def _secured(
+    pki: Pki, token_url: str = "", cert: Any = None, **front: Any
+) -> AsyncIterator[Secured]:
     cert = cert or (pki.server_cert, pki.server_key)
+    sessions = lambda: SaslSession(token_check=unexpired_jwt)  # noqa: E731
     async with FakeCluster(num_brokers=1) as cluster:
         cluster.create_topic(TOPIC, partitions=1)
         ports = [int(address.rsplit(":", 1)[1]) for address in cluster.bootstrap.split(",")]
-        sessions = lambda: SaslSession(token_check=unexpired_jwt)  # noqa: E731
-        async with SecureFront(ports, ssl=server_context(*cert), sasl=sessions) as front:
-            yield cluster, front
+        async with SecureFront(ports, ssl=server_context(*cert), sasl=sessions, **front) as fronted:
+            yield Secured(cluster, fronted, pki, token_url)
 
 
 @pytest.fixture
-async def secured(pki: Pki) -> AsyncIterator[tuple[FakeCluster, SecureFront]]:
-    async for pair in _secured(pki):
-        yield pair
+async def secured(pki: Pki, token_endpoint: TokenEndpoint) -> AsyncIterator[Secured]:
+    async with _secured(pki, token_endpoint.url) as each:
+        yield each
 
 
-def _principals(front: SecureFront, mechanism: str) -> set[str | None]:
-    assert front.sessions
-    assert {s.mechanism for s in front.sessions} == {mechanism}
-    return {s.principal for s in front.sessions}
-
-
-def _expected_principal(mechanism: str) -> str:
+def _principal(mechanism: str) -> str:
     return CLIENT_ID if mechanism == "OAUTHBEARER" else USER
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 async def test_producer_then_consumer(
-    mechanism: str,
-    secured: tuple[FakeCluster, SecureFront],
-    pki: Pki,
-    token_endpoint: TokenEndpoint,
+    mechanism: str, secured: Secured, token_endpoint: TokenEndpoint
 ) -> None:
-    _, front = secured
-    settings: Any = java_settings(mechanism, pki, token_endpoint.url) | FAST
-    async with Producer(front.bootstrap, **settings) as producer:
+    settings = secured.settings(mechanism)
+    async with Producer(secured.front.bootstrap, **settings) as producer:
         await producer.send_and_wait(TOPIC, b"over SASL_SSL")
     async with Consumer(
-        TOPIC, bootstrap_servers=front.bootstrap, auto_offset_reset="earliest", **settings
+        TOPIC, bootstrap_servers=secured.front.bootstrap, auto_offset_reset="earliest", **settings
     ) as consumer:
         batches = await consumer.getmany(timeout_ms=5000)
     assert [r.value for records in batches.values() for r in records] == [b"over SASL_SSL"]
-    assert _principals(front, mechanism) == {_expected_principal(mechanism)}
+    assert secured.principals(mechanism) == {_principal(mechanism)}
     if mechanism == "OAUTHBEARER":  # one token for every connection of a client
         grants = token_endpoint.requests
         assert len(grants) == 2
@@ -92,33 +106,20 @@ async def test_producer_then_consumer(
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
-async def test_admin(
-    mechanism: str,
-    secured: tuple[FakeCluster, SecureFront],
-    pki: Pki,
-    token_endpoint: TokenEndpoint,
-) -> None:
-    _, front = secured
-    settings: Any = java_settings(mechanism, pki, token_endpoint.url) | FAST
-    async with Admin(front.bootstrap, **settings) as admin:
+async def test_admin(mechanism: str, secured: Secured) -> None:
+    async with Admin(secured.front.bootstrap, **secured.settings(mechanism)) as admin:
         assert TOPIC in await admin.list_topics()
-    assert _principals(front, mechanism) == {_expected_principal(mechanism)}
+    assert secured.principals(mechanism) == {_principal(mechanism)}
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
-async def test_kafka_client(
-    mechanism: str,
-    secured: tuple[FakeCluster, SecureFront],
-    pki: Pki,
-    token_endpoint: TokenEndpoint,
-) -> None:
-    _, front = secured
-    settings: Any = java_settings(mechanism, pki, token_endpoint.url)
-    async with KafkaClient(front.bootstrap, **settings) as client:
+async def test_kafka_client(mechanism: str, secured: Secured) -> None:
+    settings = secured.settings(mechanism, fast=False)
+    async with KafkaClient(secured.front.bootstrap, **settings) as client:
         await client.produce(TOPIC, 0, [b"low level"])
         fetched = await client.fetch(TOPIC, 0, 0)
     assert [r.value for r in fetched.records] == [b"low level"]
-    assert _principals(front, mechanism) == {_expected_principal(mechanism)}
+    assert secured.principals(mechanism) == {_principal(mechanism)}
 
 
 class _Everything(logging.Handler):
@@ -159,67 +160,54 @@ def _everything_said(error: BaseException, log: list[str]) -> str:
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-512"])
 async def test_a_wrong_password_is_one_clear_error_that_shows_no_secret(
-    mechanism: str,
-    secured: tuple[FakeCluster, SecureFront],
-    pki: Pki,
-    caplog: pytest.LogCaptureFixture,
+    mechanism: str, secured: Secured, caplog: pytest.LogCaptureFixture
 ) -> None:
-    _, front = secured
-    settings: Any = java_settings(mechanism, pki, password=WRONG_PASSWORD) | FAST
+    settings = secured.settings(mechanism, password=WRONG_PASSWORD)
     with pytest.raises(AuthenticationError, match=f"SASL {mechanism} authentication") as failure:
-        async with Producer(front.bootstrap, **settings):
+        async with Producer(secured.front.bootstrap, **settings):
             pass
     assert failure.value.error_code == 58  # SASL_AUTHENTICATION_FAILED, the broker's word
     assert "Authentication failed" in str(failure.value)
-    assert len(front.sessions) == 1  # refused for good: not tried again
+    assert len(secured.front.sessions) == 1  # refused for good: not tried again
     (warning,) = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert "refused the connection: SASL" in warning
     assert "trying again" not in warning
 
 
 async def test_an_expired_token_is_one_clear_error(
-    secured: tuple[FakeCluster, SecureFront], pki: Pki, token_endpoint: TokenEndpoint
+    secured: Secured, token_endpoint: TokenEndpoint
 ) -> None:
-    _, front = secured
     token_endpoint.lifetime = -60
-    settings: Any = java_settings("OAUTHBEARER", pki, token_endpoint.url) | FAST
+    settings = secured.settings("OAUTHBEARER")
     with pytest.raises(AuthenticationError, match=r"the token from .* expired at .*before it"):
-        async with Consumer(TOPIC, bootstrap_servers=front.bootstrap, **settings):
+        async with Consumer(TOPIC, bootstrap_servers=secured.front.bootstrap, **settings):
             pass
-    assert not front.sessions or not any(s.authenticated for s in front.sessions)
+    assert not any(s.authenticated for s in secured.front.sessions)
 
 
 async def test_an_untrusted_certificate_is_one_clear_error(pki: Pki) -> None:
     other = (pki.other_server_cert, pki.other_server_key)
-    async for _, front in _secured(pki, other):
-        settings: Any = java_settings("PLAIN", pki) | FAST
+    async with _secured(pki, cert=other) as secured:
         with pytest.raises(SslAuthenticationError, match="certificate is not trusted"):
-            async with Admin(front.bootstrap, **settings) as admin:
+            async with Admin(secured.front.bootstrap, **secured.settings("PLAIN")) as admin:
                 await admin.list_topics()
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 async def test_no_secret_is_logged_or_raised(
-    mechanism: str,
-    secured: tuple[FakeCluster, SecureFront],
-    pki: Pki,
-    token_endpoint: TokenEndpoint,
-    every_log_line: list[str],
+    mechanism: str, secured: Secured, every_log_line: list[str]
 ) -> None:
-    _, front = secured
     secrets = {PASSWORD, WRONG_PASSWORD, CLIENT_SECRET, "wrong-" + CLIENT_SECRET}
     wrong = (
         {"client_secret": "wrong-" + CLIENT_SECRET}
         if mechanism == "OAUTHBEARER"
         else {"password": WRONG_PASSWORD}
     )
-    failing: Any = java_settings(mechanism, pki, token_endpoint.url, **wrong) | FAST
-    working: Any = java_settings(mechanism, pki, token_endpoint.url) | FAST
-    async with Producer(front.bootstrap, **working) as producer:  # a good run logs too
-        await producer.send_and_wait(TOPIC, b"x")
+    async with Producer(secured.front.bootstrap, **secured.settings(mechanism)) as producer:
+        await producer.send_and_wait(TOPIC, b"x")  # a good run logs too
         said = [repr(producer.settings)]
     with pytest.raises(AuthenticationError) as failure:
-        async with Producer(front.bootstrap, **failing):
+        async with Producer(secured.front.bootstrap, **secured.settings(mechanism, **wrong)):
             pass
     everything = "\n".join([*said, _everything_said(failure.value, every_log_line)])
     assert every_log_line  # the run did log (at DEBUG)
@@ -229,19 +217,14 @@ async def test_no_secret_is_logged_or_raised(
 async def test_a_producer_reauthenticates_when_the_broker_asks(
     pki: Pki, token_endpoint: TokenEndpoint
 ) -> None:
-    async with FakeCluster(num_brokers=1) as cluster:
-        cluster.create_topic(TOPIC, partitions=1)
-        ports = [int(address.rsplit(":", 1)[1]) for address in cluster.bootstrap.split(",")]
-        sessions = lambda: SaslSession(token_check=unexpired_jwt)  # noqa: E731
-        tls = server_context(pki.server_cert, pki.server_key)
-        async with SecureFront(ports, ssl=tls, sasl=sessions, session_lifetime_ms=200) as front:
-            settings: Any = java_settings("OAUTHBEARER", pki, token_endpoint.url) | FAST
-            async with Producer(front.bootstrap, **settings) as producer:
-                await producer.send_and_wait(TOPIC, b"before")
-                opened = len(front.sessions)
-                async with asyncio.timeout(5):
-                    while front.handshakes < 2 * opened:  # each connection, once more
-                        await asyncio.sleep(0.02)
-                await producer.send_and_wait(TOPIC, b"after")
-            assert len(front.sessions) == opened  # on the same connections
-    assert [r.value for r in cluster.records(TOPIC, 0)] == [b"before", b"after"]
+    async with _secured(pki, token_endpoint.url, session_lifetime_ms=200) as secured:
+        front = secured.front
+        async with Producer(front.bootstrap, **secured.settings("OAUTHBEARER")) as producer:
+            await producer.send_and_wait(TOPIC, b"before")
+            opened = len(front.sessions)
+            async with asyncio.timeout(5):
+                while front.handshakes < 2 * opened:  # each connection, once more
+                    await asyncio.sleep(0.02)
+            await producer.send_and_wait(TOPIC, b"after")
+        assert len(front.sessions) == opened  # on the same connections
+        assert [r.value for r in secured.cluster.records(TOPIC, 0)] == [b"before", b"after"]

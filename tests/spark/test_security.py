@@ -9,30 +9,16 @@ password.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pyspark.sql import SparkSession
 
-from tests.net.pki import Pki, make_pki
-from tests.net.sasl_server import SaslSession
+from tests.net.pki import Pki
 from tests.net.secure_front import ThreadedSecureCluster
-from tests.net.secured import PASSWORD, WRONG_PASSWORD, jaas, server_context
+from tests.net.secured import PASSWORD, WRONG_PASSWORD, jaas
 
 from .conftest import new_topic
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    return make_pki(tmp_path_factory.mktemp("pki"))
-
-
-@pytest.fixture(scope="module")
-def secured(pki: Pki) -> Iterator[ThreadedSecureCluster]:
-    tls = server_context(pki.server_cert, pki.server_key)
-    with ThreadedSecureCluster(ssl=tls, sasl=SaslSession) as cluster:
-        yield cluster
 
 
 def _security(pki: Pki, password: str = PASSWORD) -> dict[str, str]:
@@ -45,33 +31,35 @@ def _security(pki: Pki, password: str = PASSWORD) -> dict[str, str]:
     }
 
 
-def test_write_then_read(spark: SparkSession, secured: ThreadedSecureCluster, pki: Pki) -> None:
+def test_write_then_read(
+    spark: SparkSession, secured_cluster: ThreadedSecureCluster, pki: Pki
+) -> None:
     topic = new_topic()
     rows = spark.createDataFrame([(f"k{i}", f"v{i}") for i in range(5)], "key string, value string")
     (
         rows.write.format("kafkawire")
         .mode("append")
-        .option("kafka.bootstrap.servers", secured.bootstrap)
+        .option("kafka.bootstrap.servers", secured_cluster.bootstrap)
         .option("topic", topic)
         .options(**_security(pki))
         .save()
     )
     read = (
         spark.read.format("kafkawire")
-        .option("kafka.bootstrap.servers", secured.bootstrap)
+        .option("kafka.bootstrap.servers", secured_cluster.bootstrap)
         .option("subscribe", topic)
         .options(**_security(pki))
         .load()
     )
     values = sorted(bytes(row.value).decode() for row in read.select("value").collect())
     assert values == [f"v{i}" for i in range(5)]
-    assert secured.front is not None
-    assert {s.principal for s in secured.front.sessions} == {"alice"}
+    assert secured_cluster.front is not None
+    assert {s.principal for s in secured_cluster.front.sessions} == {"alice"}
 
 
 def test_a_wrong_password_fails_the_query_and_no_secret_shows(
     spark: SparkSession,
-    secured: ThreadedSecureCluster,
+    secured_cluster: ThreadedSecureCluster,
     pki: Pki,
     caplog: pytest.LogCaptureFixture,
     capsys: pytest.CaptureFixture[str],
@@ -80,7 +68,7 @@ def test_a_wrong_password_fails_the_query_and_no_secret_shows(
     topic = new_topic()
     stream = (
         spark.readStream.format("kafkawire")
-        .option("kafka.bootstrap.servers", secured.bootstrap)
+        .option("kafka.bootstrap.servers", secured_cluster.bootstrap)
         .option("subscribe", topic)
         .options(**_security(pki, WRONG_PASSWORD))
         .load()
@@ -89,7 +77,7 @@ def test_a_wrong_password_fails_the_query_and_no_secret_shows(
     with pytest.raises(Exception, match="SASL SCRAM-SHA-512 authentication") as failure:
         (
             spark.read.format("kafkawire")
-            .option("kafka.bootstrap.servers", secured.bootstrap)
+            .option("kafka.bootstrap.servers", secured_cluster.bootstrap)
             .option("subscribe", topic)
             .options(**_security(pki, WRONG_PASSWORD))
             .load()

@@ -427,48 +427,47 @@ def _is_partition(value: Any) -> bool:
 
 def _timestamp_map(opts: dict[str, str], name: str) -> dict[str, dict[int, int]]:
     """``{"topic": {"0": ms}}``: a timestamp for each partition named."""
-    text = opts[name]
-    parsed = _json(name, text)
-    try:
-        spec = {
-            str(topic): {int(p): _whole(ms) for p, ms in partitions.items()}
-            for topic, partitions in parsed.items()
-        }
-    except (AttributeError, TypeError, ValueError):
-        raise OptionError(
-            f'{_shown(name)} must be like {{"topic": {{"0": 1700000000000}}}}, not {text}'
-        ) from None
-    for topic, partitions in spec.items():
-        for partition, ms in partitions.items():
-            if ms < 0:
-                raise OptionError(
-                    f"{_shown(name)} gives {topic}/{partition} the timestamp {ms}: a time is"
-                    " ms since the epoch, at least 0"
-                )
-    return spec
+    return _per_partition(
+        name,
+        opts[name],
+        shape='like {"topic": {"0": 1700000000000}}',
+        minimum=0,
+        rule="a time is ms since the epoch, at least 0",
+        what="timestamp",
+    )
 
 
 def _offset_spec(opts: dict[str, str], name: str, default: str) -> OffsetSpec:
     text = opts.get(name, default).strip()
     if text.lower() in ("earliest", "latest"):
         return text.lower()
+    return _per_partition(
+        name,
+        text,
+        shape='"earliest", "latest" or like {"topic": {"0": 23}}',
+        minimum=EARLIEST,
+        rule="an offset is at least 0, or -2 (earliest) or -1 (latest)",
+        what="offset",
+    )
+
+
+def _per_partition(
+    name: str, text: str, *, shape: str, minimum: int, rule: str, what: str
+) -> dict[str, dict[int, int]]:
+    """A ``{"topic": {"partition": number}}`` JSON map, each number at least ``minimum``."""
     parsed = _json(name, text)
     try:
         spec = {
-            str(topic): {int(p): _whole(offset) for p, offset in partitions.items()}
+            str(topic): {int(p): _whole(number) for p, number in partitions.items()}
             for topic, partitions in parsed.items()
         }
     except (AttributeError, TypeError, ValueError):
-        raise OptionError(
-            f'{_shown(name)} must be "earliest", "latest" or like {{"topic": {{"0": 23}}}},'
-            f" not {text}"
-        ) from None
+        raise OptionError(f"{_shown(name)} must be {shape}, not {text}") from None
     for topic, partitions in spec.items():
-        for partition, offset in partitions.items():
-            if offset < EARLIEST:
+        for partition, number in partitions.items():
+            if number < minimum:
                 raise OptionError(
-                    f"{_shown(name)} gives {topic}/{partition} the offset {offset}: an offset is"
-                    " at least 0, or -2 (earliest) or -1 (latest)"
+                    f"{_shown(name)} gives {topic}/{partition} the {what} {number}: {rule}"
                 )
     return spec
 
