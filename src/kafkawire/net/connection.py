@@ -163,7 +163,9 @@ class Connection:
         size of a response frame. Raises :class:`ConnectError` (retriable) when the broker is
         unreachable, the TLS handshake fails, the answers during setup break the protocol
         (closed, oversized, undecodable) or the deadline passes, and the error itself for a
-        broker error, a missing API or :class:`AuthenticationError`.
+        broker error, a missing API or :class:`AuthenticationError`
+        (:class:`SslAuthenticationError` when a certificate is refused, on either side). With
+        a SASL session lifetime from the broker, the connection re-authenticates (module doc).
         """
         peer = f"{host}:{port}"
         stage = "TCP connect" if ssl is None else "TCP connect and TLS handshake"
