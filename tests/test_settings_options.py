@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import ssl
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -28,9 +28,16 @@ from kafkawire.cluster import (
     ConnectionSettings,
 )
 from kafkawire.cluster.java_settings import ApiTimeoutOptions, ApiTimeoutSettings
+from kafkawire.cluster.security import (
+    SaslMechanismName,
+    SecurityOptions,
+    SecurityProtocol,
+    SecuritySettings,
+    StoreType,
+)
 from kafkawire.consumer import Consumer, ConsumerOptions, ConsumerSettings
 from kafkawire.consumer.settings import Deserializer
-from kafkawire.net.sasl import SaslMechanism
+from kafkawire.net.sasl import SaslMechanism, TokenProvider
 from kafkawire.producer import Partitioner, Producer, ProducerOptions, ProducerSettings
 from kafkawire.producer.settings import Serializer
 
@@ -38,6 +45,7 @@ BOOTSTRAP = "127.0.0.1:9092"
 
 SETTINGS_AND_OPTIONS = [
     (ClientSettings, ClientOptions),
+    (SecuritySettings, SecurityOptions),
     (ConnectionSettings, ConnectionOptions),
     (ApiTimeoutSettings, ApiTimeoutOptions),
     (ProducerSettings, ProducerOptions),
@@ -65,7 +73,14 @@ WRONG_TYPES: dict[object, list[object]] = {
     Partitioner | None: ["murmur2", 5],
     Serializer | None: ["utf-8", 5],
     Deserializer | None: ["utf-8", 5],
+    SecurityProtocol | None: [5, b"SSL"],
+    SaslMechanismName | None: [5, b"PLAIN"],
+    StoreType | None: [5, b"PEM"],
+    Mapping[str, str] | None: ["a=b", {"a": 5}],
+    TokenProvider | None: ["token", 5],
 }
+# Literal choices that may also be None (left out: what other options imply).
+OPTIONAL_CHOICES = {SecurityProtocol | None, SaslMechanismName | None, StoreType | None}
 NUMBERS = (int, int | None, float)
 MAY_BE_ZERO = {
     "retry_backoff_ms",
@@ -97,13 +112,23 @@ def option_types(settings: type) -> dict[str, Any]:
 
 
 def build(settings: type, **options: object) -> object:
-    required = {} if settings is ClientSettings else {"bootstrap_servers": BOOTSTRAP}
+    required = (
+        {} if settings in (ClientSettings, SecuritySettings) else {"bootstrap_servers": BOOTSTRAP}
+    )
     return settings(**{**required, **options})
 
 
-def naming(option: str, value: object, wanted: str = r"[^\n]+") -> str:
-    """The one-line message that names ``option`` and ``value`` (a pattern)."""
-    return rf"^{option} must be {wanted}, not {re.escape(repr(value))}\Z"
+def is_secret(settings: type, option: str) -> bool:
+    return not attrs.fields_dict(settings)[option].repr
+
+
+def naming(option: str, value: object, wanted: str = r"[^\n]+", *, hidden: bool = False) -> str:
+    """The one-line message that names ``option`` and ``value`` (a pattern); a secret's value
+    is not shown, only its type."""
+    shown = re.escape(repr(value))
+    if hidden:
+        shown = rf"a value of type {type(value).__name__} \(not shown: a secret\)"
+    return rf"^{option} must be {wanted}, not {shown}\Z"
 
 
 def _cases(kind: str) -> list[Any]:
@@ -119,7 +144,12 @@ def _cases(kind: str) -> list[Any]:
             elif kind == "range" and taken in NUMBERS and option not in RANGE_DEPENDS_ON_OTHERS:
                 cases.append(pytest.param(settings, option, id=named))
             elif kind == "choice" and typing.get_origin(taken) is typing.Literal:
-                cases.append(pytest.param(settings, option, typing.get_args(taken), id=named))
+                shown = ", ".join(repr(choice) for choice in typing.get_args(taken))
+                cases.append(pytest.param(settings, option, shown, id=named))
+            elif kind == "choice" and taken in OPTIONAL_CHOICES:
+                (choices,) = (a for a in typing.get_args(taken) if a is not type(None))
+                shown = ", ".join(repr(choice) for choice in typing.get_args(choices))
+                cases.append(pytest.param(settings, option, f"{shown} or None", id=named))
     return cases
 
 
@@ -137,7 +167,7 @@ def test_every_kind_of_option_is_walked(settings: type) -> None:
 def test_a_wrong_type_is_a_type_error_naming_the_option(
     settings: type, option: str, value: object
 ) -> None:
-    with pytest.raises(TypeError, match=naming(option, value)):
+    with pytest.raises(TypeError, match=naming(option, value, hidden=is_secret(settings, option))):
         build(settings, **{option: value})
 
 
@@ -153,9 +183,8 @@ def test_a_number_out_of_range_is_a_value_error_naming_the_option(
 
 
 @pytest.mark.parametrize(("settings", "option", "choices"), _cases("choice"))
-def test_a_choice_lists_the_choices(settings: type, option: str, choices: tuple[str, ...]) -> None:
-    shown = re.escape(", ".join(repr(choice) for choice in choices))
-    with pytest.raises(ValueError, match=naming(option, "nope", f"one of {shown}")):
+def test_a_choice_lists_the_choices(settings: type, option: str, choices: str) -> None:
+    with pytest.raises(ValueError, match=naming(option, "nope", f"one of {re.escape(choices)}")):
         build(settings, **{option: "nope"})
 
 

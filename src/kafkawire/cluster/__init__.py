@@ -24,6 +24,7 @@ from .metadata import (
     TopicMetadata,
     TopicPartition,
 )
+from .security import SecurityOptions, SecuritySettings
 from .settings import ClientOptions, ClientSettings, settings_from
 
 __all__ = [
@@ -40,6 +41,8 @@ __all__ = [
     "PartitionMetadata",
     "RequestRefusedError",
     "RoutingError",
+    "SecurityOptions",
+    "SecuritySettings",
     "TopicMetadata",
     "TopicPartition",
     "build_settings",
