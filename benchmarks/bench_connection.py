@@ -5,6 +5,9 @@ empty response of the requested API and version (encoded once by kafkawire), so 
 the clients' own: encoding, framing, correlation-id matching, decoding and the event loop.
 Two shapes: sequential (one request in flight) and pipelined (batches of 100 in flight).
 Each client sends the Metadata version it negotiates (kafkawire v13, aiokafka its newest).
+The ``via Cluster`` rows send the same request through kafkawire's cluster layer (routing,
+the call's deadline, retries, broker health: what every client's request goes through), so
+the cost of that layer over a bare connection shows; their ratio is to aiokafka's connection.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 from aiokafka.conn import create_conn
 from aiokafka.protocol.metadata import MetadataRequest as AiokafkaMetadataRequest
 
+from kafkawire.cluster import Cluster
 from kafkawire.errors import KafkawireError
 from kafkawire.messages import APIS, request_type, response_type
 from kafkawire.net import Connection
@@ -75,35 +79,38 @@ async def _best(run: Callable[[], Awaitable[None]], count: int) -> float:
     return count / best
 
 
+async def _rates(send: Callable[[], Awaitable[Any]]) -> tuple[float, float]:
+    """Requests per second, one ``send()`` at a time and in batches of ``BATCH``."""
+
+    async def sequential() -> None:
+        for _ in range(SEQUENTIAL):
+            await send()
+
+    async def pipelined() -> None:
+        for _ in range(PIPELINED // BATCH):
+            await asyncio.gather(*(send() for _ in range(BATCH)))
+
+    return await _best(sequential, SEQUENTIAL), await _best(pipelined, PIPELINED)
+
+
 async def _kafkawire(port: int) -> tuple[float, float]:
     async with await Connection.open("127.0.0.1", port) as conn:
         metadata = request_type(3, conn.version_for(3))(topics=None)
+        return await _rates(lambda: conn.send(metadata))
 
-        async def sequential() -> None:
-            for _ in range(SEQUENTIAL):
-                await conn.send(metadata)
 
-        async def pipelined() -> None:
-            for _ in range(PIPELINED // BATCH):
-                await asyncio.gather(*(conn.send(metadata) for _ in range(BATCH)))
-
-        return await _best(sequential, SEQUENTIAL), await _best(pipelined, PIPELINED)
+async def _kafkawire_cluster(port: int) -> tuple[float, float]:
+    async with Cluster(f"127.0.0.1:{port}") as cluster:
+        conn = await cluster.any_connection()
+        metadata = request_type(3, conn.version_for(3))(topics=None)
+        return await _rates(lambda: cluster.send(metadata))
 
 
 async def _aiokafka(port: int) -> tuple[float, float]:
     conn: Any = await create_conn("127.0.0.1", port)
     try:
         metadata = AiokafkaMetadataRequest([])
-
-        async def sequential() -> None:
-            for _ in range(SEQUENTIAL):
-                await conn.send(metadata)
-
-        async def pipelined() -> None:
-            for _ in range(PIPELINED // BATCH):
-                await asyncio.gather(*(conn.send(metadata) for _ in range(BATCH)))
-
-        return await _best(sequential, SEQUENTIAL), await _best(pipelined, PIPELINED)
+        return await _rates(lambda: conn.send(metadata))
     finally:
         conn.close()
 
@@ -114,6 +121,7 @@ async def _main() -> None:
     port = server.sockets[0].getsockname()[1]
     try:
         ours = await _kafkawire(port)
+        layered = await _kafkawire_cluster(port)
         theirs = await _aiokafka(port)
     finally:
         for writer in stub.writers:
@@ -121,9 +129,15 @@ async def _main() -> None:
         await asyncio.gather(*stub.tasks)
         server.close()
         await server.wait_closed()
-    print(f"{'shape':<12}{'kafkawire':>14}{'aiokafka':>14}{'ratio':>8}")
-    for shape, a, b in zip(("sequential", "pipelined"), ours, theirs, strict=True):
-        print(f"{shape:<12}{a:>10,.0f} r/s{b:>10,.0f} r/s{a / b:>7.2f}x")
+    shapes = ("sequential", "pipelined")
+    rows = [(shape, a, b) for shape, a, b in zip(shapes, ours, theirs, strict=True)]
+    rows += [
+        (f"{shape} via Cluster", a, b) for shape, a, b in zip(shapes, layered, theirs, strict=True)
+    ]
+    width = max(len(shape) for shape, _, _ in rows) + 2
+    print(f"{'shape':<{width}}{'kafkawire':>14}{'aiokafka':>14}{'ratio':>8}")
+    for shape, a, b in rows:
+        print(f"{shape:<{width}}{a:>10,.0f} r/s{b:>10,.0f} r/s{a / b:>7.2f}x")
 
 
 def main() -> None:

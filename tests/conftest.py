@@ -8,11 +8,23 @@ test` and CI run) gives each property a modest budget, since the round trips alo
 generated class (about 700) and per decoder; ``quick`` (`make check`, the loop while
 developing) runs a few examples of each, enough to catch a broken codec in seconds. Tests that
 set ``max_examples`` themselves keep it in both.
+
+``pki`` (a throwaway CA and certificates, ``tests/net/pki.py``) and ``secured_cluster`` (the
+fake cluster behind TLS and SASL, in a thread: ``tests/net/secure_front.py``) serve the tests of
+every entry point against a secured cluster.
 """
 
 import os
+import shutil
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.net.pki import Pki, make_pki
+from tests.net.sasl_server import SaslSession
+from tests.net.secure_front import ThreadedSecureCluster
+from tests.net.secured import server_context
 
 pytest_plugins = ["kafkawire.testing.pytest_plugin"]
 
@@ -24,3 +36,20 @@ settings.register_profile(
 )
 settings.register_profile("quick", settings.get_profile("kafkawire"), max_examples=3)
 settings.load_profile(os.environ.get("KAFKAWIRE_HYPOTHESIS_PROFILE", "kafkawire"))
+
+
+@pytest.fixture(scope="session")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    """A throwaway CA, a broker and a client certificate it signed, and a CA not trusted."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command")
+    return make_pki(tmp_path_factory.mktemp("pki"))
+
+
+@pytest.fixture(scope="module")
+def secured_cluster(pki: Pki) -> Iterator[ThreadedSecureCluster]:
+    """A fake cluster behind TLS (``pki``'s CA) and SASL (the users of ``sasl_server``), on an
+    event loop in a thread: for tests that block, on Spark or a subprocess."""
+    tls = server_context(pki.server_cert, pki.server_key)
+    with ThreadedSecureCluster(ssl=tls, sasl=SaslSession) as cluster:
+        yield cluster

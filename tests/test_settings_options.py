@@ -12,14 +12,14 @@ from __future__ import annotations
 import re
 import ssl
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 import pytest
 
 from kafkawire.admin import Admin, AdminOptions, AdminSettings
-from kafkawire.client import KafkaClient
+from kafkawire.client import KafkaClient, KafkaClientOptions, KafkaClientSettings
 from kafkawire.cluster import (
     Backoff,
     ClientOptions,
@@ -28,9 +28,16 @@ from kafkawire.cluster import (
     ConnectionSettings,
 )
 from kafkawire.cluster.java_settings import ApiTimeoutOptions, ApiTimeoutSettings
+from kafkawire.cluster.security import (
+    SaslMechanismName,
+    SecurityOptions,
+    SecurityProtocol,
+    SecuritySettings,
+    StoreType,
+)
 from kafkawire.consumer import Consumer, ConsumerOptions, ConsumerSettings
 from kafkawire.consumer.settings import Deserializer
-from kafkawire.net.sasl import SaslMechanism
+from kafkawire.net.sasl import SaslMechanism, TokenProvider
 from kafkawire.producer import Partitioner, Producer, ProducerOptions, ProducerSettings
 from kafkawire.producer.settings import Serializer
 
@@ -38,11 +45,13 @@ BOOTSTRAP = "127.0.0.1:9092"
 
 SETTINGS_AND_OPTIONS = [
     (ClientSettings, ClientOptions),
+    (SecuritySettings, SecurityOptions),
     (ConnectionSettings, ConnectionOptions),
     (ApiTimeoutSettings, ApiTimeoutOptions),
     (ProducerSettings, ProducerOptions),
     (ConsumerSettings, ConsumerOptions),
     (AdminSettings, AdminOptions),
+    (KafkaClientSettings, KafkaClientOptions),
 ]
 SETTINGS = [settings for settings, _ in SETTINGS_AND_OPTIONS]
 
@@ -64,7 +73,14 @@ WRONG_TYPES: dict[object, list[object]] = {
     Partitioner | None: ["murmur2", 5],
     Serializer | None: ["utf-8", 5],
     Deserializer | None: ["utf-8", 5],
+    SecurityProtocol | None: [5, b"SSL"],
+    SaslMechanismName | None: [5, b"PLAIN"],
+    StoreType | None: [5, b"PEM"],
+    Mapping[str, str] | None: ["a=b", {"a": 5}],
+    TokenProvider | None: ["token", 5],
 }
+# Literal choices that may also be None (left out: what other options imply).
+OPTIONAL_CHOICES = {SecurityProtocol | None, SaslMechanismName | None, StoreType | None}
 NUMBERS = (int, int | None, float)
 MAY_BE_ZERO = {
     "retry_backoff_ms",
@@ -96,13 +112,23 @@ def option_types(settings: type) -> dict[str, Any]:
 
 
 def build(settings: type, **options: object) -> object:
-    required = {} if settings is ClientSettings else {"bootstrap_servers": BOOTSTRAP}
+    required = (
+        {} if settings in (ClientSettings, SecuritySettings) else {"bootstrap_servers": BOOTSTRAP}
+    )
     return settings(**{**required, **options})
 
 
-def naming(option: str, value: object, wanted: str = r"[^\n]+") -> str:
-    """The one-line message that names ``option`` and ``value`` (a pattern)."""
-    return rf"^{option} must be {wanted}, not {re.escape(repr(value))}\Z"
+def is_secret(settings: type, option: str) -> bool:
+    return not attrs.fields_dict(settings)[option].repr
+
+
+def naming(option: str, value: object, wanted: str = r"[^\n]+", *, hidden: bool = False) -> str:
+    """The one-line message that names ``option`` and ``value`` (a pattern); a secret's value
+    is not shown, only its type."""
+    shown = re.escape(repr(value))
+    if hidden:
+        shown = rf"a value of type {type(value).__name__} \(not shown: a secret\)"
+    return rf"^{option} must be {wanted}, not {shown}\Z"
 
 
 def _cases(kind: str) -> list[Any]:
@@ -118,7 +144,12 @@ def _cases(kind: str) -> list[Any]:
             elif kind == "range" and taken in NUMBERS and option not in RANGE_DEPENDS_ON_OTHERS:
                 cases.append(pytest.param(settings, option, id=named))
             elif kind == "choice" and typing.get_origin(taken) is typing.Literal:
-                cases.append(pytest.param(settings, option, typing.get_args(taken), id=named))
+                shown = ", ".join(repr(choice) for choice in typing.get_args(taken))
+                cases.append(pytest.param(settings, option, shown, id=named))
+            elif kind == "choice" and taken in OPTIONAL_CHOICES:
+                (choices,) = (a for a in typing.get_args(taken) if a is not type(None))
+                shown = ", ".join(repr(choice) for choice in typing.get_args(choices))
+                cases.append(pytest.param(settings, option, f"{shown} or None", id=named))
     return cases
 
 
@@ -136,7 +167,7 @@ def test_every_kind_of_option_is_walked(settings: type) -> None:
 def test_a_wrong_type_is_a_type_error_naming_the_option(
     settings: type, option: str, value: object
 ) -> None:
-    with pytest.raises(TypeError, match=naming(option, value)):
+    with pytest.raises(TypeError, match=naming(option, value, hidden=is_secret(settings, option))):
         build(settings, **{option: value})
 
 
@@ -152,9 +183,8 @@ def test_a_number_out_of_range_is_a_value_error_naming_the_option(
 
 
 @pytest.mark.parametrize(("settings", "option", "choices"), _cases("choice"))
-def test_a_choice_lists_the_choices(settings: type, option: str, choices: tuple[str, ...]) -> None:
-    shown = re.escape(", ".join(repr(choice) for choice in choices))
-    with pytest.raises(ValueError, match=naming(option, "nope", f"one of {shown}")):
+def test_a_choice_lists_the_choices(settings: type, option: str, choices: str) -> None:
+    with pytest.raises(ValueError, match=naming(option, "nope", f"one of {re.escape(choices)}")):
         build(settings, **{option: "nope"})
 
 
@@ -176,8 +206,8 @@ def test_the_issue_examples_through_the_public_constructors() -> None:
         Consumer("t", bootstrap_servers=BOOTSTRAP, max_poll_records=True)
     with pytest.raises(TypeError, match=r"^default_api_timeout_ms must be an int >= 1, not 5\.0$"):
         Admin(BOOTSTRAP, default_api_timeout_ms=5.0)  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"^request_timeout must be a number > 0, not '5'$"):
-        KafkaClient(BOOTSTRAP, request_timeout="5")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^request_timeout_ms must be an int >= 1, not 5\.0$"):
+        KafkaClient(BOOTSTRAP, request_timeout_ms=5.0)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"^partition_assignment_strategy must be one of 'range'"):
         Consumer(bootstrap_servers=BOOTSTRAP, partition_assignment_strategy=["range", "fair"])
 
@@ -188,7 +218,7 @@ def test_the_issue_examples_through_the_public_constructors() -> None:
         (lambda **o: Producer(BOOTSTRAP, **o), "lingr_ms", "linger_ms"),
         (lambda **o: Consumer(bootstrap_servers=BOOTSTRAP, **o), "enable_autocommit", None),
         (lambda **o: Admin(BOOTSTRAP, **o), "request_timeout", "request_timeout_ms"),
-        (lambda **o: KafkaClient(BOOTSTRAP, **o), "request_timout", "request_timeout"),
+        (lambda **o: KafkaClient(BOOTSTRAP, **o), "request_timout", "request_timeout_ms"),
     ],
 )
 def test_a_misspelled_option_names_it_the_caller_and_the_closest_option(

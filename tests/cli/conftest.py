@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from kafkawire.cli._settings import ENVIRONMENT
+
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
@@ -25,8 +27,10 @@ def kafkawire_script() -> str:
 
 @pytest.fixture
 def run(kafkawire_script: str) -> Run:
-    # The tests say which broker they mean; a KAFKAWIRE_BOOTSTRAP from the shell would not.
-    base_env = {k: v for k, v in os.environ.items() if k != "KAFKAWIRE_BOOTSTRAP"}
+    # The tests say which broker they mean, and how to reach it; a KAFKAWIRE_BOOTSTRAP (or
+    # security setting) from the shell would not.
+    shell_only = {"KAFKAWIRE_BOOTSTRAP", "KAFKAWIRE_COMMAND_CONFIG", *ENVIRONMENT}
+    base_env = {k: v for k, v in os.environ.items() if k not in shell_only}
 
     def run(
         *args: str,

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from kafkawire.client import KafkaClient
-from kafkawire.cluster import Backoff
 from kafkawire.messages import APIS
 from kafkawire.messages.fetch import v6 as fetch_v6
 from kafkawire.messages.metadata import v13 as metadata
@@ -78,7 +77,7 @@ def client() -> KafkaClient:
     async def connect(host: str, port: int) -> Any:
         return FakeBroker()
 
-    return KafkaClient("127.0.0.1:9001", connect=connect, backoff=Backoff(initial=0.001))
+    return KafkaClient("127.0.0.1:9001", connect=connect, retry_backoff_ms=1)
 
 
 async def test_read_uncommitted_returns_aborted_records_but_never_control_records() -> None:

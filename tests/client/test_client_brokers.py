@@ -58,7 +58,7 @@ async def test_records_pages_through_several_fetches_and_stops_at_the_end(
     )
 )
 async def test_fetching_past_the_end_is_out_of_range(kafka_broker: Broker) -> None:
-    async with KafkaClient(kafka_broker.bootstrap, retry_timeout=1) as client:
+    async with KafkaClient(kafka_broker.bootstrap, default_api_timeout_ms=1000) as client:
         topic = await fresh_topic(kafka_broker)
         await client.produce(topic, 0, [b"x"])
         with pytest.raises(OffsetOutOfRangeError):

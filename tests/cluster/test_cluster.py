@@ -183,10 +183,11 @@ async def test_non_retriable_top_level_errors_come_back_in_the_response() -> Non
     def handler(node: int, request: Any) -> Any:
         if isinstance(request, metadata.MetadataRequest):
             return metadata_response({0: 1})
+        if isinstance(request, find_coordinator.FindCoordinatorRequest):
+            return find_coordinator_answer(1)
         return heartbeat.HeartbeatResponse(error_code=25)  # UNKNOWN_MEMBER_ID
 
     async with two_brokers(handler, []) as cluster:
-        cluster._coordinators[(0, "g")] = 1
         assert (await cluster.send(heartbeat.HeartbeatRequest(group_id="g"))).error_code == 25
 
 

@@ -196,7 +196,10 @@ async def test_close_ends_calls_in_flight_and_nothing_reconnects() -> None:
         assert not _kafkawire_tasks()
 
 
-async def test_close_ends_a_call_that_is_connecting_or_backing_off() -> None:
+async def test_close_ends_a_call_that_is_connecting_or_backing_off(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="kafkawire.cluster")
     async with SilentServer() as silent, FakeCluster(1) as brokers:
         connecting = Cluster(f"127.0.0.1:{silent.port}", connect_timeout=30)
         call = asyncio.create_task(connecting.metadata())
@@ -206,12 +209,15 @@ async def test_close_ends_a_call_that_is_connecting_or_backing_off() -> None:
             await asyncio.wait_for(call, WAIT)
 
         # ListOffsets goes unanswered: it times out, and the retry waits out a long backoff.
+        # (A request timeout long enough for the bootstrap on a busy machine.)
         backing_off = Cluster(
-            brokers.bootstrap, request_timeout=0.05, backoff=Backoff(initial=30, maximum=30)
+            brokers.bootstrap, request_timeout=0.3, backoff=Backoff(initial=30, maximum=30)
         )
         await backing_off.__aenter__()
         call = asyncio.create_task(backing_off.send(offsets_of(0)))
-        await asyncio.sleep(0.3)
+        async with asyncio.timeout(WAIT):  # until the retry says it backs off
+            while not any(r.getMessage().startswith("retrying") for r in caplog.records):
+                await asyncio.sleep(0.01)
         await backing_off.close()
         with pytest.raises(ClientClosedError):
             await asyncio.wait_for(call, WAIT)
@@ -240,9 +246,9 @@ def _kafkawire_tasks() -> list[asyncio.Task[Any]]:
 async def test_a_cancellation_arriving_as_close_ends_a_backoff_is_not_swallowed() -> None:
     # asyncio.wait_for on Python 3.11 returned normally here, as if not cancelled.
     cluster = Cluster("127.0.0.1:1")
-    backing_off = asyncio.create_task(cluster._sleep(30))
+    backing_off = asyncio.create_task(cluster._retries.sleep(30))
     await asyncio.sleep(0)
-    cluster._closing.set()
+    cluster._retries.close()
     backing_off.cancel()
     with pytest.raises(asyncio.CancelledError):
         await backing_off

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafkawire.consumer.fetch_session import next_epoch
+from kafkawire.consumer.fetching.fetch_session import next_epoch
 from kafkawire.records import RecordBatchBuilder
 from tests.net.fakebroker import FakeClient, messages
 

@@ -3,10 +3,10 @@
 Range and roundrobin give Java's exact results. The sticky assignors are checked against the
 cases of Kafka's Java tests (``AbstractStickyAssignorTest``, ``CooperativeStickyAssignorTest``),
 ported: their inputs, and the properties they assert, which are the rules in
-:mod:`kafkawire.consumer.sticky`. Where a Java test asserts one exact assignment, it is kept
-when it follows from the rules; where Java's answer depends on the iteration order of its hash
-maps, the test asserts the properties instead and says so. Hypothesis then runs the same
-properties over random groups, subscriptions and changes.
+:mod:`kafkawire.consumer.group.assignors.sticky`. Where a Java test asserts one exact
+assignment, it is kept when it follows from the rules; where Java's answer depends on the
+iteration order of its hash maps, the test asserts the properties instead and says so.
+Hypothesis then runs the same properties over random groups, subscriptions and changes.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafkawire.cluster import TopicPartition
-from kafkawire.consumer.assignors import Member, assign
+from kafkawire.consumer.group.assignors import Member, assign
 
 Assignment = dict[str, list[TopicPartition]]
 STICKY = ["sticky", "cooperative-sticky"]

@@ -12,14 +12,19 @@ from typing import Any
 
 import pytest
 
-from kafkawire.consumer import BackgroundTaskError, Consumer, TopicPartition
+from kafkawire.consumer import (
+    BackgroundTaskError,
+    Consumer,
+    ConsumerRebalanceListener,
+    TopicPartition,
+)
 from kafkawire.net import Connection
 from tests.cluster.hostile import FakeCluster
 from tests.net.proxy import Proxy
 
 from .fake_leader import LogLeader, batch
 from .helpers import read
-from .kip848_fake import FakeCoordinator
+from .kip848_fake import FakeCoordinator, assignment
 
 T0 = TopicPartition("t", 0)
 FAST: dict[str, Any] = {"retry_backoff_ms": 1, "retry_backoff_max_ms": 10, "fetch_max_wait_ms": 20}
@@ -143,3 +148,36 @@ def test_subscribe_refuses_one_topic_name_given_as_a_str() -> None:
     consumer = Consumer(bootstrap_servers="127.0.0.1:9")
     with pytest.raises(TypeError, match=r"a list of topic names, not a str: pass \['orders'\]"):
         consumer.subscribe("orders")
+
+
+async def test_work_a_cancelled_poll_started_is_the_consumers_and_close_cancels_it() -> None:
+    """A rebalance's work runs in the poll; a poll the application cancels lets it finish
+    (nothing half done), and closing the consumer cancels it: no task outlives the consumer."""
+    started, ended = asyncio.Event(), asyncio.Event()
+
+    class Slow(ConsumerRebalanceListener):
+        async def on_partitions_assigned(self, assigned: set[TopicPartition]) -> None:
+            started.set()
+            try:
+                await asyncio.Event().wait()  # the application's callback takes its time
+            finally:
+                ended.set()
+
+    def answer(request: Any) -> dict[str, Any]:
+        return {"member_id": request.member_id, "member_epoch": 1} | assignment(0)
+
+    async with FakeCoordinator(answer) as fake:
+        consumer = Consumer(
+            bootstrap_servers=fake.bootstrap, group_id="g", group_protocol="consumer", **FAST
+        )
+        consumer.subscribe(["t"], Slow())
+        await consumer.start()
+        poll = asyncio.ensure_future(consumer.getmany(timeout_ms=60_000))
+        await asyncio.wait_for(started.wait(), WAIT)
+        poll.cancel()
+        await asyncio.gather(poll, return_exceptions=True)
+        assert not ended.is_set()  # the cancelled poll left the callback running
+        await asyncio.wait_for(consumer.close(), WAIT)
+        assert ended.is_set()  # the close cancelled it
+        left = [t for t in asyncio.all_tasks() if t.get_name().startswith("kafkawire")]
+        assert left == []

@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from kafkawire.cluster import TopicPartition
-from kafkawire.consumer.fetch_session import (
+from kafkawire.consumer.fetching.fetch_session import (
     FINAL_EPOCH,
     INITIAL_EPOCH,
     NO_SESSION,

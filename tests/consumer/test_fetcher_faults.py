@@ -22,7 +22,7 @@ from kafkawire.records import (
 from tests.cluster.hostile import FakeCluster
 from tests.net.fakebroker import FakeClient, messages
 
-from .fake_leader import batch, fetch_answer, offsets_answer
+from .fake_leader import LIST_OFFSETS, batch, fetch_answer, offsets_answer
 
 T0 = TopicPartition("t", 0)
 
@@ -226,3 +226,40 @@ async def test_a_position_that_cannot_be_found_times_out_and_a_close_ends_the_wa
         await asyncio.wait_for(consumer.close(), 10)
         with pytest.raises(ClientClosedError):
             await asyncio.wait_for(waiting, 10)
+
+
+async def test_a_position_is_awaited_on_the_partition_not_on_a_clock() -> None:
+    """``position`` sleeps until the partition has a position (or an error or a close comes):
+    it does not look again and again while the reset's ListOffsets is out."""
+    asked, answer = asyncio.Event(), asyncio.Event()
+
+    async def handler(node: int, client: FakeClient, header: Any, request: Any) -> Any:
+        if header.request_api_key == LIST_OFFSETS:
+            asked.set()
+            await answer.wait()
+            return offsets_answer(header, request, 4)
+        await asyncio.Event().wait()  # no Fetch is answered
+        return None
+
+    async with (
+        FakeCluster(1, handler) as brokers,
+        Consumer(bootstrap_servers=brokers.bootstrap, auto_offset_reset="earliest") as consumer,
+    ):
+        consumer.assign([T0])
+        looks = 0
+        real = consumer._subscriptions.state
+
+        def state(tp: TopicPartition) -> Any:
+            nonlocal looks
+            looks += 1
+            return real(tp)
+
+        consumer._subscriptions.state = state  # type: ignore[method-assign]
+        waiting = asyncio.ensure_future(consumer.position(T0))
+        await asyncio.wait_for(asked.wait(), 10)
+        before = looks
+        await asyncio.sleep(0.2)  # the broker takes its time: a poll every 10 ms looks 20 times
+        looked_meanwhile = looks - before
+        answer.set()
+        assert await asyncio.wait_for(waiting, 10) == 4
+    assert looked_meanwhile <= 1

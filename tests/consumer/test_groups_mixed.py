@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from kafkawire.consumer import TopicPartition
-from kafkawire.consumer.assignors import Member, assign
+from kafkawire.consumer.group.assignors import Member, assign
 from kafkawire.testing.pytest_plugin import Broker
 
 from .helpers import FAST, Committing, fresh_group, fresh_topic, member, produce_to_all, until

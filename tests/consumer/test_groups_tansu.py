@@ -15,6 +15,7 @@ from kafkawire.consumer import (
     TopicPartition,
     UnsupportedGroupProtocolError,
 )
+from kafkawire.consumer.group.member_state import MemberState
 from kafkawire.errors import InconsistentGroupProtocolError
 from kafkawire.testing.pytest_plugin import Broker
 
@@ -70,7 +71,7 @@ async def test_partitions_are_revoked_in_a_poll_not_behind_the_application(
         firsts: list[tuple[int, int]] = []
         b = Committing(member(tansu_broker, topic, group, enable_auto_commit=False), topic, firsts)
         async with b.consumer:
-            await until(lambda: a._group.rebalancing, b)  # type: ignore[union-attr]
+            await until(lambda: a._group.state is not MemberState.STABLE, b)  # type: ignore[union-attr]
             assert [e for e, _ in heard.events] == ["assigned"]
             await a.commit()  # the application processed what it got, and commits
             assert {tp: await a.committed(tp) for tp in positions} == {

@@ -7,7 +7,7 @@ import string
 import uuid
 from typing import Any
 
-from kafkawire.consumer.heartbeat_request import HeartbeatFields, new_member_id
+from kafkawire.consumer.group.heartbeat_request import HeartbeatFields, new_member_id
 from kafkawire.consumer.settings import ConsumerSettings
 
 TOPIC = uuid.UUID(int=7)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from kafkawire.consumer import CommitFailedError, Consumer, UnsupportedGroupProtocolError
+from kafkawire.consumer.group.member_state import MemberState
 from kafkawire.errors import (
     GroupAuthorizationFailedError,
     GroupMaxSizeReachedError,
@@ -272,3 +273,44 @@ async def test_unsubscribe_leaves_and_a_new_subscription_joins_again() -> None:
         assert consumer.assignment() == {T0, T1}
     rejoin = [r for r in fake.heartbeats if r.member_epoch == 0][joins]
     assert (rejoin.member_id, rejoin.subscribed_topic_names) == (leave.member_id, ("t",))
+
+
+async def test_closing_before_the_poll_that_hears_the_loss_tells_the_listener() -> None:
+    """Fenced, the member waits for the next poll to tell the listener its partitions are
+    lost; a close that comes first tells it instead (as the classic protocol's does)."""
+    fenced = asyncio.Event()
+
+    def answer(request: Any) -> dict[str, Any]:
+        if fenced.is_set():
+            return {"error_code": 110}  # FENCED_MEMBER_EPOCH
+        return steady(0, 1)(request)
+
+    heard = Recorder()
+    async with FakeCoordinator(answer) as fake:
+        consumer = member(fake, heard)
+        await consumer.start()
+        await heard.until(1, consumer)
+        fenced.set()
+        await fake.until_heartbeat(lambda r: fenced.is_set(), timeout=WAIT)
+        await asyncio.wait_for(until_state(consumer, MemberState.FENCED), WAIT)
+        await asyncio.wait_for(consumer.close(), WAIT)
+    assert heard.events == [("assigned", {T0, T1}), ("lost", {T0, T1})]
+
+
+async def test_a_member_still_joining_cannot_commit() -> None:
+    """At epoch 0 the member has no epoch for its commits to name (one meaning of being in
+    the group, for both protocols): a commit is refused, and none goes to the coordinator."""
+
+    def joining(request: Any) -> dict[str, Any]:
+        return {"member_id": request.member_id, "member_epoch": 0}
+
+    async with FakeCoordinator(joining) as fake, member(fake) as consumer:
+        await fake.until_heartbeat(lambda r: True, timeout=WAIT)
+        with pytest.raises(CommitFailedError, match="not a member of the group now"):
+            await consumer.commit({T0: 5})
+    assert fake.commits == []
+
+
+async def until_state(consumer: Consumer, state: MemberState) -> None:
+    while consumer._group is None or consumer._group.state is not state:
+        await asyncio.sleep(0.01)

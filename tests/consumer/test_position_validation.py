@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from kafkawire.cluster import TopicPartition
 from kafkawire.consumer import LogTruncationError
-from kafkawire.consumer.leader_epochs import EpochEnd
-from kafkawire.consumer.subscription import SubscriptionState
+from kafkawire.consumer.fetching.leader_epochs import EpochEnd
+from kafkawire.consumer.fetching.subscription import SubscriptionState
 
 T0 = TopicPartition("t", 0)
 
@@ -15,7 +15,7 @@ def waiting(policy: str, offset: int = 10, leader_epoch: int = 3) -> Subscriptio
     subscriptions = SubscriptionState(policy, lambda: None)
     subscriptions.assign([T0])
     subscriptions.seek(T0, offset, leader_epoch)
-    assert subscriptions.leader_seen(T0, (1, 4), can_validate=True)
+    assert subscriptions.leader_seen(T0, subscriptions.state(T0).epoch, (1, 4), True)
     assert T0 not in subscriptions.fetchable()
     return subscriptions
 
@@ -56,7 +56,7 @@ def test_no_validation_without_a_known_epoch_or_where_the_broker_cannot() -> Non
     subscriptions = SubscriptionState("earliest", lambda: None)
     subscriptions.assign([T0])
     subscriptions.seek(T0, 5)  # a seek by hand: no epoch
-    assert not subscriptions.leader_seen(T0, (1, 4), can_validate=True)
+    assert not subscriptions.leader_seen(T0, subscriptions.state(T0).epoch, (1, 4), True)
     subscriptions.seek(T0, 5, leader_epoch=3)
-    assert not subscriptions.leader_seen(T0, (1, 4), can_validate=False)
+    assert not subscriptions.leader_seen(T0, subscriptions.state(T0).epoch, (1, 4), False)
     assert subscriptions.fetchable() == [T0]

@@ -189,7 +189,7 @@ async def test_a_dropped_answer_is_warned_of_once(caplog: pytest.LogCaptureFixtu
     ):
         consumer.assign([T0])
         consumer.seek(T0, 0)
-        with caplog.at_level(logging.DEBUG, logger="kafkawire.consumer.fetcher"):
+        with caplog.at_level(logging.DEBUG, logger="kafkawire.consumer.fetching.fetcher"):
             while len(leader.fetched) < 3:
                 await consumer.getmany(timeout_ms=20)
     dropped = [r for r in caplog.records if "not asked for" in r.getMessage()]

@@ -14,8 +14,14 @@ import pytest
 
 from kafkawire.client import KafkaClient
 from kafkawire.consumer import Consumer, TopicPartition
-from kafkawire.consumer.fetch_session import FetchSession, PartitionFetch
-from kafkawire.operations.fetch_request import FetchOptions, answered, fetch_request, fetch_version
+from kafkawire.consumer.fetching.fetch_session import FetchSession
+from kafkawire.operations.fetch_request import (
+    FetchOptions,
+    PartitionFetch,
+    answered,
+    fetch_request,
+    fetch_version,
+)
 from kafkawire.testing.pytest_plugin import FAKE_BROKER_NAME, Broker, external_bootstrap
 
 from .helpers import fresh_topic, produce, read

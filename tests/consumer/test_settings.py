@@ -8,7 +8,7 @@ import pytest
 
 from kafkawire.cluster import TopicPartition
 from kafkawire.consumer import Consumer
-from kafkawire.consumer.record import ConsumerRecord, consumer_records
+from kafkawire.consumer.fetching.record import ConsumerRecord, consumer_records
 from kafkawire.consumer.settings import ConsumerSettings
 from kafkawire.records import Header, RecordBatchBuilder, TimestampType, decode_batches
 

@@ -2,7 +2,8 @@
 
 The brokers come from ``kafkawire.testing`` (``tansu_broker``, ``mock_cluster``,
 ``kafka_broker``); ``tansu`` is the Tansu broker's address. ``certificate`` makes a self-signed
-certificate for 127.0.0.1 and localhost with ``openssl``.
+certificate for 127.0.0.1 and localhost with ``openssl`` (``pki``, in ``tests/conftest.py``, a
+CA and certificates it signed).
 """
 
 from __future__ import annotations

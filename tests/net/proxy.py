@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import ssl as _ssl
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from kafkawire.protocol import decode_response, encode_response
@@ -86,36 +86,22 @@ class Proxy:
         self, client_reader: asyncio.StreamReader, client_writer: asyncio.StreamWriter
     ) -> None:
         self.connections += 1
-        self._writers.append(client_writer)
-        try:
-            upstream_reader, upstream_writer = await asyncio.open_connection(
-                "127.0.0.1", self.upstream_port
-            )
-        except OSError:
-            client_writer.transport.abort()
-            return
-        self._writers.append(upstream_writer)
-        if self.watch is None and self.rewrite is None:
-            pumps = [
-                asyncio.create_task(self._pump(client_reader, upstream_writer, faults=False)),
-                asyncio.create_task(self._pump(upstream_reader, client_writer, faults=True)),
-            ]
-        else:
+
+        def pumps(
+            upstream_reader: asyncio.StreamReader, upstream_writer: asyncio.StreamWriter
+        ) -> list[Coroutine[Any, Any, None]]:
+            if self.watch is None and self.rewrite is None:
+                return [
+                    self._pump(client_reader, upstream_writer, faults=False),
+                    self._pump(upstream_reader, client_writer, faults=True),
+                ]
             asked: dict[int, tuple[int, int, bool]] = {}  # correlation id -> key, version, cut
-            pumps = [
-                asyncio.create_task(self._requests(client_reader, upstream_writer, asked)),
-                asyncio.create_task(self._responses(upstream_reader, client_writer, asked)),
+            return [
+                self._requests(client_reader, upstream_writer, asked),
+                self._responses(upstream_reader, client_writer, asked),
             ]
-        try:
-            await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for pump in pumps:
-                pump.cancel()
-            await asyncio.gather(*pumps, return_exceptions=True)
-            for writer in (client_writer, upstream_writer):
-                writer.transport.abort()
-                with contextlib.suppress(OSError):
-                    await writer.wait_closed()
+
+        await relay(client_writer, self.upstream_port, self._writers, pumps)
 
     async def _pump(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, faults: bool
@@ -155,7 +141,7 @@ class Proxy:
     ) -> None:
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
             while True:
-                frame = await _frame(reader)
+                frame = await read_frame_bytes(reader)
                 api_key, version, correlation_id = _REQUEST_HEADER.unpack_from(frame, 4)
                 cut = self.watch is not None and self.watch(api_key)
                 asked[correlation_id] = (api_key, version, cut)
@@ -170,7 +156,7 @@ class Proxy:
     ) -> None:
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
             while True:
-                frame = await _frame(reader)
+                frame = await read_frame_bytes(reader)
                 (correlation_id,) = _SIZE.unpack_from(frame, 4)
                 api_key, version, cut = asked.pop(correlation_id)
                 if cut:
@@ -182,7 +168,39 @@ class Proxy:
                     return
 
 
-async def _frame(reader: asyncio.StreamReader) -> bytes:
+Pumps = Callable[[asyncio.StreamReader, asyncio.StreamWriter], list[Coroutine[Any, Any, None]]]
+
+
+async def relay(
+    client_writer: asyncio.StreamWriter,
+    upstream_port: int,
+    writers: list[asyncio.StreamWriter],
+    pumps: Pumps,
+) -> None:
+    """Connect to 127.0.0.1:``upstream_port`` for a client, run ``pumps`` (made with the
+    upstream reader and writer) until one ends, then cut both sides. ``writers`` collects both
+    writers, for cutting them all at once."""
+    writers.append(client_writer)
+    try:
+        upstream_reader, upstream_writer = await asyncio.open_connection("127.0.0.1", upstream_port)
+    except OSError:
+        client_writer.transport.abort()
+        return
+    writers.append(upstream_writer)
+    tasks = [asyncio.create_task(pump) for pump in pumps(upstream_reader, upstream_writer)]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for writer in (client_writer, upstream_writer):
+            writer.transport.abort()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+
+async def read_frame_bytes(reader: asyncio.StreamReader) -> bytes:
     """One whole size-prefixed frame, its size included."""
     size = await reader.readexactly(_SIZE.size)
     return size + await reader.readexactly(_SIZE.unpack(size)[0])

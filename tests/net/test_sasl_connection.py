@@ -15,76 +15,15 @@ from kafkawire.net import AuthenticationError, Connection, OAuthBearer, Plain, S
 
 from .fakebroker import ALL_APIS, WAIT, FakeBroker, FakeClient, echo, messages, names, request
 from .gsasl import GSASL, GsaslServer
-from .scram_server import ScramServer, ScramServerError
-
-USERS = {"alice": "wonderland"}
-GOOD_TOKEN = "good.token"
-ENABLED = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
-KAFKA_FAILURE = "Authentication failed: Invalid username or password"
+from .sasl_server import GOOD_TOKEN, SaslSession, sasl_answer
 
 
-class Refused(Exception):
-    pass
-
-
-def plain_server(state: dict[str, Any], message: bytes) -> bytes:
-    _, user, password = message.decode().split("\0")
-    if USERS.get(user) != password:
-        raise Refused(KAFKA_FAILURE)
-    state["authenticated"] = True
-    return b""
-
-
-def oauth_server(state: dict[str, Any], message: bytes) -> bytes:
-    if state.get("oauth_error_sent"):
-        assert message == b"\x01"
-        raise Refused("Authentication failed: invalid token")
-    gs2, auth, *_ = message.decode().split("\x01")
-    assert gs2 == "n,,"
-    if auth != f"auth=Bearer {GOOD_TOKEN}":
-        state["oauth_error_sent"] = True
-        return b'{"status":"invalid_token"}'
-    state["authenticated"] = True
-    return b""
-
-
-def scram_server(state: dict[str, Any], message: bytes) -> bytes:
-    server: ScramServer = state["scram"]
-    try:
-        if "scram_first_done" not in state:
-            state["scram_first_done"] = True
-            return server.first(message)
-        reply = server.final(message)
-    except ScramServerError as exc:
-        raise Refused(f"Authentication failed during authentication: {exc}") from None
-    state["authenticated"] = True
-    return reply
-
-
-def sasl_handler(**scram_options: Any) -> Any:
+def sasl_handler(**options: Any) -> Any:
     async def handler(client: FakeClient, header: Any, body: Any) -> Any:
-        state = client.state
-        version = header.request_api_version
-        if header.request_api_key == 17:
-            response = messages(17, version).SaslHandshakeResponse
-            if body.mechanism not in ENABLED:
-                return response(error_code=33, mechanisms=ENABLED)
-            state["mechanism"] = body.mechanism
-            if body.mechanism.startswith("SCRAM"):
-                hash_name = "sha" + body.mechanism.rsplit("-", 1)[1]
-                state["scram"] = ScramServer(hash_name, USERS, **scram_options)
-            return response(mechanisms=ENABLED)
-        if header.request_api_key == 36:
-            response = messages(36, version).SaslAuthenticateResponse
-            mechanism = state["mechanism"]
-            server = {"PLAIN": plain_server, "OAUTHBEARER": oauth_server}.get(
-                mechanism, scram_server
-            )
-            try:
-                return response(auth_bytes=server(state, body.auth_bytes))
-            except Refused as exc:
-                return response(error_code=58, error_message=str(exc))
-        if not state.get("authenticated"):
+        session = client.state.setdefault("sasl", SaslSession(**options))
+        if header.request_api_key in (17, 36):
+            return sasl_answer(session, header, body)
+        if not session.authenticated:
             client.abort()  # what Kafka does to requests before authentication
             return None
         return echo(body)

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from kafkawire.messages import request_type
-from kafkawire.net import ConnectError, Connection, client_context
+from kafkawire.net import AuthenticationError, Connection, client_context
+from kafkawire.net.errors import SslAuthenticationError
 
 from .conftest import Certificate
 from .fakebroker import WAIT, FakeBroker, echo_handler, names, request
@@ -46,9 +47,12 @@ async def test_tls_to_fake_broker(certificate: Certificate, server_hostname: str
 async def test_certificate_for_another_name_is_refused(certificate: Certificate) -> None:
     trusted = client_context(cafile=str(certificate.cert))
     async with FakeBroker() as broker, Proxy(broker.port, ssl=server_context(certificate)) as proxy:
-        with pytest.raises(ConnectError, match=r"TLS handshake.*Hostname mismatch") as info:
+        with pytest.raises(
+            SslAuthenticationError, match=r"does not name.*Hostname mismatch"
+        ) as info:
             await _open(proxy.port, ssl=trusted, server_hostname="broker.example")
         assert isinstance(info.value.__cause__, ssl.SSLCertVerificationError)
+        assert not info.value.retriable  # no new attempt mends a certificate
         # Verification of the chain without the name check accepts it.
         unnamed = client_context(cafile=str(certificate.cert), check_hostname=False)
         async with await _open(proxy.port, ssl=unnamed, server_hostname="broker.example"):
@@ -57,8 +61,9 @@ async def test_certificate_for_another_name_is_refused(certificate: Certificate)
 
 async def test_untrusted_certificate_is_refused(certificate: Certificate) -> None:
     async with FakeBroker() as broker, Proxy(broker.port, ssl=server_context(certificate)) as proxy:
-        with pytest.raises(ConnectError, match="certificate verify failed"):
+        with pytest.raises(AuthenticationError, match=r"not trusted .*set ssl_cafile") as info:
             await _open(proxy.port, ssl=client_context())
+        assert not info.value.retriable
 
 
 @pytest.mark.integration

@@ -151,11 +151,12 @@ async def _no_topics(client: FakeClient, header: Any, request: Any) -> Any:
 async def test_a_broker_without_the_transaction_apis_is_refused_naming_them() -> None:
     served = {key: versions for key, versions in ALL_APIS.items() if key not in (26, 28)}
     async with FakeBroker(_no_topics, api_versions=served) as broker:
-        bootstrap = f"127.0.0.1:{broker.port}"
+        options = write_options({"kafka.bootstrap.servers": f"127.0.0.1:{broker.port}"})
         with pytest.raises(ExactlyOnceError, match="does not serve EndTxn, TxnOffsetCommit"):
-            await asyncio.to_thread(check_transactions_served, bootstrap)
+            await asyncio.to_thread(check_transactions_served, options)
     async with FakeBroker(_no_topics) as broker:
-        await asyncio.to_thread(check_transactions_served, f"127.0.0.1:{broker.port}")
+        options = write_options({"kafka.bootstrap.servers": f"127.0.0.1:{broker.port}"})
+        await asyncio.to_thread(check_transactions_served, options)
 
 
 def test_a_commit_that_fails_names_the_timeout_and_an_abort_only_logs(

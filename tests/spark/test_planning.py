@@ -20,6 +20,7 @@ from kafkawire.spark.options import (
     EARLIEST,
     OptionError,
     ReadOptions,
+    Timestamps,
     read_options,
     write_options,
 )
@@ -57,7 +58,37 @@ def test_options_arrive_lower_cased_or_not() -> None:
         ({"subscribe": "a", "startingOffset": "latest"}, "did you mean startingOffsets?"),
         ({"subscribe": "a", "maxOffsetPerTrigger": "5"}, "did you mean maxOffsetsPerTrigger?"),
         ({"subscribe": "a", "toppic": "b"}, "unknown option toppic .* a read takes"),
-        ({"subscribe": "a", "minOffsetsPerTrigger": "5"}, "minOffsetsPerTrigger .* not supp"),
+        ({"subscribe": "a", "groupIdPrefix": "g"}, "groupIdPrefix of Spark's Kafka .* not supp"),
+        # Positions by time, and admission control.
+        ({"subscribe": "a", "startingOffsetsByTimestamp": '{"a": {"0": -1}}'}, "timestamp -1"),
+        ({"subscribe": "a", "endingOffsetsByTimestamp": "[1]"}, "must be like"),
+        ({"subscribe": "a", "startingOffsetsByTimestampStrategy": "latest"}, "needs starting"),
+        (
+            {"subscribe": "a", "startingTimestamp": "5", "startingOffsetsByTimestampStrategy": "x"},
+            "must be error or latest",
+        ),
+        ({"subscribe": "a", "maxTriggerDelay": "5m"}, "maxTriggerDelay needs minOffsetsPerTrigger"),
+        (
+            {"subscribe": "a", "minOffsetsPerTrigger": "9", "maxOffsetsPerTrigger": "5"},
+            r"minOffsetsPerTrigger \(9\) must not be above maxOffsetsPerTrigger \(5\)",
+        ),
+        (
+            {"subscribe": "a", "minOffsetsPerTrigger": "9", "maxTriggerDelay": "soon"},
+            "must be a duration such as 15m",
+        ),
+        # TLS and SASL by Java's names, checked together and named as the user wrote them.
+        (
+            {"subscribe": "a", "kafka.sasl.mechanism": "PLAIN"},
+            "kafka.sasl.mechanism needs kafka.security.protocol 'SASL_SSL'",
+        ),
+        (
+            {"subscribe": "a", "kafka.sasl.mechanisms": "PLAIN"},
+            "did you mean kafka.sasl.mechanism?",
+        ),
+        (
+            {"subscribe": "a", "kafka.security.protocol": "SASL_SSL"},
+            "kafka.security.protocol 'SASL_SSL' needs kafka.sasl.mechanism",
+        ),
         ({"subscribe": "a", "path": "a"}, "takes no path"),
         # Offsets below -2 mean nothing; -1 starts no batch read.
         ({"subscribe": "a", "startingOffsets": '{"a": {"0": -5}}'}, "a/0 the offset -5"),
@@ -70,6 +101,66 @@ def test_options_arrive_lower_cased_or_not() -> None:
 def test_bad_read_options_name_the_option(options: dict[str, str], message: str) -> None:
     with pytest.raises(OptionError, match=message):
         read_options({**BOOTSTRAP, **options}, streaming=False)
+
+
+def test_positions_by_time_in_sparks_order_of_precedence() -> None:
+    def spec(**options: str) -> tuple[object, object]:
+        read = read_options({**BOOTSTRAP, "subscribe": "a", **options}, streaming=False)
+        return read.starting, read.ending
+
+    by_partition = '{"a": {"0": 100, "1": 200}}'
+    assert spec(startingTimestamp="5") == (Timestamps(5, "error"), "latest")
+    assert spec(startingTimestamp="5", startingOffsetsByTimestamp=by_partition)[0] == Timestamps(
+        5, "error"
+    )
+    assert spec(
+        startingOffsetsByTimestamp=by_partition,
+        startingOffsets="earliest",
+        startingOffsetsByTimestampStrategy="LATEST",
+    )[0] == Timestamps({"a": {0: 100, 1: 200}}, "latest")
+    assert spec(endingTimestamp="9", endingOffsetsByTimestamp=by_partition)[1] == Timestamps(9)
+    assert spec(endingOffsetsByTimestamp=by_partition)[1] == Timestamps({"a": {0: 100, 1: 200}})
+    with pytest.raises(OptionError, match="endingTimestamp is for batch reads only"):
+        read_options({**BOOTSTRAP, "subscribe": "a", "endingTimestamp": "9"}, streaming=True)
+
+
+def test_trigger_limits() -> None:
+    stream = read_options(
+        {**BOOTSTRAP, "subscribe": "a", "minOffsetsPerTrigger": "10", "maxTriggerDelay": "30s"},
+        streaming=True,
+    )
+    assert (stream.min_offsets_per_trigger, stream.max_trigger_delay_ms) == (10, 30_000)
+    default = read_options(
+        {**BOOTSTRAP, "subscribe": "a", "minOffsetsPerTrigger": "1"}, streaming=True
+    )
+    assert default.max_trigger_delay_ms == 15 * 60_000  # Spark's "15m"
+
+
+def test_security_options_on_reads_and_writes_stay_out_of_repr() -> None:
+    secret = "pa55-w0rd-3d"
+    security = {
+        "kafka.security.protocol": "sasl_ssl",  # Java takes any case
+        "kafka.sasl.mechanism": "SCRAM-SHA-512",
+        "kafka.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule"
+        f' required username="alice" password="{secret}";',
+        "kafka.ssl.endpoint.identification.algorithm": "",
+    }
+    read = read_options({**BOOTSTRAP, "subscribe": "a", **security}, streaming=True)
+    write = write_options({**BOOTSTRAP, "topic": "t", **security})
+    expected = {
+        "security_protocol": "SASL_SSL",
+        "sasl_mechanism": "SCRAM-SHA-512",
+        "sasl_jaas_config": security["kafka.sasl.jaas.config"],
+        "ssl_endpoint_identification_algorithm": "",
+    }
+    assert read.client_options() == write.client_options() == expected
+    assert write.producer_options() == expected
+    assert secret not in repr(read)
+    assert secret not in repr(write)
+    wrong = {**security, "kafka.sasl.jaas.config": f"Mine required password={secret};"}
+    with pytest.raises(OptionError, match=r"kafka\.sasl\.jaas\.config names the login") as error:
+        read_options({**BOOTSTRAP, "subscribe": "a", **wrong}, streaming=True)
+    assert secret not in str(error.value)
 
 
 def test_streams_take_the_meaning_spark_gives_minus_one_and_minus_two() -> None:

@@ -54,7 +54,7 @@ async def client_sends(client: KafkaClient, cluster: Cluster, conn: Connection) 
     reveal_type(await conn.send(metadata_v4.MetadataRequest(topics=None)))  # revealed: kafkawire.messages.metadata.v4.MetadataResponse
     await client.send(response)  # error: No overload variant of "send" of "KafkaClient" matches argument type "MetadataResponse"
     KafkaClient("h:1", request_timout=1.0)  # error: Unexpected keyword argument "request_timout" for "KafkaClient"
-    KafkaClient("h:1", request_timeout="1")  # error: Argument "request_timeout" to "KafkaClient" has incompatible type "str"
+    KafkaClient("h:1", request_timeout_ms=1.5)  # error: Argument "request_timeout_ms" to "KafkaClient" has incompatible type "float"; expected "int"
     Producer("h:1", lingr_ms=5)  # error: Unexpected keyword argument "lingr_ms" for "Producer"
     Producer("h:1", linger_ms=1.5)  # error: Argument "linger_ms" to "Producer" has incompatible type "float"; expected "int"
     Producer("h:1", acks=1.0)  # error: Argument "acks" to "Producer" has incompatible type "float"; expected "int | str"

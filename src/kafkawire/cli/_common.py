@@ -6,18 +6,21 @@ import asyncio
 import datetime
 import functools
 import logging
+import os
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import click
 
-from kafkawire.admin import Admin, topic_name_problem
+from kafkawire.admin import Admin, AdminSettings, topic_name_problem
 from kafkawire.client import KafkaClient
-from kafkawire.cluster import parse_bootstrap
-from kafkawire.consumer import Consumer
+from kafkawire.cluster import SecuritySettings, parse_bootstrap
+from kafkawire.consumer import Consumer, ConsumerSettings
 from kafkawire.errors import KafkawireError
-from kafkawire.producer import Producer
+from kafkawire.producer import Producer, ProducerSettings
+
+from ._settings import JavaSettings, built, java_settings
 
 __all__ = [
     "CONTEXT_SETTINGS",
@@ -77,68 +80,116 @@ def one_line(exc: BaseException) -> str:
 
 @dataclass(frozen=True)
 class BrokerArgs:
-    """Where the broker is and how long a command may wait for it."""
+    """Where the broker is, how long a command may wait for it, and the settings given by
+    Java's names (``-X``, ``--command-config``, ``KAFKAWIRE_*``), which go over the
+    command's own defaults; a command's own options go over both."""
 
     bootstrap: str
     timeout: float
+    java: JavaSettings = field(default_factory=JavaSettings)
 
     def admin(self) -> Admin:
         ms = int(self.timeout * 1000)
-        return Admin(
-            self.bootstrap,
-            client_id="kafkawire-cli",
-            request_timeout_ms=ms,
-            default_api_timeout_ms=ms,
-            socket_connection_setup_timeout_ms=ms,
-        )
+        defaults = {
+            "client_id": "kafkawire-cli",
+            "request_timeout_ms": ms,
+            "default_api_timeout_ms": ms,
+            "socket_connection_setup_timeout_ms": ms,
+        }
+        given = {**defaults, **self.java.options(AdminSettings)}
+        return built(AdminSettings, lambda: Admin(self.bootstrap, **given))
 
     def producer(self, **options: Any) -> Producer:
         ms = int(self.timeout * 1000)
-        return Producer(
-            self.bootstrap,
-            client_id="kafkawire-cli",
-            request_timeout_ms=ms,
-            max_block_ms=ms,
+        defaults = {
+            "client_id": "kafkawire-cli",
+            "request_timeout_ms": ms,
+            "max_block_ms": ms,
             # At least a request's timeout and the linger, which the settings check.
-            delivery_timeout_ms=ms + 5,
-            socket_connection_setup_timeout_ms=ms,
-            **options,
-        )
+            "delivery_timeout_ms": ms + 5,
+            "socket_connection_setup_timeout_ms": ms,
+        }
+        given = {**defaults, **self.java.options(ProducerSettings), **options}
+        return built(ProducerSettings, lambda: Producer(self.bootstrap, **given))
 
     def consumer(self, topic: str, **options: Any) -> Consumer:
         ms = int(self.timeout * 1000)
-        return Consumer(
-            topic,
-            bootstrap_servers=self.bootstrap,
-            client_id="kafkawire-cli",
-            request_timeout_ms=max(ms, 1000),
-            default_api_timeout_ms=ms,
-            socket_connection_setup_timeout_ms=ms,
+        defaults = {
+            "client_id": "kafkawire-cli",
+            "request_timeout_ms": max(ms, 1000),
+            "default_api_timeout_ms": ms,
+            "socket_connection_setup_timeout_ms": ms,
             # A short session: a console reader that goes away should hand its partitions
             # back soon (and brokers that hold a join for half of it answer sooner).
-            session_timeout_ms=10_000,
-            heartbeat_interval_ms=1_000,
-            **options,
+            "session_timeout_ms": 10_000,
+            "heartbeat_interval_ms": 1_000,
+        }
+        given = {**defaults, **self.java.options(ConsumerSettings), **options}
+        return built(
+            ConsumerSettings, lambda: Consumer(topic, bootstrap_servers=self.bootstrap, **given)
         )
 
     def client(self) -> KafkaClient:
-        return KafkaClient(
-            self.bootstrap,
-            client_id="kafkawire-cli",
-            request_timeout=self.timeout,
-            retry_timeout=self.timeout,
-            connect_timeout=self.timeout,
+        ms = int(self.timeout * 1000)
+        security = self.java.options(SecuritySettings)
+        return built(
+            SecuritySettings,
+            lambda: KafkaClient(
+                self.bootstrap,
+                client_id="kafkawire-cli",
+                request_timeout_ms=ms,
+                default_api_timeout_ms=ms,
+                socket_connection_setup_timeout_ms=ms,
+                **security,
+            ),
         )
 
 
 def broker_options(command: Callable[..., T]) -> Callable[..., T]:
-    """``-b/--bootstrap-server`` (or KAFKAWIRE_BOOTSTRAP) and ``--timeout``, given to the
-    command as one ``broker`` argument."""
+    """``-b/--bootstrap-server`` (or KAFKAWIRE_BOOTSTRAP), ``--timeout``, and the settings by
+    Java's names (``--command-config``, ``-X``, ``KAFKAWIRE_*``), given to the command as one
+    ``broker`` argument."""
 
     @functools.wraps(command)
-    def with_broker(*args: Any, bootstrap_server: str, timeout: float, **kwargs: Any) -> T:
-        return command(*args, broker=BrokerArgs(bootstrap_server, timeout), **kwargs)
+    def with_broker(
+        *args: Any,
+        bootstrap_server: str | None,
+        timeout: float,
+        command_config: str | None,
+        properties: dict[str, str],
+        **kwargs: Any,
+    ) -> T:
+        java = java_settings(command_config, properties, os.environ)
+        bootstrap = bootstrap_server or java.bootstrap
+        if bootstrap is None:
+            raise click.UsageError(
+                "give --bootstrap-server (or KAFKAWIRE_BOOTSTRAP, or bootstrap.servers in"
+                " --command-config or -X)"
+            )
+        _bootstrap(None, None, bootstrap)
+        return command(*args, broker=BrokerArgs(bootstrap, timeout, java), **kwargs)
 
+    with_broker = click.option(
+        "-X",
+        "--property",
+        "properties",
+        multiple=True,
+        callback=key_values,
+        metavar="KEY=VALUE",
+        help="A client setting by Java's name, e.g. -X security.protocol=SASL_SSL"
+        " (repeatable; over --command-config).",
+    )(with_broker)
+    with_broker = click.option(
+        "--command-config",
+        envvar="KAFKAWIRE_COMMAND_CONFIG",
+        type=click.Path(dir_okay=False),
+        metavar="FILE",
+        help="A Java properties file of client settings (security.protocol, sasl.mechanism,"
+        " sasl.jaas.config, ssl.truststore.location, ...), as Kafka's tools take it"
+        " [env: KAFKAWIRE_COMMAND_CONFIG]. TLS and SASL settings may also come from"
+        " KAFKAWIRE_SECURITY_PROTOCOL, KAFKAWIRE_SASL_MECHANISM, KAFKAWIRE_SASL_JAAS_CONFIG,"
+        " KAFKAWIRE_SSL_TRUSTSTORE_LOCATION and the like (the name in capitals).",
+    )(with_broker)
     with_broker = click.option(
         "--timeout",
         type=click.FloatRange(min=0, min_open=True),
@@ -151,14 +202,15 @@ def broker_options(command: Callable[..., T]) -> Callable[..., T]:
         "-b",
         "--bootstrap-server",
         envvar="KAFKAWIRE_BOOTSTRAP",
-        required=True,
         callback=_bootstrap,
         metavar="HOST:PORT",
         help="The broker to talk to [env: KAFKAWIRE_BOOTSTRAP].",
     )(with_broker)
 
 
-def _bootstrap(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+def _bootstrap(
+    _ctx: click.Context | None, _param: click.Parameter | None, value: str | None
+) -> str | None:
     """The addresses as given, once each is HOST:PORT (a port is part of an address)."""
     if value is not None:
         try:

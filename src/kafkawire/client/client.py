@@ -7,8 +7,8 @@ offsets, create a topic) are what the oldest Python Kafka clients offered, on mo
 
 Per-partition error codes in produce, fetch and list-offsets responses become exceptions; the
 retriable ones (a leader moved, metadata is stale) refresh metadata and retry until the
-cluster's ``retry_timeout`` passes. Produce is at least once: a retry after a timeout or a lost
-connection may append a batch the broker had already written.
+call's ``default_api_timeout_ms`` passes. Produce is at least once: a retry after a timeout or
+a lost connection may append a batch the broker had already written.
 """
 
 from __future__ import annotations
@@ -21,20 +21,10 @@ from typing import Any, Literal, TypeVar, overload
 
 from typing_extensions import Unpack
 
-from kafkawire.cluster import (
-    ClientOptions,
-    ClientSettings,
-    Cluster,
-    ConnectionFactory,
-    TopicPartition,
-)
+from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition
 from kafkawire.cluster._routing import partition_answer
-from kafkawire.errors import (
-    KafkawireError,
-    TopicAlreadyExistsError,
-    error_for_code,
-    raise_for_code,
-)
+from kafkawire.cluster.java_settings import build_settings
+from kafkawire.errors import KafkawireError, TopicAlreadyExistsError, error_for_code, raise_for_code
 from kafkawire.messages import RequestMessage, ResponseMessage
 from kafkawire.messages.create_topics import v7 as create_topics
 from kafkawire.operations import list_offsets as listing
@@ -50,6 +40,9 @@ from kafkawire.records import (
     TimestampType,
     decode_batches,
 )
+
+from ._legacy_options import LegacyClientOptions, translate_legacy_options
+from .settings import KafkaClientOptions, KafkaClientSettings
 
 __all__ = ["EARLIEST", "LATEST", "FetchResult", "KafkaClient", "ListedOffset"]
 
@@ -77,23 +70,40 @@ class FetchResult:
     log-append time), in the order of ``records``."""
 
 
+class _Arguments(KafkaClientOptions, LegacyClientOptions, total=False):
+    """The keyword arguments KafkaClient takes: its options, and for one release the old
+    names (deprecated)."""
+
+
 class KafkaClient:
     """``async with KafkaClient("127.0.0.1:9092") as client: await client.produce(...)``.
 
-    Options are those of :class:`~kafkawire.cluster.ClientSettings` (timeouts, TLS, SASL,
-    client id, ...), as keyword arguments. ``connect`` replaces how a connection is opened
-    (for tests and custom transports).
+    Options are :class:`~kafkawire.client.KafkaClientSettings`' (the Java client's names,
+    times in milliseconds: ``request_timeout_ms``, ``default_api_timeout_ms``, TLS, SASL,
+    client id, ...), as keyword arguments or as ``settings``; the names in seconds that came
+    before them still work for one release, with a ``DeprecationWarning``. ``connect``
+    replaces how a connection is opened (for tests and custom transports).
     """
 
     def __init__(
         self,
-        bootstrap: str | Sequence[str],
+        bootstrap_servers: str | Sequence[str] | None = None,
         *,
+        settings: KafkaClientSettings | None = None,
         connect: ConnectionFactory | None = None,
-        **options: Unpack[ClientOptions],
+        **options: Unpack[_Arguments],
     ) -> None:
-        settings = ClientSettings.from_options(type(self).__name__, dict(options))
-        self.cluster = Cluster(bootstrap, settings, connect=connect)
+        caller = type(self).__name__
+        given: dict[str, Any] = {**options}
+        if bootstrap_servers is not None:  # so that an old ``bootstrap=`` beside it is refused
+            given["bootstrap_servers"] = bootstrap_servers
+        given = translate_legacy_options(caller, given, stacklevel=2)
+        self.settings = build_settings(
+            KafkaClientSettings, caller, given.pop("bootstrap_servers", None), settings, given
+        )
+        self.cluster = Cluster(
+            self.settings.bootstrap_servers, self.settings.cluster_settings(), connect=connect
+        )
 
     async def __aenter__(self) -> KafkaClient:
         await self.cluster.__aenter__()

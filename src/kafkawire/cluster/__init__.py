@@ -1,5 +1,11 @@
 """The cluster layer: bootstrap, metadata cache, connections per broker and purpose, routing,
-retries, and the settings they share."""
+retries, and the settings they share.
+
+What the clients are built on: applications use :mod:`kafkawire.client`, the producer, the
+consumer and the admin client, whose options are the Java client's, in milliseconds
+(:class:`ConnectionSettings` and the classes built on it), and reach a :class:`Cluster` through
+them (``client.cluster``) for raw requests. :class:`ClientSettings` (seconds) and the keyword
+options of ``Cluster(...)`` are this layer's own, built by each client."""
 
 from ._pool import ConnectionFactory
 from .backoff import Backoff
@@ -18,6 +24,7 @@ from .metadata import (
     TopicMetadata,
     TopicPartition,
 )
+from .security import SecurityOptions, SecuritySettings
 from .settings import ClientOptions, ClientSettings, settings_from
 
 __all__ = [
@@ -34,6 +41,8 @@ __all__ = [
     "PartitionMetadata",
     "RequestRefusedError",
     "RoutingError",
+    "SecurityOptions",
+    "SecuritySettings",
     "TopicMetadata",
     "TopicPartition",
     "build_settings",

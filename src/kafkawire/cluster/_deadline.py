@@ -1,5 +1,20 @@
-"""The deadline of the call the current task is in, so that every request and connect it
-makes is cut to the time the call has left."""
+"""The time bounds of a client's calls.
+
+Rules:
+
+- One call is bounded in time as a whole: by default ``retry_timeout`` from its start (Java's
+  ``default.api.timeout.ms``), plus any wait the broker may hold its request for on purpose
+  (a long-polling Fetch, a JoinGroup). The search for a broker, every attempt and the backoff
+  between them all come out of that bound.
+- A call's deadline is held for the task that makes it (a context variable), so every request
+  and connect made inside it, however deep, is cut to the time the call has left; an enclosing
+  call's deadline wins where it is sooner.
+- One request waits at most ``request_timeout`` (plus its deliberate wait), cut to what the
+  call has left, and never less than a millisecond.
+- What ends a call early becomes a kafkawire error: :class:`RequestTimeoutError` naming the
+  call when its deadline passes, :class:`ClientClosedError` for a kafkawire error raised once
+  the client is closed.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +27,7 @@ from collections.abc import AsyncIterator, Callable
 from kafkawire.errors import ClientClosedError, KafkawireError
 from kafkawire.net.errors import RequestTimeoutError
 
-__all__ = ["bounded", "cut_to_deadline"]
+__all__ = ["Deadlines", "bounded", "cut_to_deadline"]
 
 _MIN_TIMEOUT = 0.001
 _call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
@@ -52,3 +67,30 @@ def cut_to_deadline(timeout: float) -> float:
     if deadline is None:
         return timeout
     return max(_MIN_TIMEOUT, min(timeout, deadline - time.monotonic()))
+
+
+class Deadlines:
+    """One client's bounds: ``call_timeout`` for a call as a whole and ``request_timeout`` for
+    one request in it (seconds); ``closed()`` says whether the client has been closed."""
+
+    __slots__ = ("_call_timeout", "_closed", "_request_timeout")
+
+    def __init__(
+        self, *, call_timeout: float, request_timeout: float, closed: Callable[[], bool]
+    ) -> None:
+        self._call_timeout = call_timeout
+        self._request_timeout = request_timeout
+        self._closed = closed
+
+    def deadline(self, extra: float = 0.0) -> float:
+        """The deadline of a call starting now: ``call_timeout`` (plus ``extra``) from now."""
+        return time.monotonic() + self._call_timeout + extra
+
+    def timeout(self, held: float = 0.0) -> float:
+        """One request's timeout: ``request_timeout`` plus any deliberate wait (``held``), cut
+        to the time the enclosing call has left."""
+        return cut_to_deadline(self._request_timeout + held)
+
+    def bounded(self, what: str, deadline: float) -> contextlib.AbstractAsyncContextManager[None]:
+        """A scope for one call named ``what`` that ends by ``deadline`` (see :func:`bounded`)."""
+        return bounded(what, deadline, self._closed)

@@ -74,13 +74,18 @@ class BrokerHealth:
             )
             return
         left_out = f" ({record.unwarned} more failures since the last warning)"
-        _log.warning(
-            "%s is unreachable: %s; trying again with backoff of up to %.3g s%s",
-            broker,
-            error,
-            self.backoff.maximum,
-            left_out if record.unwarned else "",
-        )
+        if not getattr(error, "retriable", True):
+            # Refused for good (credentials, a certificate): raised to the caller, not retried
+            # (a later call that tries again still waits for the backoff).
+            _log.warning("%s refused the connection: %s", broker, error)
+        else:
+            _log.warning(
+                "%s is unreachable: %s; trying again with backoff of up to %.3g s%s",
+                broker,
+                error,
+                self.backoff.maximum,
+                left_out if record.unwarned else "",
+            )
         self._warned_at[key] = now
         record.warned, record.unwarned = True, 0
 

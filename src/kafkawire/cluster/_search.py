@@ -18,14 +18,22 @@ Rules:
   refresh that has not succeeded since, and again from each rebootstrap).
 - With strategy ``"none"``, only the known brokers, as before Kafka 4.0.
 - Metadata found ends a rebootstrap; its brokers replace the known ones.
+- :meth:`BrokerSearch.first_answer` tries them in that order: a broker that cannot be
+  connected to, times out or closes the connection is recorded as failing (see
+  :mod:`._health`) and the next one is tried; the first answer wins, and it clears the
+  broker's failures. When none answers, one :class:`ConnectError` names every failure.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
-from typing import Literal
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import Literal, TypeVar
+
+from kafkawire.errors import ConnectionClosedError
+from kafkawire.net import Connection
+from kafkawire.net.errors import ConnectError, RequestTimeoutError
 
 from ._pool import Candidate, ConnectionPool
 from .metadata import ClusterMetadata
@@ -34,6 +42,7 @@ __all__ = ["BrokerSearch", "RecoveryStrategy", "parse_bootstrap"]
 
 _log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 RecoveryStrategy = Literal["rebootstrap", "none"]
 
 
@@ -93,6 +102,28 @@ class BrokerSearch:
         yield from known
         self._rebootstrap("none of the brokers the metadata names answered")
         yield from self._pool.by_preference(others)
+
+    async def first_answer(
+        self, metadata: ClusterMetadata | None, call: Callable[[Connection], Awaitable[T]]
+    ) -> tuple[T, Connection]:
+        """``call`` on the best broker's connection; on a retriable failure, the next one's
+        (in the order of :meth:`candidates`, the bootstrap addresses included)."""
+        failures = []
+        for key, host, port in self.candidates(metadata):
+            try:
+                conn = await self._pool.get(key, host, port, "normal")
+            except ConnectError as exc:  # the pool has recorded it
+                failures.append(str(exc))
+                continue
+            try:
+                answer = await call(conn)
+            except (RequestTimeoutError, ConnectionClosedError, ConnectError) as exc:
+                self._pool.failed(key, exc)
+                failures.append(str(exc))
+                continue
+            self._pool.answered(key)
+            return answer, conn
+        raise ConnectError("no broker answered: " + "; ".join(failures))
 
     def seeking(self) -> None:
         """A metadata refresh starts (the trigger counts from the first that fails)."""

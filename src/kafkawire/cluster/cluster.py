@@ -1,81 +1,57 @@
-"""Bootstrap, the metadata cache, routing and retries, over a pool of connections.
+"""The cluster as one client sees it: a facade over the modules that each keep one rule set.
 
-Rules this module keeps:
+:class:`Cluster` is what the clients (``KafkaClient``, ``Producer``, ``Consumer``, ``Admin``)
+are built on; applications use those, with Java's option names in milliseconds, and reach a
+cluster only through them (``client.cluster``, ``admin.cluster``). It takes the cluster
+layer's own :class:`ClientSettings` (seconds), which each client builds from its options.
 
-- A request goes where its class's ``__route__`` says: any broker, the leader of the partitions
-  it names, the coordinator of the one group or transactional id it names (found by the fields'
-  entity types, so batched forms such as OffsetFetch v8+ route too), or (``every``) each
-  broker in turn through :meth:`Cluster.send_to_all`. On that broker it takes the connection of
-  its purpose (see :mod:`._pool`), so a long poll never holds up produce or heartbeats.
-- A request goes at the version its class fixes; a broker that does not serve that version
-  gets nothing and the caller a :class:`~kafkawire.net.NoCommonVersionError` naming both
-  ranges. With ``negotiate=True`` it is converted to the highest version both sides support
-  instead, and fails before it is sent if it cannot be expressed there.
-- One call is bounded in time as a whole: ``retry_timeout`` (plus any wait the broker may hold
-  the request for on purpose) covers the search for a broker, every attempt and the backoff
-  between them; each attempt's timeout is cut to what is left. A broker in its reconnect
-  backoff (see :mod:`._health`) is waited for within that bound, not tried again at once.
-- A request any broker can answer tries the brokers in the order :mod:`._search` gives:
-  the known ones best first, then (``metadata_recovery_strategy="rebootstrap"``) the
-  bootstrap addresses, which come first when no known broker can be reached.
-- Retriable errors (a closed connection, a timeout, a retriable top-level error code) are
-  retried with exponential backoff and jitter; errors that mean stale metadata refresh the
-  cache first, and coordinator errors (or failing to reach the coordinator) forget the
-  coordinator. A broker that closes the connection in answer to the same request twice is
-  refusing it: the call fails with :class:`RequestRefusedError`. Other errors, and top-level
-  error codes that are not retriable, go back to the caller: ``send`` returns the broker's
-  response as it came, error code included, for the caller to judge.
-- A partition that the metadata says does not exist fails at once (:class:`InvalidPartitionError`);
-  an unknown topic is waited for, with metadata refreshes, until the call's time is up.
-- After :meth:`Cluster.close`, calls in flight end with
-  :class:`~kafkawire.errors.ClientClosedError` (not retried), no connection or task of the
-  cluster is left, and later calls raise it at once.
+Each job is a module of its own, with its rules at its top; the cluster wires them together
+and checks, at each public entry, that the client is usable (:mod:`._loop`; not closed):
+
+- :mod:`._deadline`: one call is bounded in time as a whole (``retry_timeout``), and every
+  request in it is cut to the time left.
+- :mod:`._search`: which brokers a request any broker can answer tries, in what order, and
+  when the bootstrap addresses come back (rebootstrap).
+- :mod:`._metadata_cache`: the metadata routing reads, and when it is fetched again.
+- :mod:`._coordinators`: the coordinator of each group and transactional id.
+- :mod:`._router` (with :mod:`._routing`, what a request names): the broker and connection
+  each request goes to, and which caches an error invalidates.
+- :mod:`._exchange`: one request on one connection: its version, its timeout, what its
+  answer means for the broker's health record.
+- :mod:`._retry`: retriable errors retried with backoff until the deadline; a request the
+  broker refuses by closing the connection twice ends the call.
+- :mod:`._writes`: requests written in the order callers make them (a producer's batches).
+- :mod:`._pool` and :mod:`._health`: connections per broker and purpose, reconnect backoff.
+
+After :meth:`Cluster.close`, calls in flight end with
+:class:`~kafkawire.errors.ClientClosedError` (not retried), no connection or task of the
+cluster is left, and later calls raise it at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import logging
-import time
-import uuid
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from typing import Any, Literal, TypeVar, overload
 
 from typing_extensions import Unpack
 
-from kafkawire.errors import (
-    ClientClosedError,
-    ConnectionClosedError,
-    EventLoopError,
-    KafkawireError,
-    UnknownTopicIdError,
-)
+from kafkawire.errors import ClientClosedError, KafkawireError
 from kafkawire.messages import RequestMessage, ResponseMessage
-from kafkawire.messages.metadata import v13 as metadata_latest
 from kafkawire.net import Connection
-from kafkawire.net.errors import ConnectError, RequestTimeoutError
-from kafkawire.protocol import convert
 
-from ._deadline import bounded, cut_to_deadline
-from ._own_requests import (
-    FIND_COORDINATOR,
-    coordinator_of,
-    find_coordinator_request,
-    metadata_request,
-    top_level_error,
-)
-from ._pool import ConnectionFactory, ConnectionPool, NodeKey, Purpose, purpose_of
-from ._routing import (
-    GROUP,
-    InvalidPartitionError,
-    RoutingError,
-    coordinator_key,
-    held_for,
-    partitions_named,
-)
+from ._coordinators import CoordinatorCache
+from ._deadline import Deadlines
+from ._exchange import Exchange
+from ._loop import LoopBinding
+from ._metadata_cache import MetadataCache
+from ._pool import ConnectionFactory, ConnectionPool, Purpose
+from ._retry import RequestRefusedError, Retries
+from ._router import Router
+from ._routing import GROUP, InvalidPartitionError, RoutingError, held_for
 from ._search import BrokerSearch, parse_bootstrap
+from ._writes import OrderedWrites
 from .metadata import ClusterMetadata
 from .settings import ClientOptions, ClientSettings
 
@@ -87,23 +63,16 @@ __all__ = [
     "parse_bootstrap",
 ]
 
-_log = logging.getLogger(__name__)
-
 T = TypeVar("T")
 R = TypeVar("R", bound=ResponseMessage)
-_REFUSALS = 2  # closes in answer to one request before it counts as refused
-
-
-class RequestRefusedError(KafkawireError):
-    """The broker closed the connection in answer to the same request again and again: it
-    will not take it as it stands (malformed, too large, or a version it mishandles)."""
 
 
 class Cluster:
     """A Kafka cluster as seen from one client: use as ``async with Cluster("host:9092") as c``.
 
-    Options are those of :class:`ClientSettings`, as keyword arguments or as ``settings``.
-    ``connect`` replaces how a connection is opened (for tests).
+    The cluster layer's entry point, for the clients built on it (applications use those).
+    Options are those of :class:`ClientSettings` (seconds), as keyword arguments or as
+    ``settings``. ``connect`` replaces how a connection is opened (for tests).
     """
 
     def __init__(
@@ -118,19 +87,30 @@ class Cluster:
             raise TypeError("Cluster() takes settings or options as keyword arguments, not both")
         self.settings = settings or ClientSettings.from_options(type(self).__name__, dict(options))
         s = self.settings
-        self._pool = ConnectionPool(connect or self._open_connection, s.reconnect_backoff)
+        self._loop = LoopBinding()
+        self._pool = pool = ConnectionPool(connect or self._open_connection, s.reconnect_backoff)
+        # Each collaborator gets what it uses (not the Cluster): here, whether it is closed.
+        self._deadlines = Deadlines(
+            call_timeout=s.retry_timeout,
+            request_timeout=s.request_timeout,
+            closed=lambda: pool.closed,
+        )
         self._search = BrokerSearch(
             parse_bootstrap(bootstrap),
             self._pool,
             strategy=s.metadata_recovery_strategy,
             trigger=s.metadata_recovery_rebootstrap_trigger,
         )
-        self._metadata: ClusterMetadata | None = None
-        self._metadata_stale = True
-        self._metadata_lock = asyncio.Lock()
-        self._coordinators: dict[tuple[int, str], int] = {}
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._closing = asyncio.Event()  # wakes retries sleeping through their backoff
+        self._metadata = MetadataCache(
+            self._search, self._pool, self._deadlines, max_age=s.metadata_max_age
+        )
+        self._coordinators = CoordinatorCache(self._search, self._metadata, self._deadlines)
+        self._router = Router(self._pool, self._search, self._metadata, self._coordinators)
+        self._exchange = Exchange(self._pool, self._router, self._deadlines)
+        self._writes = OrderedWrites(
+            self._pool, self._exchange, self._router, self._metadata, self._deadlines
+        )
+        self._retries = Retries(s.backoff, self._deadlines, lambda: pool.closed)
 
     def _open_connection(self, host: str, port: int) -> Awaitable[Connection]:
         s = self.settings
@@ -162,20 +142,15 @@ class Cluster:
 
     async def close(self) -> None:
         """End calls in flight with ClientClosedError and close every connection."""
-        self._closing.set()
+        self._retries.close()
         await self._pool.close()
 
     def _check_usable(self) -> None:
-        loop = asyncio.get_running_loop()
-        if self._loop is None:
-            self._loop = loop
-        elif loop is not self._loop:
-            raise EventLoopError(
-                "this client belongs to another event loop; open a client in each event loop "
-                "that uses one"
-            )
+        self._loop.check()
         if self._pool.closed:
             raise ClientClosedError("the client is closed")
+
+    # --- deadlines ---------------------------------------------------------------------------
 
     def bounded(self, what: str, deadline: float) -> contextlib.AbstractAsyncContextManager[None]:
         """A scope for one call, which may make several sends: it ends by ``deadline``
@@ -183,27 +158,18 @@ class Cluster:
         it gets at most the time left, and what ends it early becomes a kafkawire error:
         :class:`RequestTimeoutError` naming ``what`` when the deadline passes,
         :class:`ClientClosedError` when the client closes."""
-        return bounded(what, deadline, lambda: self._pool.closed)
+        return self._deadlines.bounded(what, deadline)
 
     def deadline(self, extra: float = 0.0) -> float:
         """The deadline of a call starting now: ``retry_timeout`` (plus ``extra``) from now."""
-        return time.monotonic() + self.settings.retry_timeout + extra
+        return self._deadlines.deadline(extra)
 
-    def _timeout(self, held: float = 0.0) -> float:
-        """One request's timeout: the setting plus any deliberate wait, cut to the time the
-        enclosing call has left."""
-        return cut_to_deadline(self.settings.request_timeout + held)
-
-    # --- connections ---------------------------------------------------------------------
+    # --- connections -------------------------------------------------------------------------
 
     async def connection(self, node_id: int, purpose: Purpose = "normal") -> Connection:
         """The connection to broker ``node_id`` for ``purpose`` (opened on first use)."""
         self._check_usable()
-        broker = (await self.metadata()).brokers.get(node_id)
-        if broker is None:
-            self._metadata_stale = True
-            raise ConnectError(f"broker {node_id} is not in the cluster metadata")
-        return await self._pool.get(node_id, broker.host, broker.port, purpose)
+        return await self._router.connection(node_id, purpose)
 
     async def versions_for(self, node_id: int, api_key: int) -> int:
         """The highest version of ``api_key`` broker ``node_id`` and kafkawire both support."""
@@ -211,48 +177,17 @@ class Cluster:
         return conn.version_for(api_key)
 
     async def any_connection(self) -> Connection:
-        """A connection to the broker best placed to answer (see :mod:`._pool`)."""
+        """A connection to the broker best placed to answer (see :mod:`._search`)."""
         self._check_usable()
-        return (await self._on_any_broker(_ready))[1]
+        return (await self._search.first_answer(self._metadata.current, _ready))[1]
 
-    async def _on_any_broker(
-        self, call: Callable[[Connection], Awaitable[T]]
-    ) -> tuple[T, Connection]:
-        """``call`` on the best broker's connection; on a retriable failure, the next one
-        (see :mod:`._search` for the order, the bootstrap addresses included)."""
-        failures = []
-        for key, host, port in self._search.candidates(self._metadata):
-            try:
-                conn = await self._pool.get(key, host, port, "normal")
-            except ConnectError as exc:  # the pool has recorded it
-                failures.append(str(exc))
-                continue
-            try:
-                answer = await call(conn)
-            except (RequestTimeoutError, ConnectionClosedError, ConnectError) as exc:
-                self._pool.failed(key, exc)
-                failures.append(str(exc))
-                continue
-            self._pool.answered(key)
-            return answer, conn
-        raise ConnectError("no broker answered: " + "; ".join(failures))
-
-    # --- metadata --------------------------------------------------------------------------
+    # --- metadata and coordinators ------------------------------------------------------------
 
     async def metadata(self, topics: Collection[str] = ()) -> ClusterMetadata:
         """Cached metadata, refreshed when stale, older than ``metadata_max_age``, or lacking
-        one of ``topics``.
-
-        Tasks that find the cache stale at once share one refresh: each re-checks the cache
-        once it holds the lock, so the ones that waited take the answer the first one got.
-        """
+        one of ``topics`` (see :mod:`._metadata_cache`)."""
         self._check_usable()
-        cached = self._usable_metadata(topics)
-        if cached is not None:
-            return cached
-        async with self.bounded("Metadata", self.deadline()), self._metadata_lock:
-            cached = self._usable_metadata(topics)
-            return cached or await self._refresh(topics or None)
+        return await self._metadata.get(topics)
 
     async def refresh_metadata(
         self, topics: Collection[str] | None = None, *, auto_create: bool = False
@@ -263,74 +198,24 @@ class Cluster:
         it lacks (what a producer asks; readers do not).
         """
         self._check_usable()
-        async with self.bounded("Metadata", self.deadline()), self._metadata_lock:
-            return await self._refresh(topics, auto_create=auto_create)
+        return await self._metadata.refresh(topics, auto_create=auto_create)
 
     @property
     def current_metadata(self) -> ClusterMetadata | None:
         """The metadata last fetched (a new object after each refresh), without waiting; for
         hot paths that cache what they derive from it."""
-        return self._metadata
+        return self._metadata.current
 
-    def _usable_metadata(self, topics: Collection[str]) -> ClusterMetadata | None:
-        """The cache, unless it is stale, too old, or lacks one of ``topics``."""
-        cached = self._metadata
-        if (
-            cached is None
-            or self._metadata_stale
-            or cached.age() > self.settings.metadata_max_age
-            or any(t not in cached.topics for t in topics)
-        ):
-            return None
-        return cached
-
-    async def _refresh(
-        self, topics: Collection[str] | None, *, auto_create: bool = False
-    ) -> ClusterMetadata:
-        """The refresh itself; the caller holds ``_metadata_lock``."""
-
-        async def ask(conn: Connection) -> Any:
-            version = conn.version_for(metadata_latest.MetadataRequest.__api_key__)
-            request = metadata_request(topics, version, auto_create=auto_create)
-            return await conn.send(request, timeout=self._timeout())
-
-        self._search.seeking()
-        response, _ = await self._on_any_broker(ask)
-        self._search.found()
-        fresh = ClusterMetadata.from_response(response)
-        before = self._metadata.brokers if self._metadata is not None else {}
-        if topics is not None and self._metadata is not None:
-            # A partial answer updates the topics it names and keeps the rest.
-            merged = {**self._metadata.topics, **fresh.topics}
-            fresh = dataclasses.replace(fresh, topics=merged)
-        self._metadata, self._metadata_stale = fresh, False
-        for broker in fresh.brokers.values():
-            old = before.get(broker.node_id)
-            if old is not None and (old.host, old.port) != (broker.host, broker.port):
-                self._pool.moved(broker.node_id)
-            self._pool.adopt((broker.host, broker.port), broker.node_id)
-        return fresh
-
-    # --- coordinators ----------------------------------------------------------------------
+    def mark_metadata_stale(self) -> None:
+        """Make the next :meth:`metadata` call ask a broker again."""
+        self._metadata.mark_stale()
 
     async def coordinator(self, key: str, key_type: int = GROUP) -> int:
         """The node id coordinating a group (``key_type`` 0) or transactional id (1)."""
         self._check_usable()
-        cached = self._coordinators.get((key_type, key))
-        if cached is not None:
-            return cached
-        async with self.bounded("FindCoordinator", self.deadline()):
-            node_id, _ = await self._on_any_broker(
-                lambda conn: self._find_coordinator(conn, key, key_type)
-            )
-        self._coordinators[(key_type, key)] = node_id
-        return node_id
+        return await self._coordinators.node_for(key, key_type)
 
-    async def _find_coordinator(self, conn: Connection, key: str, key_type: int) -> int:
-        request = find_coordinator_request(conn.version_for(FIND_COORDINATOR), key, key_type)
-        return coordinator_of(await conn.send(request, timeout=self._timeout()))
-
-    # --- sending ---------------------------------------------------------------------------
+    # --- sending -----------------------------------------------------------------------------
 
     @overload
     async def send(
@@ -382,12 +267,14 @@ class Cluster:
                 f"not {type(request).__name__}"
             )
         held = held_for(request)
-        return await self.call(
+        self._check_usable()
+        # Not through call(): one coroutine less on the path every request takes.
+        return await self._retries.call(
             f"{type(request).__name__} v{request.__version__}",
-            lambda: self._attempt(request, node_id, negotiate, max_version, held),
-            deadline=self.deadline(held) if deadline is None else deadline,
+            lambda: self._exchange.attempt(request, node_id, negotiate, max_version, held),
+            deadline=self._deadlines.deadline(held) if deadline is None else deadline,
             retry=retry,
-            forget=lambda error: self._forget(error, request),
+            forget=lambda error: self._router.forget(error, request),
         )
 
     async def call(
@@ -407,126 +294,26 @@ class Cluster:
         of them DEBUG when the error is a broker failing, which the pool tells of once). A
         connection the broker closes in answer twice ends the call with
         :class:`RequestRefusedError`. The building block of :meth:`send` and of the clients'
-        own multi-step calls.
+        own multi-step calls (see :mod:`._retry`).
         """
         self._check_usable()
-        if deadline is None:
-            deadline = self.deadline()
-        async with self.bounded(what, deadline):
-            delays = self.settings.backoff.delays(deadline)
-            refusals = retries = 0
-            while True:
-                try:
-                    return await attempt()
-                except KafkawireError as exc:
-                    if not exc.retriable or self._pool.closed:
-                        raise
-                    if forget is not None:
-                        forget(exc)
-                    if isinstance(exc, ConnectionClosedError) and exc.by_peer:
-                        refusals += 1
-                        if refusals >= _REFUSALS:
-                            raise RequestRefusedError(
-                                f"the broker closed the connection in answer to {what} "
-                                f"{refusals} times: it refuses that request"
-                            ) from exc
-                    delay = next(delays, None) if retry else None
-                    if delay is None:
-                        raise
-                    retries += 1
-                    _log.log(
-                        logging.WARNING
-                        if retries == 1 and not _broker_failed(exc)
-                        else logging.DEBUG,
-                        "retrying %s (for up to %.3g s more) after: %s",
-                        what,
-                        deadline - time.monotonic(),
-                        exc,
-                    )
-                    await self._sleep(delay)
-
-    async def _attempt(
-        self,
-        request: Any,
-        node_id: int | None,
-        negotiate: bool,
-        max_version: int | None,
-        held: float,
-    ) -> Any:
-        key, conn = await self._route(request, node_id)
-        if negotiate:
-            version = conn.version_for(request.__api_key__)
-            if max_version is not None:
-                version = min(version, max_version)
-            request = convert(request, version)
-        return await self._answered(
-            key, conn, conn.send(request, timeout=self._timeout(held)), held
+        return await self._retries.call(
+            what,
+            attempt,
+            deadline=self._deadlines.deadline() if deadline is None else deadline,
+            retry=retry,
+            forget=forget,
         )
-
-    async def _answered(
-        self, key: NodeKey, conn: Connection, pending: Coroutine[Any, Any, Any], held: float
-    ) -> Any:
-        try:
-            response = await pending
-        except (RequestTimeoutError, ConnectionClosedError, ConnectError) as exc:
-            self._pool.failed(key, exc)
-            raise
-        except asyncio.CancelledError:
-            if held:
-                # The broker may hold it a long time yet, and its connection answers in order:
-                # a new connection serves the next request sooner than this one would.
-                self._pool.drop(conn)
-            raise
-        self._pool.answered(key)
-        error = top_level_error(response)
-        if error is not None and error.retriable:
-            raise error
-        return response
 
     def write(self, request: RequestMessage[R], *, node_id: int) -> Coroutine[Any, Any, Any]:
         """Write ``request`` to broker ``node_id`` before returning, on its open connection for
         the request's purpose, and return what awaits the response (within one bounded call,
         not retried). For callers whose requests must reach a broker in the order they make
         them, such as a producer's batches. Open the connection first (:meth:`connection`):
-        without it, :class:`ConnectError` is raised and nothing is written."""
+        without it, :class:`ConnectError` is raised and nothing is written (see
+        :mod:`._writes`)."""
         self._check_usable()
-        purpose = purpose_of(type(request))
-        conn = self._pool.connection_for(node_id, purpose)
-        if conn is None:
-            self._metadata_stale = True
-            raise ConnectError(f"no open {purpose} connection to broker {node_id} to write on")
-        held = held_for(request)
-        what = f"{type(request).__name__} v{request.__version__}"
-        deadline = self.deadline(held)
-        try:
-            written = conn.write(request, timeout=self._timeout(held))
-        except KafkawireError as exc:
-            if isinstance(exc, ConnectionClosedError):
-                self._pool.failed(node_id, exc)
-            self._forget(exc, request)
-            raise
-        pending = self._answered(node_id, conn, written, held)
-        return self._bounded_answer(what, deadline, request, pending)
-
-    async def _bounded_answer(
-        self, what: str, deadline: float, request: Any, pending: Coroutine[Any, Any, Any]
-    ) -> Any:
-        try:
-            async with self.bounded(what, deadline):
-                return await pending
-        except KafkawireError as exc:
-            self._forget(exc, request)
-            raise
-
-    async def _sleep(self, delay: float) -> None:
-        """The backoff before a retry, cut short (with ClientClosedError) by close()."""
-        # Not asyncio.wait_for: on Python 3.11 it can swallow a cancellation that arrives as
-        # the event is set. asyncio.timeout tells its own expiry from a cancellation.
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(delay):
-                await self._closing.wait()
-        if self._pool.closed:
-            raise ClientClosedError("the client was closed")
+        return self._writes.write(request, node_id)
 
     async def send_to_all(self, request: Any, *, negotiate: bool = False) -> dict[int, Any]:
         """Send ``request`` to every broker (for ``every``-routed APIs such as ListGroups)."""
@@ -543,83 +330,6 @@ class Cluster:
             await asyncio.gather(*sends, return_exceptions=True)
             raise
         return dict(zip(brokers, responses, strict=True))
-
-    def mark_metadata_stale(self) -> None:
-        """Make the next :meth:`metadata` call ask a broker again."""
-        self._metadata_stale = True
-
-    def _forget(self, error: KafkawireError, request: Any) -> None:
-        if getattr(error, "invalid_metadata", False) or isinstance(error, ConnectError):
-            self._metadata_stale = True
-        lost = isinstance(error, ConnectError | ConnectionClosedError)
-        if getattr(error, "invalid_coordinator", False) or lost:
-            # A coordinator that cannot be reached may have moved: look it up again too.
-            key = coordinator_key(request)
-            if key is not None:
-                self._coordinators.pop(key, None)
-
-    async def _route(self, request: Any, node_id: int | None) -> tuple[NodeKey, Connection]:
-        """The broker ``request`` goes to and the connection of its purpose there."""
-        purpose = purpose_of(type(request))
-        if node_id is None:
-            node_id = await self._node_for(request)
-        if node_id is not None:
-            return node_id, await self.connection(node_id, purpose)
-        # Any broker: the best placed one; if it fails, the retry picks another.
-        key, host, port = next(self._search.candidates(self._metadata))
-        return key, await self._pool.get(key, host, port, purpose)
-
-    async def _node_for(self, request: Any) -> int | None:
-        """The node id ``request`` must go to, or ``None`` if any broker will do."""
-        route = type(request).__route__
-        if route == "leader":
-            return await self._leader_of(request)
-        if route in ("group", "transaction"):
-            key = coordinator_key(request)
-            if key is not None:
-                return await self.coordinator(key[1], key[0])
-            if route == "group":
-                raise RoutingError(f"{type(request).__name__} names no group to route by")
-            # A transaction-routed request without a transactional id (InitProducerId for an
-            # idempotent producer) may go to any broker.
-        if route in ("every", "internal"):
-            raise RoutingError(
-                f"{type(request).__name__} is routed '{route}': use send_to_all() or name node_id"
-            )
-        return None
-
-    async def _leader_of(self, request: Any) -> int:
-        named = partitions_named(request)
-        topics = [t for t, _ in named if isinstance(t, str)]
-        metadata = await self.metadata(topics)
-        try:
-            leaders = self._leaders(metadata, named)
-        except InvalidPartitionError:
-            # Partitions may have been added since the cache was filled: ask once more.
-            leaders = self._leaders(await self.refresh_metadata(topics), named)
-        if len(leaders) != 1:
-            raise RoutingError(
-                f"{type(request).__name__} names partitions of {len(leaders)} leaders; "
-                "send one request per leader"
-            )
-        return leaders.pop()
-
-    def _leaders(
-        self, metadata: ClusterMetadata, named: list[tuple[str | uuid.UUID, int]]
-    ) -> set[int]:
-        leaders = set()
-        for topic, partition in named:
-            name = metadata.topic_name(topic) if isinstance(topic, uuid.UUID) else topic
-            if name is None:
-                self._metadata_stale = True
-                raise UnknownTopicIdError(f"topic id {topic} is not in the metadata")
-            leaders.add(metadata.leader_for(name, partition))
-        return leaders
-
-
-def _broker_failed(error: KafkawireError) -> bool:
-    """Whether ``error`` is a broker failing to connect or answer (the pool logs those)."""
-    return isinstance(error, ConnectError | ConnectionClosedError | RequestTimeoutError)
 
 
 async def _ready(conn: Connection) -> None:

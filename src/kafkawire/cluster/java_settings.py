@@ -1,10 +1,11 @@
 """What every client with the Java client's option names shares: how it connects.
 
-:class:`ConnectionSettings` is the base of the producer's, the consumer's and the admin
-client's settings (frozen attrs classes; times in milliseconds, as in Kafka's Java
-``CommonClientConfigs``), and :meth:`ConnectionSettings.client_settings` turns them into the
-cluster layer's :class:`~kafkawire.cluster.ClientSettings`. :class:`ApiTimeoutSettings` adds
-``default_api_timeout_ms``, the consumer's and the admin client's bound on a call (the producer
+:class:`ConnectionSettings` is the base of every client's settings (``KafkaClient``'s, the
+producer's, the consumer's and the admin client's: frozen attrs classes; times in
+milliseconds, as in Kafka's Java ``CommonClientConfigs``), and
+:meth:`ConnectionSettings.client_settings` turns them into the cluster layer's internal
+:class:`~kafkawire.cluster.ClientSettings`. :class:`ApiTimeoutSettings` adds
+``default_api_timeout_ms``, the bound on a call of all but the producer (the producer
 bounds its calls by ``max_block_ms``, as in Java). :func:`build_settings` is how each client
 builds its settings from the keyword arguments a user gave it.
 
@@ -17,25 +18,21 @@ be derived from the other. tests/test_settings_options.py holds each pair equal,
 
 from __future__ import annotations
 
-import ssl
 import typing
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict, TypeVar
+from typing import Any, TypeVar
 
 import attrs
 
-from kafkawire.net.sasl import SaslMechanism
-
 from ._search import RecoveryStrategy
 from .backoff import Backoff
+from .security import SecurityOptions, SecuritySettings
 from .settings import ClientSettings, settings_from
 from .validators import (
     Check,
     not_negative,
     one_of,
     one_or_more,
-    optional_sasl_mechanism,
-    optional_ssl_context,
     positive,
     text,
 )
@@ -52,8 +49,9 @@ _BOOTSTRAP_SERVERS = one_or_more(Check("a 'host:port' str", text.of_type))
 
 
 @attrs.frozen(kw_only=True)
-class ConnectionSettings:
-    """The options of how a client reaches the cluster, with the Java client's defaults."""
+class ConnectionSettings(SecuritySettings):
+    """The options of how a client reaches the cluster, with the Java client's defaults (TLS
+    and SASL: :class:`~kafkawire.cluster.security.SecuritySettings`)."""
 
     bootstrap_servers: str | Sequence[str] = attrs.field(validator=_BOOTSTRAP_SERVERS)
     """``"host:port,host:port"`` or a list of ``"host:port"``: where to find the cluster."""
@@ -74,19 +72,18 @@ class ConnectionSettings:
     metadata_recovery_rebootstrap_trigger_ms: int = attrs.field(
         default=300000, validator=not_negative
     )
-    ssl_context: ssl.SSLContext | None = attrs.field(default=None, validator=optional_ssl_context)
-    sasl: SaslMechanism | None = attrs.field(default=None, validator=optional_sasl_mechanism)
 
     def client_settings(self, *, call_timeout_ms: int) -> ClientSettings:
         """The cluster layer's settings, one call bounded by ``call_timeout_ms``."""
+        tls, sasl = self.security()
         return ClientSettings(
             client_id=self.client_id,
             request_timeout=self.request_timeout_ms / 1000,
             retry_timeout=call_timeout_ms / 1000,
             connect_timeout=self.socket_connection_setup_timeout_ms / 1000,
             metadata_max_age=self.metadata_max_age_ms / 1000,
-            ssl=self.ssl_context,
-            sasl=self.sasl,
+            ssl=tls,
+            sasl=sasl,
             backoff=Backoff(
                 initial=self.retry_backoff_ms / 1000,
                 maximum=max(self.retry_backoff_max_ms, self.retry_backoff_ms) / 1000,
@@ -101,7 +98,7 @@ class ConnectionSettings:
         )
 
 
-class ConnectionOptions(TypedDict, total=False):
+class ConnectionOptions(SecurityOptions, total=False):
     """:class:`ConnectionSettings`' fields but ``bootstrap_servers``, as keyword arguments."""
 
     client_id: str
@@ -114,8 +111,6 @@ class ConnectionOptions(TypedDict, total=False):
     reconnect_backoff_max_ms: int
     metadata_recovery_strategy: RecoveryStrategy
     metadata_recovery_rebootstrap_trigger_ms: int
-    ssl_context: ssl.SSLContext | None
-    sasl: SaslMechanism | None
 
 
 @attrs.frozen(kw_only=True)

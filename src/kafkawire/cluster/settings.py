@@ -1,11 +1,16 @@
-"""The options of a client's connections and calls, as one frozen, validated value.
+"""The cluster layer's own settings: a client's connections and calls, times in seconds.
 
-:class:`ClientSettings` holds them (the checks of :mod:`kafkawire.cluster.validators` refuse
-a bad value on construction, naming the option); :class:`ClientOptions` is the same set as
-keyword arguments, for ``KafkaClient(bootstrap, request_timeout=5.0)``, kept equal to the
-fields by a test (see :mod:`kafkawire.cluster.java_settings` for why it is written out): a
-misspelled option is a type error for mypy and, at run time, a ``TypeError`` naming the option,
-the class the user called and the closest option it has.
+:class:`ClientSettings` is internal to the clients: what :class:`~kafkawire.cluster.Cluster`
+takes. Users write the Java client's options in milliseconds (``request_timeout_ms``, ...),
+which each client checks in its own settings class (built on
+:class:`~kafkawire.cluster.ConnectionSettings`) and turns into these with
+``client_settings()``. The checks of :mod:`kafkawire.cluster.validators` refuse a bad value
+on construction, naming the option. :class:`ClientOptions` is the same set as keyword
+arguments, for ``Cluster(bootstrap, request_timeout=5.0)`` in the layer's own tests (and, for
+one release, ``KafkaClient``'s deprecated names), kept equal to the fields by a test (see
+:mod:`kafkawire.cluster.java_settings` for why it is written out). :func:`settings_from`
+builds any settings class from keyword arguments: a misspelled option is a ``TypeError``
+naming the option, the class the user called and the closest option it has.
 """
 
 from __future__ import annotations

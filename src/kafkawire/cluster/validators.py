@@ -14,6 +14,9 @@ is out of range or not one of the choices raises ``ValueError`` (Python's own ru
 attrs' validators raised before). Types are exact where Python's are loose: ``True`` is an int
 to Python and ``"false"`` is truthy, so a bool is no int option's value and only a bool is a
 bool option's.
+
+A secret's value (a password, a JAAS line) is never shown: :func:`secret` makes a check whose
+message names the value's type only.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ __all__ = [
     "optional_ssl_context",
     "positive",
     "positive_number",
+    "secret",
     "text",
 ]
 
@@ -59,6 +63,7 @@ class Check:
     wanted: str
     of_type: Callable[[object], bool]
     in_range: Callable[[Any], bool] = _anything
+    hidden: bool = False  # a secret: its value stays out of the message
 
     def __call__(self, instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
         self.check(attribute.name, value)
@@ -66,10 +71,18 @@ class Check:
     def check(self, option: str, value: object) -> None:
         """Raise ``TypeError`` or ``ValueError`` naming ``option`` unless it may be ``value``
         (for converters, which attrs does not tell which option they convert)."""
+        shown = repr(value)
+        if self.hidden:
+            shown = f"a value of type {type(value).__name__} (not shown: a secret)"
         if not self.of_type(value):
-            raise TypeError(f"{option} must be {self.wanted}, not {value!r}")
+            raise TypeError(f"{option} must be {self.wanted}, not {shown}")
         if not self.in_range(value):
-            raise ValueError(f"{option} must be {self.wanted}, not {value!r}")
+            raise ValueError(f"{option} must be {self.wanted}, not {shown}")
+
+
+def secret(check: Check) -> Check:
+    """``check``, for an option whose value must not appear in any message."""
+    return attrs.evolve(check, hidden=True)
 
 
 def optional(check: Check) -> Check:

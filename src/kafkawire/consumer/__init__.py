@@ -19,9 +19,9 @@ from .errors import (
     RecordDeserializationError,
     UnsupportedGroupProtocolError,
 )
-from .listener import ConsumerRebalanceListener
+from .fetching.record import ConsumerRecord
+from .group.listener import ConsumerRebalanceListener
 from .offsets import OffsetAndTimestamp
-from .record import ConsumerRecord
 from .settings import ConsumerOptions, ConsumerSettings
 
 __all__ = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["wait_any", "wait_event"]
 
@@ -23,14 +24,18 @@ async def wait_event(event: asyncio.Event, timeout: float) -> bool:
     return True
 
 
-async def wait_any(events: Sequence[asyncio.Event], timeout: float) -> None:
-    """Until one of ``events`` is set, or ``timeout`` seconds have passed."""
-    if any(e.is_set() for e in events):
+async def wait_any(waits: Sequence[asyncio.Event | asyncio.Future[Any]], timeout: float) -> None:
+    """Until one of ``waits`` is set (an event) or done (a future), or ``timeout`` seconds
+    have passed. The futures are left as they are (others may wait on them too)."""
+    if any(w.is_set() if isinstance(w, asyncio.Event) else w.done() for w in waits):
         return
-    waits = [asyncio.ensure_future(e.wait()) for e in events]
+    events = [asyncio.ensure_future(w.wait()) for w in waits if isinstance(w, asyncio.Event)]
+    futures = [w for w in waits if not isinstance(w, asyncio.Event)]
     try:
-        await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait(
+            [*events, *futures], timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
     finally:
-        for w in waits:
-            w.cancel()
-        await asyncio.gather(*waits, return_exceptions=True)
+        for e in events:
+            e.cancel()
+        await asyncio.gather(*events, return_exceptions=True)

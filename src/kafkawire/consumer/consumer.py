@@ -1,18 +1,18 @@
 """The consumer facade: what applications call.
 
-The parts, one module each: :mod:`.settings` (what can be set), :mod:`.subscription` (the
-assignment and the positions), :mod:`.fetcher` (Fetch requests and the buffer),
-:mod:`.offsets` (offsets by time and at the ends), and for groups :mod:`.commits` and a
-membership (:mod:`.membership`) of either protocol: :mod:`.coordinator` (classic, with
-:mod:`.assignors`) or :mod:`.consumer_protocol` (KIP-848, ``group_protocol="consumer"``).
+The parts: :mod:`.settings` (what can be set); :mod:`.fetching` (the assignment and the
+positions, Fetch requests and the buffer); :mod:`.offsets` (offsets by time and at the ends);
+and for groups :mod:`.commits` and a membership of either protocol (:mod:`.group`: classic,
+or KIP-848 with ``group_protocol="consumer"``).
 
 Without a ``group_id``, topics given to the consumer are read whole: every partition, from
 ``auto_offset_reset``, as aiokafka does; ``assign`` picks partitions by hand.
 
-Every background task (the fetcher, the membership, positioning, auto-commit) belongs to one
-:class:`~.tasks.BackgroundTasks`: an error a task did not expect is raised by the next call
-(``getmany``, ``commit``, ``position``, ...), and ``close`` releases everything whatever
-failed.
+Every background task (the fetcher and its fetches, the membership and its reconciliations,
+the work a rebalance does in the poll, positioning, auto-commit) belongs to one
+:class:`~.tasks.BackgroundTasks`, which names them and cancels them on close. Every error of
+that work reaches the application through one :class:`~.inbox.Inbox`: the next call raises
+it, and ``close`` releases everything whatever failed.
 """
 
 from __future__ import annotations
@@ -33,18 +33,19 @@ from kafkawire.errors import ClientClosedError, KafkawireError, StaleMemberEpoch
 from kafkawire.net.errors import RequestTimeoutError
 
 from ._waiting import wait_any
-from .auto_commit import AutoCommitter
 from .commits import Generation, OffsetAndMetadata, OffsetStore
-from .consumer_protocol import CONSUMER_GROUP_HEARTBEAT, ConsumerProtocolCoordinator
-from .coordinator import ClassicCoordinator
-from .errors import CommitFailedError, ConsumerStateError, UnsupportedGroupProtocolError
-from .fetcher import Fetcher
-from .listener import ConsumerRebalanceListener
-from .membership import ConsumerHooks, GroupMembership
+from .errors import CommitFailedError, ConsumerStateError
+from .fetching.fetcher import Fetcher
+from .fetching.record import ConsumerRecord
+from .fetching.subscription import SubscriptionState
+from .group.auto_commit import AutoCommitter
+from .group.classic_member import ClassicMember
+from .group.kip848_member import Kip848Member
+from .group.listener import ConsumerRebalanceListener
+from .group.membership import GroupContext, GroupMembership
+from .inbox import Inbox
 from .offsets import OffsetAndTimestamp, OffsetLookup
-from .record import ConsumerRecord
 from .settings import ConsumerOptions, ConsumerSettings
-from .subscription import SubscriptionState
 from .tasks import BackgroundTasks, is_transient
 
 __all__ = ["Consumer"]
@@ -81,8 +82,14 @@ class Consumer:
         self._subscriptions = SubscriptionState(settings.auto_offset_reset, self._changed)
         self._lookup = OffsetLookup(self._cluster, read_committed=settings.read_committed)
         self._tasks = BackgroundTasks(restart_delay=settings.retry_backoff_max_ms / 1000)
+        self._inbox = Inbox(self._tasks)
         self._fetcher = Fetcher(
-            self._cluster, settings, self._subscriptions, self._lookup, self._tasks
+            self._cluster,
+            settings,
+            self._subscriptions,
+            self._lookup,
+            tasks=self._tasks,
+            inbox=self._inbox,
         )
         self._iterated: deque[ConsumerRecord] = deque()  # fetched for iteration, not yet yielded
         self._started = self._closed = False
@@ -90,8 +97,9 @@ class Consumer:
         self._group: GroupMembership | None = None
         self._auto_commit: AutoCommitter | None = None  # in a group, with enable_auto_commit
         self._positioning: set[asyncio.Task[None]] = set()
-        # What ends a getmany's wait: data or an error, a task's failure, work for the poll.
-        self._wakers: tuple[asyncio.Event, ...] = (self._fetcher.ready, self._tasks.failed)
+        self._closing = asyncio.Event()
+        # What ends a getmany's wait: data, an error, work for the poll, a close.
+        self._wakers = (self._fetcher.ready, *self._inbox.signals, self._closing)
         self._listener: ConsumerRebalanceListener | None = None
         if topics:
             self._subscriptions.topics = frozenset(topics)
@@ -110,8 +118,8 @@ class Consumer:
         """Connect and start fetching (and, with topics, find their partitions)."""
         await self._cluster.__aenter__()
         try:
-            if self.settings.group_protocol == "consumer":
-                await self._check_group_protocol()
+            if self._offsets is not None:
+                await self._membership().check_served(self._cluster)
             if self._subscriptions.topics and self._offsets is None:
                 await self._assign_topics()
         except BaseException:
@@ -137,14 +145,13 @@ class Consumer:
         if self._closed:
             return
         self._closed = True
-        self._fetcher.ready.set()  # wakes a getmany waiting for data: it sees the close
+        self._closing.set()  # wakes a getmany or position waiting: it sees the close
         for task in self._positioning:
             task.cancel()
         if self._group is not None:
-            if self.settings.enable_auto_commit and self._group.joined.is_set():
+            if self.settings.enable_auto_commit and self._group.holds_generation:
                 await self._quietly("the last auto-commit", self._commit_consumed(None))
             await self._quietly("leaving the group", self._group.close())
-        await self._fetcher.close()
         await self._tasks.close()
         await self._cluster.close()
 
@@ -163,10 +170,7 @@ class Consumer:
             raise ClientClosedError("the consumer is closed")
         if not self._started:
             raise ConsumerStateError("the consumer is not started: use `async with` or start()")
-        self._tasks.raise_failure()
-        if self._group is not None and self._group.failure is not None:
-            # Fatal (fenced, not authorized, ...): raised anew at every call.
-            raise self._group.failure.with_traceback(None)
+        self._inbox.raise_failures()
 
     # --- what to read ------------------------------------------------------------------------
 
@@ -238,7 +242,7 @@ class Consumer:
                     return
                 except (KafkawireError, OSError) as exc:
                     if not is_transient(exc):
-                        self._fetcher.fail(exc)
+                        self._inbox.put(exc)
                         return
                     _log.info("%s failed, trying again: %s", what, exc)
                 await asyncio.sleep(self.settings.retry_backoff_ms / 1000)
@@ -277,9 +281,9 @@ class Consumer:
         once, else what arrives within ``timeout_ms``; ``{}`` if nothing does. At most
         ``max_records`` (default ``max_poll_records``). Cancelling it loses nothing.
 
-        In a group, this is where rebalances change the assignment and call the listener
-        (before records are handed out), as Kafka's Java client does in ``poll()``: records
-        it returned can still be committed once the group starts to rebalance.
+        In a group, this is where rebalances change the assignment and call the listener,
+        before records are handed out (rebalances act in the poll:
+        :mod:`kafkawire.consumer.group`).
 
         Errors of the background work are raised here; an error that ended the group
         membership for good (such as ``FencedInstanceIdError`` or
@@ -292,7 +296,7 @@ class Consumer:
                 await self._group.poll()
                 self._check_running()
                 self._poll_auto_commit()
-            self._fetcher.raise_errors()
+            self._inbox.raise_for_poll()
             records = self._fetcher.drain(wanted, partitions)
             if records:
                 return records
@@ -319,8 +323,12 @@ class Consumer:
         return self._iterated.popleft()
 
     def _poll_auto_commit(self) -> None:
-        """Auto-commit what earlier polls handed out, if due (see :mod:`.auto_commit`)."""
-        if self._auto_commit is not None and self._group is not None and self._group.in_group:
+        """Auto-commit what earlier polls handed out, if due (see :mod:`.group.auto_commit`)."""
+        if (
+            self._auto_commit is not None
+            and self._group is not None
+            and self._group.holds_generation
+        ):
             self._auto_commit.poll(self._consumed)
 
     def _drop_iterated(self, dropped: Any) -> None:
@@ -360,21 +368,20 @@ class Consumer:
         self._check_running()
         limit = self.settings.default_api_timeout_ms if timeout_ms is None else timeout_ms
         deadline = time.monotonic() + limit / 1000
-        state = self._subscriptions.state(partition)
-        while state.position is None:
-            self._fetcher.raise_errors()
-            if time.monotonic() >= deadline:
+        while (position := self._subscriptions.state(partition).position) is None:
+            self._inbox.raise_for_poll()
+            left = deadline - time.monotonic()
+            if left <= 0:
                 raise RequestTimeoutError(
                     f"the position of {partition.topic}/{partition.partition} was not known "
                     f"within {limit} ms (its offset reset or committed offset is still being "
                     "looked up)"
                 )
-            await asyncio.sleep(0.01)  # the fetcher resolves it; this waits, it does not poll
+            # The partition ends the wait once it has a position; an error or a close sooner.
+            known = self._subscriptions.positioned(partition)
+            await wait_any([known, *self._inbox.signals, self._closing], left)
             self._check_running()
-            state = self._subscriptions.state(partition)
-        return state.position - sum(
-            1 for r in self._iterated if (r.topic, r.partition) == partition
-        )
+        return position - sum(1 for r in self._iterated if (r.topic, r.partition) == partition)
 
     def highwater(self, partition: TopicPartition) -> int:
         """The high watermark the last fetch of ``partition`` saw (-1 before one)."""
@@ -416,19 +423,21 @@ class Consumer:
 
     # --- groups and offsets ------------------------------------------------------------------
 
+    def _membership(self) -> type[GroupMembership]:
+        """The membership of the ``group_protocol`` set."""
+        return Kip848Member if self.settings.group_protocol == "consumer" else ClassicMember
+
     def _start_group(self) -> None:
-        membership = (
-            ConsumerProtocolCoordinator
-            if self.settings.group_protocol == "consumer"
-            else ClassicCoordinator
-        )
-        hooks = ConsumerHooks(
+        context = GroupContext(
+            cluster=self._cluster,
+            settings=self.settings,
+            subscriptions=self._subscriptions,
             on_assigned=self._position_from_commits,
             commit=self._commit_consumed,
-            on_error=self._fetcher.fail,
+            inbox=self._inbox,
             tasks=self._tasks,
         )
-        self._group = membership(self._cluster, self.settings, self._subscriptions, hooks)
+        self._group = self._membership()(context)
         if self.settings.enable_auto_commit:
             self._auto_commit = AutoCommitter(
                 self.settings.auto_commit_interval_ms, self._commit_offsets, self._tasks
@@ -437,17 +446,8 @@ class Consumer:
         self._wakers = (*self._wakers, self._group.turns.ready)
         self._group.start()
 
-    async def _check_group_protocol(self) -> None:
-        """KIP-848 needs ConsumerGroupHeartbeat on the brokers; say so if they lack it."""
-        conn = await self._cluster.any_connection()
-        if not conn.api_versions.ranges.get(CONSUMER_GROUP_HEARTBEAT):
-            raise UnsupportedGroupProtocolError(
-                f"group_protocol='consumer' needs ConsumerGroupHeartbeat (API 68, KIP-848), "
-                f"which the broker at {conn.peer} does not serve; use group_protocol='classic'"
-            )
-
     def _epochs(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-        """The epochs of the assigned ``partitions`` (see :mod:`.subscription`)."""
+        """The epochs of the assigned ``partitions`` (see :mod:`.fetching.subscription`)."""
         found = ((tp, self._subscriptions.get(tp)) for tp in partitions)
         return {tp: state.epoch for tp, state in found if state is not None}
 
@@ -475,14 +475,11 @@ class Consumer:
         if not current:
             return
         committed = await self._committed(set(current))
-        for tp, found in committed.items():
-            state = self._subscriptions.get(tp)
-            if state is None or state.epoch != current.get(tp):
-                continue  # moved on while the coordinator was asked
-            if found is None:
-                self._subscriptions.request_reset([tp])
-            else:  # with the committed leader epoch: validated first where the broker can
-                self._subscriptions.seek(tp, found.offset, found.leader_epoch)
+        for tp, found in committed.items():  # each dropped if it moved on meanwhile
+            offset, leader_epoch = (
+                (None, -1) if found is None else (found.offset, found.leader_epoch)
+            )
+            self._subscriptions.committed_offset_found(tp, current[tp], offset, leader_epoch)
 
     def _consumed(self) -> dict[TopicPartition, OffsetAndMetadata]:
         """The position of every assigned partition after what the application has got."""
@@ -501,7 +498,7 @@ class Consumer:
 
     def _check_in_group(self) -> None:
         """A commit names the member's generation: out of the group it has none."""
-        if self._group is not None and not self._group.in_group:
+        if self._group is not None and not self._group.holds_generation:
             raise CommitFailedError(
                 f"group {self.settings.group_id}: the consumer is not a member of the group "
                 "now (thrown out, or not joined yet), so it cannot commit; its partitions are "

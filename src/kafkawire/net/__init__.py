@@ -5,7 +5,13 @@ requests. Everything here sits on the sans-IO ``kafkawire.protocol`` and never t
 """
 
 from .connection import Connection
-from .errors import AuthenticationError, ConnectError, NoCommonVersionError, RequestTimeoutError
+from .errors import (
+    AuthenticationError,
+    ConnectError,
+    NoCommonVersionError,
+    RequestTimeoutError,
+    SslAuthenticationError,
+)
 from .sasl import OAuthBearer, Plain, SaslMechanism, Scram
 from .tls import client_context
 from .versions import BrokerVersions
@@ -21,5 +27,6 @@ __all__ = [
     "RequestTimeoutError",
     "SaslMechanism",
     "Scram",
+    "SslAuthenticationError",
     "client_context",
 ]

@@ -30,6 +30,11 @@ Invariants:
 - A connection belongs to the event loop that opened it; a send from another loop raises
   :class:`~kafkawire.errors.EventLoopError` at once instead of waiting for a reader task that
   runs elsewhere.
+- Re-authentication (KIP-368): when SaslAuthenticate gives the session a lifetime, the
+  connection authenticates again at a random point between 85% and 95% of it (Java's
+  ``SaslClientAuthenticator`` rule), on the same socket. Requests written meanwhile are held,
+  in order, and written once it ends: a broker takes nothing but SASL requests during a
+  re-authentication. If it fails, the connection closes with that error as the reason.
 - Produce with ``acks=0`` gets no response: ``send`` returns an empty response of the
   request's version (no partitions, as Kafka's Java client makes up) once the frame is
   written (handed to the transport with its buffer drained below the high-water mark). Kafka
@@ -42,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import ssl as _ssl
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -65,8 +71,9 @@ from kafkawire.protocol import (
     response_correlation_id,
 )
 
-from .errors import ConnectError, RequestTimeoutError
+from .errors import ConnectError, RequestTimeoutError, SslAuthenticationError
 from .sasl import SaslMechanism, authenticate
+from .tls import certificate_problem
 from .versions import (
     API_VERSIONS,
     ApiVersionsNegotiation,
@@ -84,6 +91,7 @@ _MAX_CORRELATION_ID = 2**31 - 1
 _MAX_ABANDONED = 1024
 _ACKS_0_WINDOW = 1024
 _CLOSE_TIMEOUT = 5.0
+_REAUTHENTICATE_AT = (0.85, 0.95)  # of the session's lifetime, as Java's client
 
 
 @dataclass(slots=True)
@@ -127,6 +135,10 @@ class Connection:
         self._loop = asyncio.get_running_loop()
         self._versions: BrokerVersions | None = None
         self._set_up = False  # open() has negotiated and authenticated
+        self._held: list[bytes] | None = None  # frames written during a re-authentication
+        self._released = asyncio.Event()  # no re-authentication holds frames back
+        self._released.set()
+        self._reauthentication: asyncio.Task[None] | None = None
         self._reader_task = asyncio.create_task(self._read_loop(), name=f"kafkawire-read {peer}")
 
     @classmethod
@@ -152,7 +164,9 @@ class Connection:
         size of a response frame. Raises :class:`ConnectError` (retriable) when the broker is
         unreachable, the TLS handshake fails, the answers during setup break the protocol
         (closed, oversized, undecodable) or the deadline passes, and the error itself for a
-        broker error, a missing API or :class:`AuthenticationError`.
+        broker error, a missing API or :class:`AuthenticationError`
+        (:class:`SslAuthenticationError` when a certificate is refused, on either side). With
+        a SASL session lifetime from the broker, the connection re-authenticates (module doc).
         """
         peer = f"{host}:{port}"
         stage = "TCP connect" if ssl is None else "TCP connect and TLS handshake"
@@ -175,7 +189,8 @@ class Connection:
                 conn._versions = await conn._negotiate()
                 if sasl is not None:
                     stage = f"SASL {sasl.name} authentication"
-                    await authenticate(sasl, conn._versions, conn._send_untimed)
+                    lifetime_ms = await authenticate(sasl, conn._versions, conn._send_untimed)
+                    conn._reauthenticate_within(sasl, lifetime_ms)
                 conn._set_up = True
         except BaseException as exc:
             if conn is not None:
@@ -184,6 +199,11 @@ class Connection:
                 raise ConnectError(
                     f"could not connect to {peer}: {stage} took over {connect_timeout} s"
                 ) from None
+            # A certificate refused on either side, seen in the handshake or (TLS 1.3: the
+            # broker checks the client's after the client is done) as the first read fails.
+            problem = certificate_problem(exc) or certificate_problem(exc.__cause__)
+            if problem is not None:
+                raise SslAuthenticationError(f"TLS with {peer} failed: {problem}") from exc
             if isinstance(exc, OSError | ConnectionClosedError | ProtocolError):
                 # A ProtocolError: an answer to ApiVersions that does not decode, from a
                 # peer that may not be a Kafka broker at all; another broker may do.
@@ -243,7 +263,8 @@ class Connection:
         self, request: RequestMessage[R], *, timeout: float | None = None
     ) -> Coroutine[Any, Any, R]:
         """:meth:`send`, in two steps: the request is written before this returns (or it
-        raises), and what it returns awaits the response. Requests written one after another
+        raises; during a re-authentication it is queued, in order, behind it), and what it
+        returns awaits the response. Requests written one after another
         reach the broker in that order, whatever order their responses are awaited in; a
         producer's batches need that (their sequence numbers are given as they are built)."""
         cls = type(request)
@@ -260,7 +281,43 @@ class Connection:
 
     async def _send_untimed(self, request: Any) -> Any:
         """For setup requests, bounded by ``open``'s deadline instead of a per-request one."""
-        return await self._write(request, None)
+        return await self._write(request, None, setup=True)
+
+    async def _send_setup(self, request: Any) -> Any:
+        """For re-authentication: past the frames it holds, with the request timeout."""
+        return await self._write(request, self._request_timeout, setup=True)
+
+    def _reauthenticate_within(self, sasl: SaslMechanism, lifetime_ms: int) -> None:
+        if lifetime_ms <= 0:
+            return
+        # At random within the window, so connections opened together do not all pause at once.
+        delay = lifetime_ms / 1000 * random.uniform(*_REAUTHENTICATE_AT)
+        self._reauthentication = asyncio.create_task(
+            self._reauthenticate(sasl, delay), name=f"kafkawire-reauthenticate {self.peer}"
+        )
+
+    async def _reauthenticate(self, sasl: SaslMechanism, delay: float) -> None:
+        await asyncio.sleep(delay)
+        self._held = []
+        self._released.clear()
+        try:
+            lifetime_ms = await authenticate(sasl, self.api_versions, self._send_setup)
+        except Exception as exc:  # refused, timed out or closed: the connection is done
+            self._shutdown(f"SASL {sasl.name} re-authentication failed: {exc}", exc)
+            return
+        finally:
+            self._release_held()
+        _log.debug("%s: re-authenticated with SASL %s", self.peer, sasl.name)
+        self._reauthenticate_within(sasl, lifetime_ms)
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, None
+        if held and self._close_reason is None:
+            try:
+                self._writer.write(b"".join(held))
+            except OSError as exc:
+                self._shutdown(f"writing to the socket failed: {exc}", exc)
+        self._released.set()
 
     async def close(self) -> None:
         """Fail every request in flight with ConnectionClosedError and close the socket.
@@ -269,7 +326,10 @@ class Connection:
         ``_CLOSE_TIMEOUT`` seconds (an acks=0 Produce is not lost by closing right after it).
         """
         self._shutdown("closed by the client", None, graceful=True)
-        await asyncio.wait([self._reader_task])
+        owned = [self._reader_task]
+        if self._reauthentication is not None:
+            owned.append(self._reauthentication)
+        await asyncio.wait(owned)
         try:
             async with asyncio.timeout(_CLOSE_TIMEOUT):
                 await self._writer.wait_closed()
@@ -296,9 +356,12 @@ class Connection:
         self._next_id = correlation_id + 1 if correlation_id < _MAX_CORRELATION_ID else 0
         return correlation_id
 
-    def _write(self, request: Any, timeout: float | None) -> Coroutine[Any, Any, Any]:
-        """Register ``request`` and hand its frame to the transport now; what it returns
-        drains the write and awaits the answer (``None`` for acks=0)."""
+    def _write(
+        self, request: Any, timeout: float | None, *, setup: bool = False
+    ) -> Coroutine[Any, Any, Any]:
+        """Register ``request`` and hand its frame to the transport now (or, during a
+        re-authentication and unless ``setup``, queue it behind that); what it returns drains
+        the write and awaits the answer (``None`` for acks=0)."""
         if asyncio.get_running_loop() is not self._loop:
             raise EventLoopError(
                 f"the connection to {self.peer} belongs to another event loop; "
@@ -318,11 +381,16 @@ class Connection:
             future = asyncio.get_running_loop().create_future()
             self._in_flight[correlation_id] = _InFlight(future, cls.__api_key__, cls.__version__)
         failed: OSError | None = None
-        try:
-            self._writer.write(frame)
-        except OSError as exc:
-            failed = exc
-        return self._answer(cls, correlation_id, future, timeout, failed)
+        held = self._held is not None and not setup
+        if held:
+            assert self._held is not None
+            self._held.append(frame)
+        else:
+            try:
+                self._writer.write(frame)
+            except OSError as exc:
+                failed = exc
+        return self._answer(cls, correlation_id, future, timeout, failed, held=held)
 
     async def _answer(
         self,
@@ -331,11 +399,17 @@ class Connection:
         future: asyncio.Future[Any] | None,
         timeout: float | None,
         failed: OSError | None,
+        *,
+        held: bool,
     ) -> Any:
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
                 try:
+                    if held:
+                        await self._released.wait()
+                        if future is None and self._close_reason is not None:
+                            raise self._closed_error()  # an acks=0 Produce never written
                     if failed is not None:
                         raise failed
                     await self._writer.drain()
@@ -446,6 +520,8 @@ class Connection:
         in_flight, self._in_flight = self._in_flight, {}
         self._abandoned.clear()
         self._acks_0.clear()
+        self._held = None
+        self._released.set()
         if not graceful:
             # Not a WARNING: each request in flight fails to its caller, and the cluster layer
             # tells of a broker failing at WARNING, once per broker and interval. While the
@@ -460,8 +536,11 @@ class Connection:
         for entry in in_flight.values():
             if not entry.future.done():
                 entry.future.set_exception(self._closed_error())
-        if asyncio.current_task() is not self._reader_task:
+        current = asyncio.current_task()
+        if current is not self._reader_task:
             self._reader_task.cancel()
+        if self._reauthentication is not None and current is not self._reauthentication:
+            self._reauthentication.cancel()
         if graceful:
             self._writer.close()
         else:

@@ -9,6 +9,8 @@ Which are retriable (a new attempt, possibly on a new connection, may succeed):
   connection closes or breaks): yes, on a new connection.
 - :class:`NoCommonVersionError`: no; the broker will not grow a new API version by itself.
 - :class:`AuthenticationError`: no; credentials or broker configuration must change first.
+  :class:`SslAuthenticationError` is one: the TLS handshake failed on a certificate (Java's
+  ``SslAuthenticationException``), which no new attempt changes.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ __all__ = [
     "ConnectError",
     "NoCommonVersionError",
     "RequestTimeoutError",
+    "SslAuthenticationError",
 ]
 
 
@@ -59,3 +62,8 @@ class AuthenticationError(KafkawireError):
     def __init__(self, message: str, *, error_code: int | None = None) -> None:
         super().__init__(message)
         self.error_code = error_code
+
+
+class SslAuthenticationError(AuthenticationError):
+    """The TLS handshake failed on a certificate: the broker's is not trusted or does not name
+    the host, or the broker refused the client's. The message says which setting to look at."""

@@ -1,10 +1,11 @@
 """Building Fetch requests for many partitions of one leader, at the version it takes, and
 reading which partitions their answers name.
 
-Shared by the consumer's fetcher (in a fetch session: ``kafkawire.consumer.fetch_session``),
-the end-offset confirmation of :mod:`.list_offsets` and :meth:`KafkaClient.fetch` (one-shot,
-with no session). Fetch names topics by name up to v12 and by topic id from v13; a topic whose
-id the metadata did not give caps the version at 12, as for Produce. Fields a version lacks
+Shared by the consumer's fetcher (in a fetch session:
+``kafkawire.consumer.fetching.fetch_session``), the end-offset confirmation of
+:mod:`.list_offsets` and :meth:`KafkaClient.fetch` (one-shot, with no session). Fetch names
+topics by name up to v12 and by topic id from v13; a topic whose id the metadata did not give
+caps the version at 12, as for Produce. Fields a version lacks
 are left out: the session (v7+), the partition's current leader epoch (v9+).
 """
 

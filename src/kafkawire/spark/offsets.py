@@ -19,7 +19,7 @@ from kafkawire.client import KafkaClient
 from kafkawire.cluster import TopicPartition
 from kafkawire.errors import UnknownTopicOrPartitionError
 
-from .options import EARLIEST, LATEST, OffsetSpec, OptionError, ReadOptions
+from .options import EARLIEST, LATEST, OffsetSpec, OptionError, ReadOptions, Timestamps
 
 __all__ = [
     "Bounds",
@@ -114,14 +114,8 @@ async def starting_offsets(
     client: KafkaClient, spec: OffsetSpec, bounds: dict[TopicPartition, Bounds]
 ) -> Offsets:
     """Where ``spec`` says each partition starts (or ends: the same rules apply)."""
-    if isinstance(spec, int):  # a timestamp: the first record at or after it, else the end
-        listed = await asyncio.gather(
-            *(client.list_offsets(tp.topic, tp.partition, spec) for tp in bounds)
-        )
-        return {
-            tp: found.offset if found.offset >= 0 else b.latest
-            for (tp, b), found in zip(bounds.items(), listed, strict=True)
-        }
+    if isinstance(spec, Timestamps):
+        return await _by_time(client, spec, bounds)
     if isinstance(spec, str):
         return {tp: b.earliest if spec == "earliest" else b.latest for tp, b in bounds.items()}
     offsets: Offsets = {}
@@ -130,6 +124,32 @@ async def starting_offsets(
         if given is None:
             raise OptionError(f"the offsets given name no offset for {tp.topic}/{tp.partition}")
         offsets[tp] = {EARLIEST: b.earliest, LATEST: b.latest}.get(given, given)
+    return offsets
+
+
+async def _by_time(
+    client: KafkaClient, spec: Timestamps, bounds: dict[TopicPartition, Bounds]
+) -> Offsets:
+    """Each partition's first offset at or after its time; the end where there is none, or an
+    error (Spark's startingOffsetsByTimestampStrategy "error")."""
+    times: dict[TopicPartition, int] = {}
+    for tp in bounds:
+        at = spec.at if isinstance(spec.at, int) else spec.at.get(tp.topic, {}).get(tp.partition)
+        if at is None:
+            raise OptionError(f"the timestamps given name none for {tp.topic}/{tp.partition}")
+        times[tp] = at
+    listed = await asyncio.gather(
+        *(client.list_offsets(tp.topic, tp.partition, at) for tp, at in times.items())
+    )
+    offsets: Offsets = {}
+    for (tp, b), found in zip(bounds.items(), listed, strict=True):
+        if found.offset < 0 and spec.if_none == "error":
+            raise OptionError(
+                f"{tp.topic}/{tp.partition} has no record at or after the timestamp"
+                f" {times[tp]}; set startingOffsetsByTimestampStrategy to latest to start"
+                " such a partition at its end"
+            )
+        offsets[tp] = found.offset if found.offset >= 0 else b.latest
     return offsets
 
 

@@ -33,7 +33,7 @@ def read_range(options: ReadOptions, wanted: OffsetRange) -> Iterator[Any]:
             f" offset {wanted.start}; was the topic deleted and created again?"
         )
     loop = asyncio.new_event_loop()
-    client = KafkaClient(options.bootstrap)
+    client = KafkaClient(options.bootstrap, **options.client_options())
     try:
         loop.run_until_complete(client.__aenter__())
         offset = loop.run_until_complete(_first_offset(client, options, wanted))

@@ -9,6 +9,7 @@ call that talks to Kafka opens a client in an event loop of its own (``_with_cli
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
@@ -27,6 +28,11 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 from pyspark.sql.types import StructType
+
+try:  # PySpark 4.1+: the minimum of minOffsetsPerTrigger, as Spark's Kafka source reports it
+    from pyspark.sql.streaming.datasource import ReadMinRows
+except ImportError:  # pragma: no cover - older PySpark: the reader applies it all the same
+    ReadMinRows = None  # type: ignore[assignment,misc]
 
 from kafkawire.client import KafkaClient
 
@@ -55,7 +61,7 @@ Bounded = dict[Any, Bounds]
 
 def _with_client(options: ReadOptions, call: Callable[[KafkaClient], Awaitable[T]]) -> T:
     async def run() -> T:
-        async with KafkaClient(options.bootstrap) as client:
+        async with KafkaClient(options.bootstrap, **options.client_options()) as client:
             return await call(client)
 
     return asyncio.run(run())
@@ -96,7 +102,7 @@ class KafkawireDataSource(DataSource):
         options = write_options(self.options)
         check_write_schema(schema, options, overwrite=False)
         if options.exactly_once:
-            check_transactions_served(options.bootstrap)
+            check_transactions_served(options)
             return ExactlyOnceStreamWriter(options)
         return StreamArrowWriter(options)
 
@@ -142,11 +148,18 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     ``commit`` and ``stop`` do nothing: Spark's checkpoint holds the offsets, and Spark does not
     call either reliably (``commit`` lags a batch and never comes for the last one).
+
+    Admission control, as Spark's Kafka source does it: ``maxOffsetsPerTrigger`` caps a batch;
+    with ``minOffsetsPerTrigger`` no batch starts until that many records wait, or until
+    ``maxTriggerDelay`` has passed since the last batch (the first comes at once); a
+    ``trigger(availableNow=True)`` run ignores the minimum, as Spark's does.
     """
 
-    def __init__(self, options: ReadOptions) -> None:
+    def __init__(self, options: ReadOptions, clock: Callable[[], float] = time.monotonic) -> None:
         self.options = options
         self._target: Offsets | None = None  # the end of a trigger(availableNow=True) run
+        self._clock = clock
+        self._last_trigger = float("-inf")  # when the last batch was let through
 
     def _bounds(self) -> Bounded:
         options = self.options
@@ -162,8 +175,10 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return to_json(_with_client(options, initial))
 
     def getDefaultReadLimit(self) -> ReadLimit:
-        limit = self.options.max_offsets_per_trigger
-        return ReadAllAvailable() if limit is None else ReadMaxRows(limit)
+        least, most = self.options.min_offsets_per_trigger, self.options.max_offsets_per_trigger
+        if least is not None and ReadMinRows is not None:
+            return ReadMinRows(least)  # the maximum, if any, is applied from the options
+        return ReadAllAvailable() if most is None else ReadMaxRows(most)
 
     def prepareForTriggerAvailableNow(self) -> None:
         self._target = {tp: b.latest for tp, b in self._bounds().items()}
@@ -171,8 +186,27 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         begin = from_json(start)
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-        end = next_end(begin, self._bounds(), self._target, max_rows, self.options)
+        if ReadMinRows is not None and isinstance(limit, ReadMinRows):
+            max_rows = self.options.max_offsets_per_trigger
+        bounds = self._bounds()
+        if self._target is None and self._waits_for_more(begin, bounds):
+            return start
+        end = next_end(begin, bounds, self._target, max_rows, self.options)
         return start if end == begin else to_json(end)
+
+    def _waits_for_more(self, begin: Offsets, bounds: Bounded) -> bool:
+        """Whether fewer than minOffsetsPerTrigger records wait and maxTriggerDelay has not
+        passed since the last batch (Spark's ``KafkaMicroBatchStream.delayBatch``)."""
+        least = self.options.min_offsets_per_trigger
+        if least is None:
+            return False
+        now = self._clock()
+        if now - self._last_trigger < self.options.max_trigger_delay_ms / 1000:
+            waiting = sum(b.latest - begin.get(tp, b.earliest) for tp, b in bounds.items())
+            if waiting < least:
+                return True
+        self._last_trigger = now
+        return False
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
         return _ranges(from_json(start), from_json(end), self.options)

@@ -129,11 +129,11 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
         end_all(self.options, messages, batchId, commit=False)
 
 
-def check_transactions_served(bootstrap: str) -> None:
+def check_transactions_served(options: WriteOptions) -> None:
     """Refuse, on the driver, a broker without the transaction APIs (naming those it lacks)."""
 
     async def served() -> tuple[str, list[str]]:
-        async with KafkaClient(bootstrap) as client:
+        async with KafkaClient(options.bootstrap, **options.client_options()) as client:
             versions = (await client.cluster.any_connection()).api_versions
         missing = []
         for name, (key, lowest) in _TRANSACTION_APIS.items():
@@ -163,7 +163,7 @@ async def write_prepared(
         return Prepared(task.batch_id, 0, None)
     marker = TopicPartition(_first_topic(first, options.topic), 0)
     async with Producer(
-        options.bootstrap, transactional_id=task.transactional_id, **dict(options.producer)
+        options.bootstrap, transactional_id=task.transactional_id, **options.producer_options()
     ) as producer:
         # Started: its InitProducerId waited for this id's last transaction to complete and
         # aborted one an earlier attempt left open, so the marker read now is settled.
@@ -212,7 +212,7 @@ def end_all(
     transactions = [m.transaction for m in prepared if m.transaction is not None]
 
     async def end() -> list[BaseException | None]:
-        async with KafkaClient(options.bootstrap) as client:
+        async with KafkaClient(options.bootstrap, **options.client_options()) as client:
             return await asyncio.gather(
                 *(end_transaction(client, t, commit=commit) for t in transactions),
                 return_exceptions=True,
@@ -266,7 +266,7 @@ async def _committed_batch(
     options: WriteOptions, task: TaskTransaction, marker: TopicPartition
 ) -> int | None:
     """The id of the last batch this task committed (``None``: none yet)."""
-    async with Admin(options.bootstrap) as admin:
+    async with Admin(options.bootstrap, **options.client_options()) as admin:
         try:
             found = (await admin.list_group_offsets(task.transactional_id, [marker]))[marker]
         except UnknownTopicOrPartitionError:

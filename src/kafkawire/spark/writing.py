@@ -110,7 +110,7 @@ def in_new_loop(work: Coroutine[Any, Any, T]) -> T:
 
 
 async def _produce(options: WriteOptions, batches: Iterator[Any]) -> int:
-    async with Producer(options.bootstrap, **dict(options.producer)) as producer:
+    async with Producer(options.bootstrap, **options.producer_options()) as producer:
         return await send_all(producer, options, batches)
 
 

@@ -6,7 +6,9 @@ With v0 the SASL tokens would follow as bare size-prefixed frames without Kafka 
 the connection's correlation-id matching cannot carry; such a broker gets a clear error.
 
 The caller sends requests through ``send``; this module decides which, in what order, and turns
-every refusal into :class:`~kafkawire.net.errors.AuthenticationError`.
+every refusal into :class:`~kafkawire.net.errors.AuthenticationError`. It returns the session
+lifetime the broker gave (SaslAuthenticate v1+, KIP-368): the connection authenticates again
+before it ends, with the same exchange.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ SASL_AUTHENTICATE = sasl_authenticate.SaslAuthenticateRequest.__api_key__
 
 async def authenticate(
     mechanism: SaslMechanism, versions: BrokerVersions, send: Callable[[Any], Awaitable[Any]]
-) -> None:
-    """Authenticate with ``mechanism``; returns once the broker and the mechanism agree."""
+) -> int:
+    """Authenticate with ``mechanism``; once the broker and the mechanism agree, return the
+    session's lifetime in ms (0: the broker does not end sessions)."""
     handshake_version = versions.version_for(SASL_HANDSHAKE)
     if handshake_version < 1:
         raise AuthenticationError(
@@ -58,6 +61,7 @@ async def authenticate(
     authenticate_cls = request_type(SASL_AUTHENTICATE, versions.version_for(SASL_AUTHENTICATE))
     session = await mechanism.start()
     message: bytes | None = session.initial_response()
+    lifetime_ms = 0
     while message is not None:
         response = await send(authenticate_cls(auth_bytes=message))
         if response.error_code != 0:
@@ -67,4 +71,6 @@ async def authenticate(
                 error_code=response.error_code,
             ) from cause
         message = session.receive(response.auth_bytes)
+        lifetime_ms = getattr(response, "session_lifetime_ms", 0)  # v1+
     _log.debug("authenticated at %s with SASL %s", versions.peer, mechanism.name)
+    return lifetime_ms

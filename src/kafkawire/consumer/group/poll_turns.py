@@ -1,12 +1,11 @@
-"""Work the group membership hands to the application's next poll.
+"""Work the group membership hands to the application's next poll (the rule is
+:mod:`kafkawire.consumer.group`'s: rebalances act in the poll).
 
-The membership runs in a background task, but what a rebalance changes in the assignment
-(partitions revoked or lost, new ones taken up, the rebalance listener told) must happen
-between the application's batches, as in Kafka's Java client, where it happens inside
-``poll()``: an application that got records, processed them and then commits must still own
-their partitions when it commits, or the commit would quietly leave them out and their next
-owner would read them again. So the background task queues such work here and waits; the
-application's next ``getmany`` runs it before it hands out records.
+The membership's background task queues such work here and waits for it; the application's
+next ``getmany`` runs it before it hands out records. The work runs as a task of the
+consumer's :class:`~kafkawire.consumer.tasks.BackgroundTasks`, named, so that a poll the
+application cancels does not cancel it half done (it finishes, and its submitter hears how),
+and so that closing the consumer cancels it.
 """
 
 from __future__ import annotations
@@ -16,6 +15,8 @@ import functools
 from collections import deque
 from collections.abc import Awaitable, Callable
 
+from kafkawire.consumer.tasks import BackgroundTasks
+
 __all__ = ["PollTurns"]
 
 Work = Callable[[], Awaitable[object]]
@@ -24,7 +25,9 @@ Work = Callable[[], Awaitable[object]]
 class PollTurns:
     """A queue of work for the application's next poll; ``ready`` is set while it has some."""
 
-    def __init__(self) -> None:
+    def __init__(self, tasks: BackgroundTasks, group_id: str) -> None:
+        self._tasks = tasks
+        self._name = f"rebalance of group {group_id} in the poll"
         self._queue: deque[tuple[Work, asyncio.Future[None]]] = deque()
         self.ready = asyncio.Event()
 
@@ -43,18 +46,21 @@ class PollTurns:
             work, done = self._queue.popleft()
             if done.done():  # withdrawn
                 continue
-            task = asyncio.ensure_future(work())
-            task.add_done_callback(functools.partial(_settle, done))
+            task = self._tasks.spawn(self._name, functools.partial(_settle, work, done))
             await asyncio.wait([task])  # neither raises its error nor cancels it
         self.ready.clear()
 
 
-def _settle(done: asyncio.Future[None], task: asyncio.Future[object]) -> None:
-    if done.done():
-        return
-    if task.cancelled():
+async def _settle(work: Work, done: asyncio.Future[None]) -> None:
+    """Run ``work`` and end ``done`` as it ends: its error is its submitter's to handle."""
+    try:
+        await work()
+    except asyncio.CancelledError:
         done.cancel()
-    elif (error := task.exception()) is not None:
-        done.set_exception(error)
+        raise
+    except Exception as exc:  # whatever it is, its submitter hears of it
+        if not done.done():
+            done.set_exception(exc)
     else:
-        done.set_result(None)
+        if not done.done():
+            done.set_result(None)

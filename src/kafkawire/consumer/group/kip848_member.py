@@ -3,11 +3,12 @@
 The broker runs the assignor; a member only heartbeats (ConsumerGroupHeartbeat) and makes
 the assignment the broker names come true. Two tasks per consumer: the heartbeat loop and,
 when an assignment changes, one reconciliation at a time beside it, so heartbeats go on
-while the listener's callbacks run. What a reconciliation changes in the assignment (and the
-listener's calls) runs in the application's next poll, as in Kafka's Java client
-(:mod:`.poll_turns`): records a poll returned can still be committed after the broker named
-a new target; only an acknowledgement with nothing to change goes at once. Rules, after
-Kafka's Java client (its ``ConsumerMembershipManager``) and librdkafka:
+while the listener's callbacks run. Its states and their moves are
+:data:`~.member_state.KIP848_MOVES` (UNJOINED -> JOINING -> RECONCILING -> ACKNOWLEDGING ->
+STABLE, and RECONCILING again for each new target), as Java's ``MemberState``. What a
+reconciliation changes runs in the application's next poll (the rule of
+:mod:`kafkawire.consumer.group`); only an acknowledgement with nothing to change goes at once.
+Rules, after Kafka's Java client (its ``ConsumerMembershipManager``) and librdkafka:
 
 - Joining: a heartbeat at member epoch 0 with a member id of the member's own (KIP-1082; at
   ConsumerGroupHeartbeat v0 the broker names it instead), the subscribed topics, the rebalance
@@ -33,6 +34,8 @@ Kafka's Java client (its ``ConsumerMembershipManager``) and librdkafka:
 - ``max_poll_interval_ms``: a member the application has not polled for that long leaves
   (epoch -1; -2 for a static member); its next poll hears its partitions were lost (a commit
   before then raises ``CommitFailedError``), and it joins again.
+- No topics subscribed (``unsubscribe``): the member leaves and heartbeats no more until it
+  subscribes again (UNSUBSCRIBED).
 - Closing: after the consumer's last auto-commit the listener hears that everything is
   revoked, and the member leaves with epoch -1 (-2 for a static member: the broker keeps its
   assignment for the session timeout, so a restart gets it back).
@@ -50,7 +53,11 @@ import time
 import uuid
 from typing import Any
 
-from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.cluster import TopicPartition
+from kafkawire.consumer._waiting import wait_event
+from kafkawire.consumer.commits import Generation
+from kafkawire.consumer.errors import UnsupportedGroupProtocolError
+from kafkawire.consumer.tasks import is_transient
 from kafkawire.errors import (
     ClientClosedError,
     FencedMemberEpochError,
@@ -60,74 +67,57 @@ from kafkawire.errors import (
     error_for_code,
 )
 from kafkawire.messages.consumer_group_heartbeat import v1 as heartbeat_v1
-from kafkawire.net import NoCommonVersionError
 
-from ._waiting import wait_event
-from .commits import Generation
-from .errors import UnsupportedGroupProtocolError
 from .heartbeat_request import HeartbeatFields, new_member_id
-from .listener import notify
-from .membership import ConsumerHooks, GroupMembership
-from .settings import ConsumerSettings
-from .subscription import SubscriptionState
-from .tasks import is_transient
+from .member_state import KIP848_MOVES, MemberState
+from .membership import GroupContext, GroupMembership
 
-__all__ = ["ConsumerProtocolCoordinator"]
+__all__ = ["Kip848Member"]
 
 _log = logging.getLogger(__name__)
 
 CONSUMER_GROUP_HEARTBEAT = heartbeat_v1.ConsumerGroupHeartbeatRequest.__api_key__
+_S = MemberState
 _FENCED = (FencedMemberEpochError, UnknownMemberIdError)
 
 Assignment = dict[uuid.UUID, frozenset[int]]
 
 
-class ConsumerProtocolCoordinator(GroupMembership):
+class Kip848Member(GroupMembership):
     """The membership of one consumer in its group (KIP-848 consumer group protocol)."""
 
-    def __init__(
-        self,
-        cluster: Cluster,
-        settings: ConsumerSettings,
-        subscriptions: SubscriptionState,
-        hooks: ConsumerHooks,
-    ) -> None:
-        super().__init__(cluster, settings, subscriptions, hooks)
+    MOVES = KIP848_MOVES
+    PROTOCOL = "consumer"
+    API = (CONSUMER_GROUP_HEARTBEAT, "ConsumerGroupHeartbeat, KIP-848")
+
+    def __init__(self, context: GroupContext) -> None:
+        super().__init__(context)
+        settings = context.settings
         self._fields = HeartbeatFields(settings)
         self.member_id = ""  # ours from v1 on (made at the first join), the broker's at v0
         self.epoch = 0
         self._interval = settings.heartbeat_interval_ms / 1000  # until the broker names one
         self._next_beat = 0.0  # time.monotonic() of the next regular heartbeat
-        self._in_group = False  # a join was sent since the member last left or was fenced
         self._target: Assignment | None = None  # the broker's latest assignment for us
         self._owned: Assignment = {}  # the reconciled assignment that heartbeats report
         self._names: dict[uuid.UUID, str] = {}  # topic names of the ids met so far
-        self._wake = asyncio.Event()  # heartbeat now, without waiting for the interval
         self._changes = asyncio.Lock()  # one change of the assignment at a time
         self._reconciling: asyncio.Task[None] | None = None
-        self._incarnation = 0  # moves on when the member leaves or is fenced: stale work stops
-
-    @property
-    def in_group(self) -> bool:
-        """Whether the member has joined (or is joining) since it last left or was fenced."""
-        return self._in_group
+        # Whether the listener heard of an assignment: the first one goes through the poll
+        # even when it changes nothing, so that it does.
+        self._assignment_heard = False
 
     def request_rejoin(self) -> None:
         """The subscription changed: the next heartbeat (sent now) carries it."""
         self._wake.set()
 
-    async def close(self) -> None:
-        await self._stop_task()
-        await self._stop_side_tasks()
-        if self._in_group and self._subscriptions.assigned():
-            await notify(self.listener, "revoked", set(self._subscriptions.assigned()))
-        await self._leave()
+    async def _stop(self) -> None:
+        await super()._stop()
+        if self._reconciling is not None:
+            self._reconciling.cancel()
+            await asyncio.gather(self._reconciling, return_exceptions=True)
 
     # --- the heartbeat loop ------------------------------------------------------------------
-
-    async def _run(self) -> None:
-        while await self._turn():
-            pass
 
     async def _turn(self) -> bool:
         """Wait for the next heartbeat (or a reason to act sooner) and act; ``False`` once
@@ -135,10 +125,13 @@ class ConsumerProtocolCoordinator(GroupMembership):
         await self._wait_for_turn()
         if not self._subscriptions.topics:
             self._wake.clear()  # before leaving: a subscription meanwhile must wake it
-            await self._leave()
+            if self.state.active:
+                await self._leave("the consumer unsubscribed", _S.UNSUBSCRIBED)
+            elif self.state is _S.UNJOINED:
+                self._move(_S.UNSUBSCRIBED)
             await self._wake.wait()  # until the consumer subscribes again
             return True
-        if self._in_group and self._poll_overdue():
+        if self.state.active and self._poll_overdue():
             await self._leave_for_slowness()
             return True
         if not self._wake.is_set() and time.monotonic() < self._next_beat:
@@ -148,7 +141,7 @@ class ConsumerProtocolCoordinator(GroupMembership):
         try:
             await self._heartbeat()
         except _FENCED as exc:
-            await self._fenced(exc)
+            await self._thrown_out(exc)
             return True
         except ClientClosedError:
             return False
@@ -158,19 +151,19 @@ class ConsumerProtocolCoordinator(GroupMembership):
                 return False
             _log.info("group %s: heartbeat failed, retrying: %s", self._group_id, exc)
             self._next_beat = time.monotonic() + self._settings.retry_backoff_ms / 1000
-            return True
-        self._maybe_reconcile()
         return True
 
     async def _wait_for_turn(self) -> None:
         """Until the next heartbeat is due, a wake-up, or (in the group) the poll deadline."""
         due = self._next_beat
-        if self._in_group:
+        if self.state.active:
             due = min(due, self._last_poll + self._settings.max_poll_interval_ms / 1000)
         await wait_event(self._wake, max(due - time.monotonic(), 0.0))
 
     async def _heartbeat(self) -> None:
-        version = await self._version()
+        if self.state in (_S.UNJOINED, _S.UNSUBSCRIBED):
+            self._move(_S.JOINING)
+        _, version = await self._coordinator_version()
         if not self.member_id and version >= 1:
             self.member_id = new_member_id()
         request = self._fields.request(
@@ -180,7 +173,7 @@ class ConsumerProtocolCoordinator(GroupMembership):
             owned=self._owned,
             version=version,
         )
-        self._in_group = True
+        acknowledging = self.state is _S.ACKNOWLEDGING  # this heartbeat is the acknowledgement
         try:
             response = await self._cluster.send(request, negotiate=True)
             error = error_for_code(response.error_code, response.error_message)
@@ -190,17 +183,7 @@ class ConsumerProtocolCoordinator(GroupMembership):
             self._fields.forget()  # the broker may not have seen it: send everything again
             raise
         self._accept(response)
-
-    async def _version(self) -> int:
-        """The ConsumerGroupHeartbeat version the coordinator speaks."""
-        node = await self._cluster.coordinator(self._group_id)
-        try:
-            return await self._cluster.versions_for(node, CONSUMER_GROUP_HEARTBEAT)
-        except NoCommonVersionError as exc:
-            raise UnsupportedGroupProtocolError(
-                f"group_protocol='consumer' needs ConsumerGroupHeartbeat (API 68, KIP-848), "
-                f"which the coordinator of group {self._group_id!r} does not serve: {exc}"
-            ) from exc
+        self._after_heartbeat(acknowledging)
 
     def _accept(self, response: Any) -> None:
         if response.member_id:
@@ -221,42 +204,51 @@ class ConsumerProtocolCoordinator(GroupMembership):
                 tp.topic_id: frozenset(tp.partitions) for tp in response.assignment.topic_partitions
             }
 
+    def _after_heartbeat(self, acknowledged: bool) -> None:
+        """Where the member stands once a heartbeat was answered: reconcile a target that
+        differs from what it owns (one reconciliation at a time: the next heartbeat starts
+        another if need be), or be stable."""
+        if self.epoch <= 0:
+            return  # still joining
+        reconciling = self._reconciling is not None and not self._reconciling.done()
+        if self._target is not None and self._target != self._owned:
+            if self.state is not _S.RECONCILING:
+                self._move(_S.RECONCILING)
+            if not reconciling:
+                round_ = self._round
+                self._reconciling = self._tasks.spawn(
+                    f"reconciliation of group {self._group_id}",
+                    lambda: self._reconcile(round_),
+                )
+        elif (
+            self.state is _S.JOINING
+            or (self.state is _S.ACKNOWLEDGING and acknowledged)
+            or (self.state is _S.RECONCILING and not reconciling)
+        ):
+            self._move(_S.STABLE)
+
     # --- reconciling -------------------------------------------------------------------------
 
-    def _maybe_reconcile(self) -> None:
-        """Start reconciling if the target differs from what the member owns (and no
-        reconciliation runs: the one that does starts the next when it is done)."""
-        if self._target is None or self._target == self._owned:
-            return
-        if self._reconciling is not None and not self._reconciling.done():
-            return
-        incarnation = self._incarnation
-        self._reconciling = self._tasks.spawn(
-            f"reconciliation of group {self._group_id}", lambda: self._reconcile(incarnation)
-        )
-
-    async def _reconcile(self, incarnation: int) -> None:
+    async def _reconcile(self, round_: int) -> None:
         """Make the target come true: at once if the partitions stay the same (only the
-        acknowledgement is due), else in the application's next poll (:mod:`.poll_turns`), so
-        nothing is revoked while it processes what the last poll returned."""
+        acknowledgement is due), else in the application's next poll."""
         try:
             if self._target is None:
                 return
             resolved, wanted = await self._wanted(self._target)
-            if wanted == set(self._subscriptions.assigned()) and self.joined.is_set():
-                if incarnation == self._incarnation:
-                    self._acknowledge(resolved)  # an epoch moved on, or unresolved topics
+            if wanted == set(self._subscriptions.assigned()) and self._assignment_heard:
+                self._acknowledge(resolved, round_)  # an epoch moved on, or unresolved topics
                 return
-            await self._at_poll(lambda: self._reconcile_at_poll(incarnation))
+            await self._at_poll(lambda: self._reconcile_at_poll(round_))
         except (KafkawireError, OSError) as exc:  # the next heartbeat tries again
             _log.warning("group %s: reconciling failed, will retry: %s", self._group_id, exc)
             if not is_transient(exc):
-                self._on_error(exc)
+                self._inbox.put(exc)
 
-    async def _reconcile_at_poll(self, incarnation: int) -> None:
+    async def _reconcile_at_poll(self, round_: int) -> None:
         async with self._changes:
-            if incarnation == self._incarnation and self._target is not None:
-                await self._reconcile_to(self._target, incarnation)
+            if self._current(round_) and self._target is not None:
+                await self._reconcile_to(self._target, round_)
 
     async def _wanted(self, target: Assignment) -> tuple[Assignment, set[TopicPartition]]:
         """The part of ``target`` whose topic names are known, and its partitions."""
@@ -264,47 +256,32 @@ class ConsumerProtocolCoordinator(GroupMembership):
         resolved = {topic_id: ps for topic_id, ps in target.items() if topic_id in names}
         return resolved, {TopicPartition(names[t], p) for t, ps in resolved.items() for p in ps}
 
-    async def _reconcile_to(self, target: Assignment, incarnation: int) -> None:
+    async def _reconcile_to(self, target: Assignment, round_: int) -> None:
         resolved, wanted = await self._wanted(target)
         owned = set(self._subscriptions.assigned())
-        revoked, added = owned - wanted, wanted - owned
-        if not (revoked or added) and self.joined.is_set():
-            self._acknowledge(resolved)  # changed back meanwhile
+        if wanted == owned and self._assignment_heard:
+            self._acknowledge(resolved, round_)  # changed back meanwhile
             return
         _log.info(
             "group %s: member %s epoch %d: revoking %s, adding %s",
             self._group_id,
             self.member_id,
             self.epoch,
-            sorted(revoked),
-            sorted(added),
+            sorted(owned - wanted),
+            sorted(wanted - owned),
         )
-        await self._revoke(revoked)
-        if incarnation != self._incarnation:
-            return
-        self._subscriptions.assign(sorted(wanted))
-        try:
-            await self._on_assigned(added)
-        except BaseException:
-            self._drop(added)
-            raise
-        if incarnation != self._incarnation:
-            self._drop(added)  # the member left meanwhile: the listener never heard of them
-            return
-        await notify(self.listener, "assigned", added)
-        self._acknowledge(resolved)
+        if await self._apply_assignment(wanted, round_) is not None:
+            self._acknowledge(resolved, round_)
 
-    def _drop(self, added: set[TopicPartition]) -> None:
-        """Take ``added`` out of the assignment again: not taken after all (a later
-        reconciliation positions them anew)."""
-        self._subscriptions.assign(tp for tp in self._subscriptions.assigned() if tp not in added)
-
-    def _acknowledge(self, owned: Assignment) -> None:
+    def _acknowledge(self, owned: Assignment, round_: int) -> None:
         """``owned`` is now the member's: tell the broker at once."""
+        if not self._current(round_):
+            return  # the member moved on meanwhile
         self._owned = owned
         self._fields.acknowledge()
+        self._assignment_heard = True
+        self._move(_S.ACKNOWLEDGING)
         self._wake.set()
-        self.joined.set()
 
     async def _topic_names(self, target: Assignment) -> dict[uuid.UUID, str]:
         """The names of the target's topic ids that can be found (metadata is asked again
@@ -323,49 +300,26 @@ class ConsumerProtocolCoordinator(GroupMembership):
             _log.info("group %s: topic ids not in the metadata yet: %s", self._group_id, unknown)
         return {t: self._names[t] for t in target if t in self._names}
 
-    async def _stop_side_tasks(self) -> None:
-        self._incarnation += 1
-        if self._reconciling is not None:
-            self._reconciling.cancel()
-            await asyncio.gather(self._reconciling, return_exceptions=True)
+    # --- out of the group ------------------------------------------------------------------
 
-    # --- leaving the group -------------------------------------------------------------------
-
-    def _out_of_group(self) -> None:
-        self._incarnation += 1
-        self._in_group = False
+    def _out_of_group(self, error: KafkawireError | None = None) -> None:
+        # The member id stays: a fenced member joins again under it (epoch 0).
         self.epoch = 0
         self._target, self._owned = None, {}
         self._fields.forget()
         self.generation = Generation(group_instance_id=self._settings.group_instance_id)
 
-    async def _leave(self) -> None:
-        """Send the heartbeat that leaves the group (once; its answer does not matter)."""
-        if not self._in_group:
-            return
+    async def _send_leave(self, member: Generation, reason: str) -> None:
+        """The heartbeat that leaves the group (with the member's own id: the generation has
+        none while it joins)."""
         request = self._fields.leave(self.member_id)
-        self._out_of_group()
         if request.member_id:
             with contextlib.suppress(KafkawireError):
                 await self._cluster.send(request, negotiate=True, retry=False)
 
-    async def _leave_group_for_slowness(self) -> None:
-        await self._leave()
-
     async def _lose_all(self) -> set[TopicPartition]:
         async with self._changes:  # not in the middle of a reconciliation
             return await super()._lose_all()
-
-    async def _fenced(self, error: KafkawireError) -> None:
-        _log.warning(
-            "group %s: %s; its %d partitions are lost, joining again after the next poll",
-            self._group_id,
-            error,
-            len(self._subscriptions.assigned()),
-        )
-        self._out_of_group()
-        await self._at_poll(self._lose_all)  # as Java: the listener hears it in the poll
-        self._wake.set()
 
     async def _fail(self, error: KafkawireError) -> None:
         if isinstance(error, UnsupportedVersionError):
@@ -374,8 +328,4 @@ class ConsumerProtocolCoordinator(GroupMembership):
                 f"({error}): it does not support the consumer group protocol (KIP-848); "
                 "use group_protocol='classic'"
             )
-        _log.error("group %s: %s; the member stops", self._group_id, error)
-        self._out_of_group()
-        await self._lose_all()
-        self.failure = error
-        self._on_error(error)
+        await self._fatal(error)

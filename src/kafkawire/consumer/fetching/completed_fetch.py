@@ -25,12 +25,12 @@ from __future__ import annotations
 from collections import deque
 
 from kafkawire.cluster import TopicPartition
+from kafkawire.consumer.errors import RecordDeserializationError
+from kafkawire.consumer.settings import Deserializer
 from kafkawire.errors import KafkawireError
 from kafkawire.records import Batch, DecompressionLimitError, RecordsError
 
-from .errors import RecordDeserializationError
 from .record import ConsumerRecord, consumer_records
-from .settings import Deserializer
 
 __all__ = ["CompletedFetch", "unreadable"]
 

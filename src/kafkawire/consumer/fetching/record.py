@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkawire.cluster import TopicPartition
+from kafkawire.consumer.errors import RecordDeserializationError
+from kafkawire.consumer.settings import Deserializer
 from kafkawire.records import Batch, Header, TimestampType
-
-from .errors import RecordDeserializationError
-from .settings import Deserializer
 
 __all__ = ["ConsumerRecord"]
 

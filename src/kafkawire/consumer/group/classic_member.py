@@ -3,21 +3,22 @@
 One background task per consumer runs the membership: it joins (the leader runs the
 assignor and hands out the assignments in its SyncGroup), then heartbeats every
 ``heartbeat_interval_ms`` while the application does whatever it does, and joins again when
-the coordinator says the group is rebalancing. Rules it keeps:
+the coordinator says the group is rebalancing. Its states and their moves are
+:data:`~.member_state.CLASSIC_MOVES`: UNJOINED -> JOINING -> SYNCING -> RECONCILING ->
+STABLE, and back to JOINING for each rebalance. Rules it keeps (and the one every part of
+the group keeps: rebalances act in the poll, :mod:`kafkawire.consumer.group`):
 
-- What a rebalance changes in the assignment happens in the application's next poll
-  (``getmany``, or iteration), never while it processes what the last poll returned, as in
-  Kafka's Java client (:mod:`.poll_turns`): records a poll returned can be committed after
-  the group started to rebalance, and the listener is called between batches. The member
-  heartbeats while it waits for that poll.
-- Eager assignors (range, roundrobin, sticky): in that poll the member commits (with
+- Eager assignors (range, roundrobin, sticky): in the poll the member commits (with
   auto-commit), tells the listener it revokes everything and gives everything up; then it
   joins. Cooperative (every configured assignor is cooperative-sticky, KIP-429): it keeps
   consuming what it owns while the group rebalances, gives up only what the new assignment
   takes away (committing it first), and then joins once more so those partitions reach their
-  new owner.
+  new owner. The member heartbeats while it waits for the poll.
 - Revoking (either way) first stops the partitions' records reaching the application, then
   commits, so the next owner reads on from the last record handed out.
+- A rebalance the coordinator announces while the member syncs or reconciles, or a change of
+  subscription meanwhile, is joined once the assignment in hand is applied (as Java's
+  ``rejoinNeeded``).
 - Thrown out of the group (ILLEGAL_GENERATION, UNKNOWN_MEMBER_ID): its partitions are *lost*
   (the listener hears so in the next poll; nothing is committed for them; a commit before
   then fails) and it joins afresh.
@@ -35,7 +36,6 @@ the coordinator says the group is rebalancing. Rules it keeps:
 - ``max_poll_interval_ms``: if the application does not poll for that long, the member
   leaves the group so that its partitions move on; its next poll hears they were lost and
   joins again.
-- Auto-commit runs from the application's poll (:mod:`.auto_commit`), not from this task.
 - Static members (``group_instance_id``) do not send LeaveGroup on close: a restart within
   the session timeout gets the same partitions back without a rebalance.
 - The eager ``sticky`` assignor learns what each member had from the subscription's user data
@@ -50,7 +50,17 @@ import contextlib
 import logging
 from typing import Any
 
-from kafkawire.cluster import Cluster, RequestRefusedError, TopicPartition
+from kafkawire.cluster import RequestRefusedError, TopicPartition
+from kafkawire.consumer._waiting import wait_event
+from kafkawire.consumer.commits import Generation
+from kafkawire.consumer.member_data import (
+    STICKY,
+    decode_assignment,
+    decode_subscription,
+    encode_assignment,
+    encode_subscription,
+)
+from kafkawire.consumer.tasks import is_transient
 from kafkawire.errors import (
     FencedInstanceIdError,
     IllegalGenerationError,
@@ -66,95 +76,82 @@ from kafkawire.messages.join_group import v9 as join_group
 from kafkawire.messages.leave_group import v5 as leave_group
 from kafkawire.messages.sync_group import v5 as sync_group
 
-from ._waiting import wait_event
 from .assignors import COOPERATIVE, assign
-from .commits import Generation
-from .listener import notify
-from .member_data import (
-    STICKY,
-    decode_assignment,
-    decode_subscription,
-    encode_assignment,
-    encode_subscription,
-)
-from .membership import ConsumerHooks, GroupMembership, PollTimeout
-from .settings import ConsumerSettings
-from .subscription import SubscriptionState
-from .tasks import is_transient
+from .member_state import CLASSIC_MOVES, MemberState
+from .membership import GroupContext, GroupMembership, PollTimeout
 
-__all__ = ["ClassicCoordinator"]
+__all__ = ["ClassicMember"]
 
 _log = logging.getLogger(__name__)
 
 _JOIN_GROUP = join_group.JoinGroupRequest.__api_key__
-
+_S = MemberState
 _THROWN_OUT = (IllegalGenerationError, UnknownMemberIdError)
 
 
-class ClassicCoordinator(GroupMembership):
+class ClassicMember(GroupMembership):
     """The membership of one consumer in its group (classic protocol)."""
 
-    def __init__(
-        self,
-        cluster: Cluster,
-        settings: ConsumerSettings,
-        subscriptions: SubscriptionState,
-        hooks: ConsumerHooks,
-    ) -> None:
-        super().__init__(cluster, settings, subscriptions, hooks)
+    MOVES = CLASSIC_MOVES
+    PROTOCOL = "classic"
+    API = (_JOIN_GROUP, "JoinGroup")
+
+    def __init__(self, context: GroupContext) -> None:
+        super().__init__(context)
+        settings = context.settings
         self.cooperative = set(settings.partition_assignment_strategy) <= COOPERATIVE
         self.leader = False  # whether this member assigned the partitions at the last join
         self._previous: set[TopicPartition] | None = None  # the last assignment, for sticky
-        self._rejoin = asyncio.Event()
-        self._rejoin.set()
-
-    @property
-    def rebalancing(self) -> bool:
-        """Whether the member is to join (again), or waits for a poll to finish a rebalance."""
-        return self._rejoin.is_set() or self.turns.ready.is_set()
+        # A rebalance to join once the join or the assignment in hand is done (Java's
+        # ``rejoinNeeded``): announced, asked (subscription), or partitions to hand over.
+        self._rejoin_needed = False
 
     def request_rejoin(self) -> None:
-        self._rejoin.set()
-
-    async def close(self) -> None:
-        """Stop heartbeating; tell the listener the partitions are revoked (lost, if the
-        member was thrown out) and leave the group (the consumer has committed just before,
-        with auto-commit)."""
-        await self._stop_task()
-        if self.generation.member_id and self._subscriptions.assigned():
-            event = "revoked" if self.in_group else "lost"
-            await notify(self.listener, event, set(self._subscriptions.assigned()))
-        await self._leave("the consumer is closing")
+        if self.state is _S.STABLE:
+            self._move(_S.JOINING)
+        elif self.state.active:
+            self._rejoin_needed = True
+        self._wake.set()
 
     # --- the loop ----------------------------------------------------------------------------
 
-    async def _run(self) -> None:
-        backoff = self._settings.retry_backoff_ms / 1000
-        while True:
-            try:
-                if self._rejoin.is_set():
-                    await self._join()
-                await self._heartbeat_once()
-            except FencedInstanceIdError as exc:
-                await self._fence(exc)
-                return
-            except _THROWN_OUT as exc:
-                await self._lost(exc)
-            except PollTimeout:
-                await self._leave_for_slowness()
-                self._rejoin.set()
-            except RebalanceInProgressError:
-                self._rejoin.set()
-            except (KafkawireError, OSError) as exc:  # others: the task's owner reports them
-                if not is_transient(exc):  # the application hears of it; the member tries again
-                    _log.warning("group %s: %s; trying again", self._group_id, exc)
-                    self._on_error(exc)
-                await asyncio.sleep(backoff)
+    async def _turn(self) -> bool:
+        """Join if the member is to, else heartbeat after an interval; act on what the
+        coordinator says. ``False`` once the membership has ended for good."""
+        if self.state in (_S.SYNCING, _S.RECONCILING):  # cut short: join again
+            self._move(_S.JOINING)
+        try:
+            if self.state in (_S.UNJOINED, _S.JOINING):
+                await self._join()
+            await self._heartbeat_once()
+        except FencedInstanceIdError as exc:
+            why = (
+                ": another consumer joined with group_instance_id "
+                f"{self._settings.group_instance_id!r}"
+            )
+            await self._fatal(exc, why)
+            return False
+        except _THROWN_OUT as exc:
+            await self._thrown_out(exc)
+        except PollTimeout:
+            await self._leave_for_slowness()
+        except RebalanceInProgressError:
+            if self.state is _S.STABLE:
+                self._move(_S.JOINING)
+        except (KafkawireError, OSError) as exc:  # others: the task's owner reports them
+            if not is_transient(exc):  # the application hears of it; the member tries again
+                _log.warning("group %s: %s; trying again", self._group_id, exc)
+                self._inbox.put(exc)
+            await asyncio.sleep(self._settings.retry_backoff_ms / 1000)
+        return True
 
     async def _heartbeat_once(self) -> None:
-        """Sleep a heartbeat interval (or until a rejoin is asked), then heartbeat, commit and
+        """In the group: sleep a heartbeat interval (or until woken), then heartbeat and
         check the poll interval."""
-        if await wait_event(self._rejoin, self._settings.heartbeat_interval_ms / 1000):
+        if self.state is not _S.STABLE:
+            return
+        self._wake.clear()
+        if await wait_event(self._wake, self._settings.heartbeat_interval_ms / 1000):
             return
         self._check_poll_interval()
         await self._heartbeat()
@@ -180,38 +177,13 @@ class ClassicCoordinator(GroupMembership):
         try:
             await self._heartbeat()
         except RebalanceInProgressError:
-            self._rejoin.set()
+            self._rejoin_needed = True
 
-    async def _leave_group_for_slowness(self) -> None:
-        await self._leave("consumer poll timeout has expired")
-        # Out of the group (a static member too, which sends no LeaveGroup): no commits.
-        self.generation = Generation(group_instance_id=self._settings.group_instance_id)
-
-    async def _lost(self, error: BaseException) -> None:
-        _log.warning(
-            "group %s: %s; its %d partitions are lost, joining again",
-            self._group_id,
-            error,
-            len(self._subscriptions.assigned()),
-        )
-        member_id = "" if isinstance(error, UnknownMemberIdError) else self.generation.member_id
+    def _out_of_group(self, error: KafkawireError | None = None) -> None:
+        # Thrown out by ILLEGAL_GENERATION, the member id stays the member's to join with.
+        keep = isinstance(error, IllegalGenerationError)
+        member_id = self.generation.member_id if keep else ""
         self.generation = Generation(-1, member_id, self._settings.group_instance_id)
-        await self._at_poll(self._lose_all)
-        self._rejoin.set()
-
-    async def _fence(self, error: FencedInstanceIdError) -> None:
-        _log.error(
-            "group %s: %s: another consumer joined with group_instance_id %r; this one stops "
-            "(its %d partitions are lost)",
-            self._group_id,
-            error,
-            self._settings.group_instance_id,
-            len(self._subscriptions.assigned()),
-        )
-        self.failure = error
-        self.generation = Generation(group_instance_id=self._settings.group_instance_id)
-        await self._lose_all()
-        self._on_error(error)
 
     async def _lose_all(self) -> set[TopicPartition]:
         self._previous = None  # the sticky assignor hears of no previous assignment
@@ -220,21 +192,22 @@ class ClassicCoordinator(GroupMembership):
     # --- joining -----------------------------------------------------------------------------
 
     async def _join(self) -> None:
+        if self.state is _S.UNJOINED:
+            self._move(_S.JOINING)
         if not self.cooperative and self._subscriptions.assigned():
-            await self._at_poll(self._give_up_all, beat=self._beat if self.in_group else None)
+            beat = self._beat if self.holds_generation else None
+            await self._at_poll(self._give_up_all, beat=beat)
         owned = set(self._subscriptions.assigned())
-        self._rejoin.clear()  # a rejoin asked from here on is another join
-        try:
-            joined = await self._join_group(owned)
-            assignments = {}
-            self.leader = joined.leader == joined.member_id
-            if self.leader:
-                assignments = await self._assign(joined)
-            assigned = set(await self._sync(joined, assignments))
-        except BaseException:
-            self._rejoin.set()  # not joined: the next turn joins (not heartbeats)
-            raise
-        await self._at_poll(lambda: self._take(assigned, owned), beat=self._beat)
+        self._rejoin_needed = False  # a rebalance asked from here on is another join
+        joined = await self._join_group(owned)
+        self._move(_S.SYNCING)
+        self.leader = joined.leader == joined.member_id
+        assignments = await self._assign(joined) if self.leader else {}
+        assigned = set(await self._sync(joined, assignments))
+        self._move(_S.RECONCILING)
+        round_ = self._round
+        await self._at_poll(lambda: self._take(assigned, round_), beat=self._beat)
+        self._move(_S.JOINING if self._rejoin_needed else _S.STABLE)
 
     async def _give_up_all(self) -> None:
         """Before an eager member joins: revoke everything (committing it, with
@@ -292,8 +265,7 @@ class ClassicCoordinator(GroupMembership):
         """The coordinator closed the connection in answer to every JoinGroup: name the
         version sent (a broker may list one it does not serve) and the other protocol."""
         try:
-            node = await self._cluster.coordinator(self._group_id)
-            version = await self._cluster.versions_for(node, _JOIN_GROUP)
+            node, version = await self._coordinator_version()
         except (KafkawireError, OSError):
             return error  # the coordinator cannot be asked now: the error as it came
         return RequestRefusedError(
@@ -330,21 +302,18 @@ class ClassicCoordinator(GroupMembership):
         raise_for_code(response.error_code, f"SyncGroup of {self._group_id}")
         return decode_assignment(response.assignment)
 
-    async def _take(self, assigned: set[TopicPartition], owned: set[TopicPartition]) -> None:
-        """Apply a new assignment: give up what it takes away, then take up what it adds."""
-        revoked = owned - assigned
-        if revoked:  # cooperative only: eager members own nothing by now
-            await self._revoke(revoked)
-            self._rejoin.set()  # so that the revoked partitions reach their new owner
-        self._subscriptions.assign(sorted(assigned))
+    async def _take(self, assigned: set[TopicPartition], round_: int) -> None:
+        """Apply a new assignment (in the poll); a cooperative member that gives partitions
+        up joins once more, so that they reach their new owner."""
+        revoked = await self._apply_assignment(assigned, round_)
+        if revoked is None:
+            return
         self._previous = assigned
-        added = assigned - owned
-        await self._on_assigned(added)
-        await notify(self.listener, "assigned", added)
-        self.joined.set()
+        if revoked:  # cooperative only: eager members own nothing by now
+            self._rejoin_needed = True
 
-    async def _leave(self, reason: str) -> None:
-        g = self.generation
+    async def _send_leave(self, member: Generation, reason: str) -> None:
+        g = member
         if not g.member_id or g.group_instance_id is not None:
             return  # static members keep their place through a restart
         request = leave_group.LeaveGroupRequest(
@@ -353,4 +322,3 @@ class ClassicCoordinator(GroupMembership):
         )
         with contextlib.suppress(KafkawireError):
             await self._cluster.send(request, negotiate=True)
-        self.generation = Generation(group_instance_id=g.group_instance_id)

@@ -17,10 +17,11 @@ class ConsumerRebalanceListener:
     """Subclass it and pass it to ``subscribe``; each method may be sync or ``async``.
 
     They are called from the consumer's ``getmany`` (and iteration), before it hands out more
-    records, as Kafka's Java client calls them from ``poll()``: so the records the last call
-    returned have been processed, and committing there covers them; with either group
-    protocol. (``close`` calls ``on_partitions_revoked`` too; a member whose membership ends
-    with a fatal error, such as a fenced static member, hears ``on_partitions_lost`` at once.)
+    records, with either group protocol (rebalances act in the poll: see
+    :mod:`kafkawire.consumer.group`), so committing there covers the records the last call
+    returned. (``close`` calls ``on_partitions_revoked`` too, or ``on_partitions_lost`` for a
+    member thrown out; a member whose membership ends with a fatal error, such as a fenced
+    static member, hears ``on_partitions_lost`` at once.)
 
     - ``on_partitions_revoked``: the member gives these up in an orderly rebalance; the
       consumer has committed their positions (with auto-commit) just before. Commit here

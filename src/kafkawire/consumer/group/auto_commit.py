@@ -1,15 +1,17 @@
-"""Auto-commit, as Kafka's Java client does it: from the application's poll.
+"""Auto-commit, as Kafka's Java client does it: from the application's poll (the rule of
+:mod:`kafkawire.consumer.group`).
 
 Every ``auto_commit_interval_ms``, a poll (``getmany``, or the next step of an iteration)
-commits the positions after what the earlier polls returned, *before* it hands out more: by
-the time an application polls again it has processed what it got, so nothing it has not
-processed is committed, and a consumer that crashes mid-batch leaves that batch to be read
-again (at least once). A background timer would commit records still being processed.
+commits the positions after what the earlier polls returned, *before* it hands out more:
+nothing the application has not processed is committed, and a consumer that crashes
+mid-batch leaves that batch to be read again (at least once). A background timer would commit
+records still being processed.
 
 The commit goes beside the poll (it does not hold it up), one at a time; a commit made by the
 application or before a revocation first waits for the one in flight, so that an older
 auto-commit cannot land after a newer commit. A failed auto-commit is logged and the next
-interval tries again (an error it does not expect reaches the application: :mod:`.tasks`).
+interval tries again (an error it does not expect reaches the application:
+:mod:`kafkawire.consumer.tasks`).
 """
 
 from __future__ import annotations
@@ -20,10 +22,9 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 
 from kafkawire.cluster import TopicPartition
+from kafkawire.consumer.commits import OffsetAndMetadata
+from kafkawire.consumer.tasks import BackgroundTasks
 from kafkawire.errors import KafkawireError
-
-from .commits import OffsetAndMetadata
-from .tasks import BackgroundTasks
 
 __all__ = ["AutoCommitter"]
 

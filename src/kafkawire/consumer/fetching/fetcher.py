@@ -17,20 +17,23 @@ Rules this module keeps:
   ``fetch_max_bytes`` per response).
 - Data is tagged with the partition's epoch and the offset it was fetched at; a seek, reset
   or new assignment changes the epoch, and data of another epoch, or fetched at an offset that
-  is no longer the position, is dropped, never returned.
+  is no longer the position, is dropped, never returned. Whatever the loop or a fetch writes
+  of a partition (a reset's offset, a high watermark, a validation, a position handed out)
+  names the epoch it was asked at, and is dropped if that moved on (:mod:`.subscription`).
 - Retriable errors (a moved leader, a fenced leader epoch, a lost connection) back the
   partition or broker off for a moment, and make the metadata stale where it may be; an
-  offset out of range applies ``auto_offset_reset``; other errors are handed to the
-  application by the next ``getmany``, and a partition whose data cannot be read is not
-  fetched again until it is seeked. An answer naming a partition that was not asked for is
-  dropped (as Java drops it), the broker is backed off and the next fetch is full; that is
-  logged as a warning once per broker.
+  offset out of range applies ``auto_offset_reset``; other errors go to the application's
+  next poll through the consumer's :class:`~kafkawire.consumer.inbox.Inbox`, and a partition
+  whose data cannot be read is not fetched again until it is seeked. An answer naming a
+  partition that was not asked for is dropped (as Java drops it), the broker is backed off
+  and the next fetch is full; that is logged as a warning once per broker.
 - Records are read as they are handed out (:mod:`.completed_fetch`): positions only move
   forward, no offset is handed out twice, and a record or batch that cannot be read is an
   error raised after the records before it were handed out, with the position at it.
   ``drain`` stops at such an error: it returns what it took before it, and the next
   ``drain`` starts with that partition and raises it (Java's ``FetchCollector``).
-- The loop and each fetch run as tasks of :mod:`.tasks`: transient errors (a lost or refused
+- The loop and each fetch run as tasks of :mod:`kafkawire.consumer.tasks` (which also
+  cancels them on close): transient errors (a lost or refused
   connection) are retried after a backoff, and an unexpected one reaches the application.
 """
 
@@ -45,6 +48,13 @@ from collections.abc import Collection
 from typing import Any
 
 from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.consumer._waiting import wait_event
+from kafkawire.consumer.errors import NoOffsetForPartitionError
+from kafkawire.consumer.errors import OffsetOutOfRangeError as OutOfRangeNoReset
+from kafkawire.consumer.inbox import Inbox
+from kafkawire.consumer.offsets import OffsetLookup
+from kafkawire.consumer.settings import ConsumerSettings
+from kafkawire.consumer.tasks import BackgroundTasks, is_transient
 from kafkawire.errors import (
     ClientClosedError,
     KafkawireError,
@@ -61,17 +71,11 @@ from kafkawire.operations.fetch_request import (
 )
 from kafkawire.records import Batch, ReadCommittedFilter, RecordsError, decode_batches
 
-from ._waiting import wait_event
 from .completed_fetch import CompletedFetch, unreadable
-from .errors import NoOffsetForPartitionError
-from .errors import OffsetOutOfRangeError as OutOfRangeNoReset
 from .fetch_session import FetchSession, SessionRequest, is_session_error
 from .leader_epochs import EpochEnd, can_validate, epoch_ends
-from .offsets import OffsetLookup
 from .record import ConsumerRecord
-from .settings import ConsumerSettings
 from .subscription import SubscriptionState
-from .tasks import BackgroundTasks, is_transient
 
 __all__ = ["Fetcher"]
 
@@ -90,10 +94,13 @@ class Fetcher:
         settings: ConsumerSettings,
         subscriptions: SubscriptionState,
         lookup: OffsetLookup,
+        *,
         tasks: BackgroundTasks,
+        inbox: Inbox,
     ) -> None:
         self._cluster = cluster
         self._tasks = tasks
+        self._inbox = inbox
         self._settings = settings
         self._subscriptions = subscriptions
         self._lookup = lookup
@@ -109,34 +116,19 @@ class Fetcher:
         self._backoff_until: dict[int | TopicPartition, float] = {}
         self._failed: dict[TopicPartition, int] = {}  # partition -> epoch it failed at
         self._warned: set[int] = set()  # brokers whose dropped answers were warned of
-        self._errors: list[BaseException] = []
         self._wake = asyncio.Event()
-        self.ready = asyncio.Event()  # data or an error for getmany
-        self._task: asyncio.Task[None] | None = None
+        self.ready = asyncio.Event()  # data for getmany
 
     # --- life cycle --------------------------------------------------------------------------
 
     def start(self) -> None:
-        self._task = self._tasks.spawn("fetcher", self._run, lasting=True)
-
-    async def close(self) -> None:
-        tasks = [t for t in (self._task, *self._in_flight.values()) if t is not None]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        self._in_flight.clear()
+        self._tasks.spawn("fetcher", self._run, lasting=True)
 
     def wake(self) -> None:
         """Plan again: the assignment, a position or a pause changed."""
         self._wake.set()
 
     # --- handing out -------------------------------------------------------------------------
-
-    def raise_errors(self) -> None:
-        """Raise the first error the background work stored for the application."""
-        if self._errors:
-            error = self._errors.pop(0)
-            raise error
 
     def drain(
         self, max_records: int, partitions: Collection[TopicPartition] = ()
@@ -188,7 +180,7 @@ class Fetcher:
             )
             out += taken
             if done.position != state.position:
-                state.position, state.leader_epoch = done.position, done.leader_epoch
+                self._subscriptions.consumed(tp, done.epoch, done.position, done.leader_epoch)
             if done.exhausted:
                 queue.popleft()
         if not queue:
@@ -211,15 +203,10 @@ class Fetcher:
                 return
             except (KafkawireError, OSError) as exc:  # others: the task's owner reports them
                 if not is_transient(exc):
-                    self.fail(exc)
+                    self._inbox.put(exc)
                 self._cluster.mark_metadata_stale()
                 delay = self._cluster.settings.backoff.initial
             await wait_event(self._wake, delay)
-
-    def fail(self, error: BaseException) -> None:
-        """Hand ``error`` to the application's next ``getmany``."""
-        self._errors.append(error)
-        self.ready.set()
 
     async def _reset_positions(self) -> None:
         wanted = self._subscriptions.needing_reset()
@@ -228,9 +215,9 @@ class Fetcher:
         epochs = {tp: self._subscriptions.state(tp).epoch for tp in wanted}
         none = [tp for tp, policy in wanted.items() if policy == "none"]
         if none:
-            self.fail(NoOffsetForPartitionError(none))
+            self._inbox.put(NoOffsetForPartitionError(none))
             for tp in none:
-                self._subscriptions.state(tp).reset = None  # reported: wait for a seek
+                self._subscriptions.reset_refused(tp, epochs[tp])  # reported: wait for a seek
         earliest = [tp for tp, policy in wanted.items() if policy == "earliest"]
         latest = [tp for tp, policy in wanted.items() if policy == "latest"]
         found = {}
@@ -239,9 +226,7 @@ class Fetcher:
         if latest:
             found.update(await self._lookup.end(latest))
         for tp, offset in found.items():
-            state = self._subscriptions.get(tp)
-            if state is not None and state.epoch == epochs[tp] and state.reset is not None:
-                state.position, state.reset = offset, None
+            if self._subscriptions.reset_found(tp, epochs[tp], offset):
                 _log.debug("reset %s/%s to offset %d", tp.topic, tp.partition, offset)
 
     async def _validate_positions(self) -> None:
@@ -278,7 +263,7 @@ class Fetcher:
         if truncated is not None:
             _log.warning("%s", truncated)
             self._failed[tp] = epoch
-            self.fail(truncated)
+            self._inbox.put(truncated)
         elif state is not None and state.position != position:
             _log.info(
                 "log truncation detected for %s/%s at offset %s: now reading from %s",
@@ -337,12 +322,10 @@ class Fetcher:
             return False
         epoch = state.epoch
         checkable = state.leader_epoch >= 0 and await can_validate(self._cluster, leader)
-        if self._subscriptions.get(tp) is not state or state.epoch != epoch:
-            self._wake.set()
-            return True  # seeked, reset or unassigned while the broker was asked
-        must = self._subscriptions.leader_seen(tp, (leader, leader_epoch), checkable)
+        # True too if it was seeked, reset or unassigned while the broker was asked
+        must = self._subscriptions.leader_seen(tp, epoch, (leader, leader_epoch), checkable)
         if must:
-            self._wake.set()  # validate on the next turn of the loop
+            self._wake.set()  # look at it again (validate) on the next turn of the loop
         return must
 
     def _current_buffer(self, tp: TopicPartition) -> deque[CompletedFetch]:
@@ -408,7 +391,7 @@ class Fetcher:
         error = error_for_code(getattr(response, "error_code", 0), f"Fetch from {leader}")
         if error is not None:
             session.failed(error)
-            self.fail(error)
+            self._inbox.put(error)
             return
         parts = [
             (TopicPartition(topic, data.partition_index), data)
@@ -450,7 +433,7 @@ class Fetcher:
 
     def _broker_failed(self, leader: int, error: KafkawireError | OSError) -> None:
         if not is_transient(error):
-            self.fail(error)
+            self._inbox.put(error)
         _log.debug("fetch from broker %d failed, backing off: %s", leader, error)
         self._cluster.mark_metadata_stale()
         self._backoff_until[leader] = time.monotonic() + self._backoff()
@@ -465,15 +448,15 @@ class Fetcher:
             self._backoff_until[tp] = time.monotonic() + self._backoff()
         else:
             self._failed[tp] = epoch
-            self.fail(error)
+            self._inbox.put(error)
 
     def _backoff(self) -> float:
         return self._settings.retry_backoff_ms / 1000
 
     def _take(self, tp: TopicPartition, offset: int, epoch: int, data: Any, total: int) -> None:
         """Buffer one partition's answer, or act on its error."""
-        state = self._subscriptions.get(tp)
-        if state is None or state.epoch != epoch:
+        state = self._subscriptions.at_epoch(tp, epoch)
+        if state is None:
             return  # seeked or unassigned while the request was out
         error = error_for_code(data.error_code, f"{tp.topic}/{tp.partition} at offset {offset}")
         if isinstance(error, OffsetOutOfRangeError):
@@ -481,10 +464,10 @@ class Fetcher:
                 return  # prefetched past a position that has since moved
             if self._subscriptions.default_reset == "none":
                 self._failed[tp] = epoch
-                self.fail(OutOfRangeNoReset(tp, offset))
+                self._inbox.put(OutOfRangeNoReset(tp, offset))
             else:
                 _log.info("offset %d out of range for %s/%s: resetting", offset, *tp)
-                self._subscriptions.request_reset([tp])
+                self._subscriptions.out_of_range(tp, epoch)
             return
         if error is not None:
             self._partition_failed(tp, epoch, error)
@@ -497,8 +480,8 @@ class Fetcher:
                 end = EpochEnd(diverging.epoch, diverging.end_offset)
                 self._apply_validation(tp, epoch, end, diverged=True)
             return
-        state.high_watermark = data.high_watermark
-        state.last_stable_offset = getattr(data, "last_stable_offset", -1)
+        lso = getattr(data, "last_stable_offset", -1)
+        self._subscriptions.fetched(tp, epoch, data.high_watermark, lso)
         share = self._decompression_share(data, total)
         bound = self._describe_bound(share)
         batches, bad = self._batches(data, share)

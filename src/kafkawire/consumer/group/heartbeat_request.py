@@ -24,9 +24,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kafkawire.consumer.settings import ConsumerSettings
 from kafkawire.messages.consumer_group_heartbeat import v1 as heartbeat
-
-from .settings import ConsumerSettings
 
 __all__ = ["LEAVE_EPOCH", "LEAVE_STATIC_EPOCH", "HeartbeatFields", "new_member_id"]
 
