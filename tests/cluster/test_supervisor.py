@@ -31,11 +31,9 @@ def supervisor(**options: object) -> Supervisor:
 
 
 async def ended(task: asyncio.Task[None]) -> None:
-    """Until ``task`` is done, however it ended (its owner hears of an error, not a waiter),
-    and its owner has been told."""
-    await asyncio.wait({task}, timeout=WAIT)
-    assert task.done()
-    await asyncio.sleep(0)  # the supervisor's watch runs once the task is done
+    """Until ``task`` is done: it ends without an error (its owner hears of one, not a
+    waiter)."""
+    await asyncio.wait_for(task, WAIT)
 
 
 def failing(times: int, error: Exception, ran: list[int]) -> object:

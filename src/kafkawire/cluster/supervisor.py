@@ -15,10 +15,10 @@ something always knows it exists, ends it and hears how it ended. Rules:
   logged only.
 - Restart policy, per task: a *lasting* task (one that runs for the client's life: the
   consumer's fetcher and membership) runs again ``restart_delay`` after such an error; a
-  one-shot task (a request, a commit) ends with it (one that awaits the task gets it too),
-  and its owner does the work anew if it must. A client for which any such error is the end
-  (the producer) says so in ``on_failure``: fail what waits, :meth:`Supervisor.cancel` the
-  rest.
+  one-shot task (a request, a commit) ends, and its owner does the work anew if it must.
+  Either way the task itself ends without an error: one that awaits it is not the owner. A
+  client for which any such error is the end (the producer) says so in ``on_failure``: fail
+  what waits, :meth:`Supervisor.cancel` the rest.
 - :class:`~kafkawire.errors.ClientClosedError` ends a task quietly: the client is closing.
 - :meth:`Supervisor.close` cancels every task and waits for them; it never raises what a task
   raised. A task cannot be started after it.
@@ -32,14 +32,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Awaitable, Callable
 
 from kafkawire.errors import ClientClosedError, KafkawireError
 
 __all__ = ["Supervisor", "Work", "is_transient"]
 
-Work = Callable[[], Coroutine[Any, Any, None]]
+Work = Callable[[], Awaitable[None]]
 """What a task runs: called anew at each (re)start."""
 
 
@@ -75,7 +74,7 @@ class Supervisor:
         self._restart_delay = restart_delay
         self._wrap = wrap
         self._on_failure = on_failure
-        self._tasks: dict[asyncio.Task[None], str] = {}  # by name
+        self._tasks: set[asyncio.Task[None]] = set()
         self._failure: BaseException | None = None
         self._closed = False
         self.failed = asyncio.Event()
@@ -90,16 +89,14 @@ class Supervisor:
         again after an unexpected error (see the module doc)."""
         if self._closed:
             raise ClientClosedError(f"the {self.client} is closed: {name} is not started")
-        running = self._lasting(name, work) if lasting else work()
-        task = asyncio.create_task(running, name=f"kafkawire {self.client}: {name}")
-        self._tasks[task] = name
-        # A one-shot task is watched from outside (no coroutine around it: the producer
-        # starts one per request).
-        task.add_done_callback(self._ended)
+        task = asyncio.create_task(
+            self._guard(name, work, lasting), name=f"kafkawire {self.client}: {name}"
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _lasting(self, name: str, work: Work) -> None:
-        """``work()``, again after each error it does not handle, until it ends."""
+    async def _guard(self, name: str, work: Work, lasting: bool) -> None:
         while True:
             try:
                 await work()
@@ -108,15 +105,9 @@ class Supervisor:
                 return  # the client is closing
             except Exception as exc:  # whatever it is, the owner hears of it
                 self._report(name, exc)
+            if not lasting:
+                return
             await asyncio.sleep(self._restart_delay)
-
-    def _ended(self, task: asyncio.Task[None]) -> None:
-        name = self._tasks.pop(task)
-        if task.cancelled():
-            return
-        error = task.exception()
-        if isinstance(error, Exception) and not isinstance(error, ClientClosedError):
-            self._report(name, error)
 
     def _report(self, name: str, error: Exception) -> None:
         self._log.error(
