@@ -1,5 +1,5 @@
 """Walking a state machine's transition table (a
-:class:`~kafkawire.producer.transitions.Transitions`): the checks the producer's state tests
+:class:`~kafkawire.cluster.transitions.Transitions`): the checks the producer's state tests
 share."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from kafkawire.producer.transitions import IllegalTransitionError, Transitions
+from kafkawire.cluster.transitions import IllegalTransitionError, Transitions
 
 S = TypeVar("S", bound=enum.Enum)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pytest
 
 from kafkawire.cluster import TopicPartition
+from kafkawire.cluster.transitions import IllegalTransitionError
 from kafkawire.producer.sequences import (
     ID_MOVES,
     NO_PRODUCER_ID,
@@ -16,7 +17,6 @@ from kafkawire.producer.sequences import (
     ProducerIdAndEpoch,
     SequenceState,
 )
-from kafkawire.producer.transitions import IllegalTransitionError
 from tests.producer.state_walk import check_move, every_pair
 
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)

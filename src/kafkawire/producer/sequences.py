@@ -41,9 +41,9 @@ import logging
 from dataclasses import dataclass, field
 
 from kafkawire.cluster import TopicPartition
+from kafkawire.cluster.transitions import IllegalTransitionError, Transitions
 
 from .batch import ProducerBatch
-from .transitions import IllegalTransitionError, Transitions
 
 __all__ = ["NO_PRODUCER_ID", "IdState", "ProducerIdAndEpoch", "SequenceState"]
 

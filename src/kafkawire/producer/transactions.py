@@ -18,12 +18,12 @@ ABORTABLE_ERROR         -> ABORTING_TRANSACTION
 every state but FATAL   -> FATAL_ERROR (fenced, not authorized: close the producer)
 ======================  =============================================================
 
-A call the application makes in a state that does not allow it (``commit`` with no
-transaction begun, ``begin`` while one is open, ...) raises :class:`~.errors.TransactionStateError`
+A call the application makes in a state that does not allow it (``commit`` with no transaction
+begun, ``begin`` while one is open, ...) raises :class:`~.errors.TransactionStateError`
 ("cannot commit a transaction in state READY: ...") and changes nothing; any other move the
-table lacks is a bug (:class:`~.transitions.IllegalTransitionError`). A commit or abort whose
-EndTxn failed without ending the producer stays COMMITTING or ABORTING and may be called
-again (Java: a commit that timed out may only be retried, not aborted).
+table lacks is a bug (:class:`~kafkawire.cluster.transitions.IllegalTransitionError`). A commit
+or abort whose EndTxn failed without ending the producer stays COMMITTING or ABORTING and may
+be called again (Java: a commit that timed out may only be retried, not aborted).
 
 A batch that fails for good inside a transaction makes it ABORTABLE_ERROR: it can only be
 aborted. If the batch had been sent, the broker may hold it or not, and its partition's
@@ -66,6 +66,7 @@ from dataclasses import dataclass
 from kafkawire.client import KafkaClient
 from kafkawire.client.group_metadata import ConsumerGroupMetadata
 from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.cluster.transitions import Transitions
 from kafkawire.errors import (
     BrokerError,
     FencedInstanceIdError,
@@ -85,7 +86,6 @@ from kafkawire.messages.txn_offset_commit import v3 as txn_offset_commit
 from .errors import TransactionStateError
 from .idempotence import ProducerIdentity
 from .sequences import IdState
-from .transitions import Transitions
 
 __all__ = [
     "TRANSACTION_MOVES",
