@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from kafkawire.testing.fake import FakeCluster, ManualClock
+from tests.fake.wire import Wire
 
-from ..fake.wire import Wire
 from .share import GROUP
 
 

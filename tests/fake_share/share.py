@@ -18,9 +18,9 @@ __all__ = [
     "ACCEPT",
     "GAP",
     "GROUP",
+    "REJECT",
     "RELEASE",
     "RENEW",
-    "REJECT",
     "Acks",
     "acknowledge",
     "acquired",
@@ -84,7 +84,9 @@ def fetch(
         max_records=max_records,
         batch_size=batch_size,
         topics=topics,
-        forgotten_topics_data=(module.ForgottenTopic(topic_id=topic_id, partitions=tuple(forgotten)),)
+        forgotten_topics_data=(
+            module.ForgottenTopic(topic_id=topic_id, partitions=tuple(forgotten)),
+        )
         if forgotten
         else (),
         **extra,
@@ -123,7 +125,9 @@ def acknowledge(
 
 def _batches(module: Any, batches: Sequence[tuple[int, int, Sequence[int]]]) -> tuple[Any, ...]:
     return tuple(
-        module.AcknowledgementBatch(first_offset=f, last_offset=last, acknowledge_types=tuple(types))
+        module.AcknowledgementBatch(
+            first_offset=f, last_offset=last, acknowledge_types=tuple(types)
+        )
         for f, last, types in batches
     )
 
@@ -142,7 +146,9 @@ def heartbeat(
 def acquired(response: Any) -> dict[int, list[tuple[int, int, int]]]:
     """Each partition's acquired ranges: (first, last, delivery count)."""
     return {
-        p.partition_index: [(r.first_offset, r.last_offset, r.delivery_count) for r in p.acquired_records]
+        p.partition_index: [
+            (r.first_offset, r.last_offset, r.delivery_count) for r in p.acquired_records
+        ]
         for t in response.responses
         for p in t.partitions
         if p.acquired_records

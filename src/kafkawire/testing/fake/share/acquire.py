@@ -10,8 +10,8 @@ available ones and the ones never fetched, up to ``max_records``:
   at the end of the log batch in which it was reached. With a ``batch_size``, each run of
   acquired offsets longer than it is cut into ranges at the log batch boundaries that keep
   each range near it.
-- *record_limit* (mode 1, v2): exactly ``max_records`` at most; the rest of the batch stays
-  available. Its ranges are not cut.
+- *record_limit* (mode 1, v2): exactly ``max_records`` at most; the rest of the last batch
+  is taken in flight as available (delivery count 0). Its ranges are not cut.
 
 Every offset of a batch is acquired, records or not (control records, offsets compaction
 removed): the member acknowledges those as GAP. Acquired offsets come back as ranges of
@@ -78,6 +78,8 @@ def acquire(
     if not offsets:
         return NOTHING
     acquired = partition.acquire(offsets, member_id, lock)
+    if limits.record_limit:
+        partition.extend(next(b.last_offset + 1 for b in batches if b.last_offset >= offsets[-1]))
     ranges = _ranges(acquired)
     if limits.batch_size > 0 and not limits.record_limit:
         ranges = [cut for r in ranges for cut in _cut(r, batches, limits.batch_size)]

@@ -129,6 +129,13 @@ class SharePartition:
             acquired.append((offset, record.delivery_count))
         return acquired
 
+    def extend(self, end_offset: int) -> None:
+        """Take offsets up to ``end_offset`` in flight as available: the rest of a batch a
+        record-limited fetch acquired part of (Kafka caches the whole batch)."""
+        while self.end_offset < end_offset:
+            self._records[self.end_offset] = InFlight()
+            self.end_offset += 1
+
     # -- acknowledging ------------------------------------------------------------------------
 
     def acknowledge(
@@ -136,19 +143,17 @@ class SharePartition:
     ) -> AckFailure | list[int]:
         """Apply ``batches`` for ``member_id`` (all or none); the offsets RENEW moved under
         ``renew_lock``, or why nothing was applied. ``limit``: the delivery count limit."""
-        changes: list[tuple[int, AcknowledgeType]] = []
+        changes: dict[int, AcknowledgeType] = {}
         for batch in batches:
             if batch.last < self.start_offset:
                 continue  # already done, as Kafka skips it
-            failure = self._check(member_id, batch)
+            failure = self._check(member_id, batch, changes)
             if failure is not None:
                 return failure
-            changes += [
-                (o, batch.type_of(o))
-                for o in range(max(batch.first, self.start_offset), batch.last + 1)
-            ]
+            for offset in range(max(batch.first, self.start_offset), batch.last + 1):
+                changes[offset] = batch.type_of(offset)
         renewed = []
-        for offset, kind in changes:
+        for offset, kind in changes.items():
             record = self._records[offset]
             if kind is AcknowledgeType.RENEW:
                 record.lock = renew_lock
@@ -162,7 +167,12 @@ class SharePartition:
         self._advance_start()
         return renewed
 
-    def _check(self, member_id: str, batch: AckBatch) -> AckFailure | None:
+    def _check(
+        self, member_id: str, batch: AckBatch, earlier: Mapping[int, AcknowledgeType]
+    ) -> AckFailure | None:
+        """Whether ``batch`` may apply after the ``earlier`` batches of the same request (an
+        offset they already acknowledged is no longer acquired, as in Kafka's pending
+        transitions; one they renewed still is)."""
         if self.start_offset == self.end_offset:
             return AckFailure(
                 Error.INVALID_RECORD_STATE,
@@ -180,7 +190,8 @@ class SharePartition:
             )
         for offset in range(max(batch.first, self.start_offset), batch.last + 1):
             record = self._records[offset]
-            if record.state is not RecordState.ACQUIRED:
+            done = earlier.get(offset, AcknowledgeType.RENEW) is not AcknowledgeType.RENEW
+            if record.state is not RecordState.ACQUIRED or done:
                 return AckFailure(
                     Error.INVALID_RECORD_STATE,
                     f"The batch cannot be acknowledged. The offset {offset} is not acquired.",

@@ -56,6 +56,7 @@ class ShareSession:
     partitions: dict[Partition, bool] = field(default_factory=dict)
 
     def add(self, partitions: Iterable[Partition]) -> None:
+        """Partitions a later request adds: its answer names them (Kafka's requiresUpdate)."""
         for partition in partitions:
             self.partitions.setdefault(partition, True)
 
@@ -81,8 +82,10 @@ class ShareSessionCache:
         self.sessions.pop(key, None)
         if len(self.sessions) >= self.max_sessions:
             return Error.SHARE_SESSION_LIMIT_REACHED
-        session = ShareSession(key, next_epoch(INITIAL_EPOCH), connection_id)
-        session.add(partitions)
+        # The opening answer names them all: none waits to be named again.
+        session = ShareSession(
+            key, next_epoch(INITIAL_EPOCH), connection_id, dict.fromkeys(partitions, False)
+        )
         self.sessions[key] = session
         self._by_connection[connection_id] = key
         return session
