@@ -1,4 +1,5 @@
-"""Consumer groups: list, describe (members and their assignments), delete.
+"""Groups: list (consumer and share groups, by state and type), describe consumer groups
+(members and their assignments), delete.
 
 A consumer group's members carry their subscription and assignment as the consumer
 protocol's data messages (ConsumerProtocolSubscription, ConsumerProtocolAssignment), each an
@@ -40,7 +41,7 @@ class GroupListing:
     group_id: str
     protocol_type: str  # "consumer" for consumer groups, "" for groups that only commit
     state: str  # "" where the broker's ListGroups is older than v4
-    type: str  # "classic" or "consumer" (KIP-848); "" before ListGroups v5
+    type: str  # "classic", "consumer" (KIP-848) or "share" (KIP-932); "" before ListGroups v5
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +64,15 @@ class GroupDescription:
 
 
 class GroupsMixin(AdminBase):
-    async def list_groups(self, *, states: Iterable[str] = ()) -> list[GroupListing]:
-        """Every group on every broker (each broker lists those it coordinates)."""
-        request = list_groups.ListGroupsRequest(states_filter=tuple(states))
+    async def list_groups(
+        self, *, states: Iterable[str] = (), types: Iterable[str] = ()
+    ) -> list[GroupListing]:
+        """Every group on every broker (each broker lists those it coordinates), or those in
+        ``states`` and of ``types`` ("classic", "consumer", "share"; a broker whose ListGroups
+        is older than v5 cannot filter by type, and the call fails naming the field)."""
+        request = list_groups.ListGroupsRequest(
+            states_filter=tuple(states), types_filter=tuple(types)
+        )
         answers = await self._cluster.send_to_all(request, negotiate=True)
         listed = []
         for response in answers.values():
