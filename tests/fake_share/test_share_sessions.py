@@ -44,10 +44,12 @@ async def test_the_final_epoch_closes_the_session_and_releases_the_members_recor
     topic = cluster.topic_id("t")
     cluster.produce("t", 0, [b"a", b"b"])
     await wire.send(fetch(topic, 0))
-    naming = await wire.send(fetch(topic, -1))
-    assert naming.error_code == Error.INVALID_REQUEST  # a closing fetch may fetch nothing
-    closing = await wire.send(acknowledge(topic, -1, {0: [(0, 0, [ACCEPT])]}))
-    assert (closing.error_code, errors(closing)) == (0, {0: 0})
+    closing = await wire.send(fetch(topic, -1, acks={0: [(0, 0, [ACCEPT])]}))
+    assert (closing.error_code, errors(closing, "acknowledge_error_code"), acquired(closing)) == (
+        0,
+        {0: 0},
+        {},
+    )
     assert states(cluster) == {1: ("AVAILABLE", 1)}
     gone = await wire.send(fetch(topic, 1))
     assert gone.error_code == Error.SHARE_SESSION_NOT_FOUND

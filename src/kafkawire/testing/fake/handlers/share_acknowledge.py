@@ -19,7 +19,7 @@ from kafkawire.testing.fake.share.acks import renew_allowed
 from kafkawire.testing.fake.share.sessions import FINAL_EPOCH, INITIAL_EPOCH
 
 from .common import response_for
-from .share_common import Answer, acknowledge_partition, locate, member_problem, partition_answers
+from .share_common import Answer, acknowledge_partition, member_problem, partition_answers
 
 __all__ = ["handle"]
 
@@ -56,8 +56,7 @@ async def handle(call: Call) -> Any:
             failure = acknowledge_partition(
                 call, key, where, part.acknowledgement_batches, renew=renew
             )
-            partition, _ = locate(call.state, call.node_id, *where)
-            answers[where] = Answer(partition=partition, acknowledge=failure)
+            answers[where] = Answer(acknowledge=failure)
     if epoch == FINAL_EPOCH:
         cache.close(key)
         shares.release_session(call.node_id, session)

@@ -5,15 +5,17 @@ Checks, in Kafka's order: a member id (at most 36 characters; Kafka does not ask
 coordinator whether the member is in the group) and a group id, else INVALID_REQUEST for the
 whole request. Per partition: the topic id (UNKNOWN_TOPIC_ID), the partition
 (UNKNOWN_TOPIC_OR_PARTITION), this broker leading it (NOT_LEADER_OR_FOLLOWER, answered with
-the current leader and its endpoint), and for acknowledgements the batches
-(:mod:`kafkawire.testing.fake.share.acks`) and a share partition this leadership has loaded
-(UNKNOWN_TOPIC_OR_PARTITION until a fetch loaded it, as Kafka's leader has none before).
+the current leader and its endpoint). Acknowledgements are checked first as batches
+(:mod:`kafkawire.testing.fake.share.acks`), then need the topic and partition, and (unless
+there are none to apply) a share partition this broker loaded in its current leadership:
+UNKNOWN_TOPIC_OR_PARTITION otherwise, also on a broker the partition has moved away from (its
+leader dropped its share partition when it lost the leadership, as Kafka's does).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,7 +69,7 @@ def acknowledge_partition(
     call: Call,
     key: tuple[str, str],
     where: SessionPartition,
-    batches: Iterable[Any],
+    batches: Sequence[Any],
     *,
     renew: bool,
 ) -> AckFailure | None:
@@ -76,16 +78,19 @@ def acknowledge_partition(
     if isinstance(read, AckFailure):
         return read
     partition, error = locate(call.state, call.node_id, *where)
-    if error is not Error.NONE:
+    if partition is None:
         return AckFailure(error, f"{error.name} for partition {where[1]} of topic {where[0]}")
-    assert partition is not None
+    if not read:
+        return None  # nothing to acknowledge: Kafka answers it without the share partition
     group_id, member_id = key
     shares = call.services.shares
-    share = shares.loaded(group_id, where[0], partition)
+    share = shares.loaded(group_id, where[0], partition) if error is Error.NONE else None
     if share is None:
+        # Not loaded in this leadership, or led elsewhere: a leader that loses a partition
+        # drops its share partition, so Kafka finds none to acknowledge on.
         return AckFailure(
             Error.UNKNOWN_TOPIC_OR_PARTITION,
-            f"no share partition {partition.topic}-{partition.index} for group {group_id}",
+            f"no share partition {partition.topic}-{partition.index} of group {group_id} here",
         )
     return shares.acknowledge(group_id, member_id, share, read)
 
@@ -114,8 +119,8 @@ def partition_answers(
     for (topic_id, index), answer in answers.items():
         ack = answer.acknowledge
         leader = answer.partition
-        stale = Error.NOT_LEADER_OR_FOLLOWER in (answer.error, ack.error if ack else Error.NONE)
         hint = {}
+        stale = answer.error is Error.NOT_LEADER_OR_FOLLOWER
         if stale and leader is not None and leader.leader >= 0:
             hinted.add(leader.leader)
             hint = {"leader_id": leader.leader, "leader_epoch": leader.leader_epoch}

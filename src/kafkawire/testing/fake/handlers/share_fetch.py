@@ -9,8 +9,9 @@ In Kafka's order (``KafkaApis.handleShareFetchRequest``):
    whole request. Every partition the request names joins the session (from v1; at v0 those
    with a ``partition_max_bytes`` above 0), piggybacked acknowledgements or not.
 3. The acknowledgements, partition by partition, in ``acknowledge_error_code``.
-4. Epoch -1: the session closes and the member's records are released; nothing is fetched.
-   A renewal (``is_renew_ack``) fetches nothing either (KIP-1222).
+4. Epoch -1: the session closes and the member's records are released; nothing is fetched
+   (the partitions it names only carry acknowledgements). A renewal (``is_renew_ack``)
+   fetches nothing either (KIP-1222).
 5. The fetch: the session's partitions (the request's at epoch 0), in an order rotated by the
    session epoch, share ``max_records`` (from v1; unlimited at v0) and ``max_bytes`` (split
    evenly); each acquires by :mod:`kafkawire.testing.fake.share.acquire` (``batch_size`` from
@@ -67,7 +68,7 @@ async def handle(call: Call) -> Any:
     renew = renew_allowed(request)
     for where, batches in acks.items():
         failure = acknowledge_partition(call, key, where, batches, renew=renew)
-        answers[where] = Answer(partition=_leader_of(call, where), acknowledge=failure)
+        answers[where] = Answer(acknowledge=failure)
     epoch = request.share_session_epoch
     if epoch == FINAL_EPOCH:
         shares.sessions[call.node_id].close(key)
@@ -132,8 +133,6 @@ def _session(
         if acks:
             return Error.INVALID_REQUEST
         return cache.open(key, asked, call.connection_id)
-    if epoch == FINAL_EPOCH and asked:
-        return Error.INVALID_REQUEST
     session = cache.current(key, epoch)
     if isinstance(session, Error) or epoch == FINAL_EPOCH:
         return session
@@ -143,11 +142,6 @@ def _session(
             session.partitions.pop((topic.topic_id, index), None)
     cache.advance(session)
     return session
-
-
-def _leader_of(call: Call, where: SessionPartition) -> Any:
-    partition, _ = locate(call.state, call.node_id, *where)
-    return partition
 
 
 def _merged(fetched: Answer, acked: Answer | None) -> Answer:

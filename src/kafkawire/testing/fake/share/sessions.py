@@ -11,9 +11,8 @@ it does:
 - A later epoch must be the session's next one (SHARE_SESSION_NOT_FOUND without a session,
   INVALID_SHARE_SESSION_EPOCH otherwise); a ShareFetch adds the partitions it names and drops
   the ones it forgets, and the epoch moves on (after 2^31 - 1 to 1).
-- Epoch -1 closes the session (SHARE_SESSION_NOT_FOUND without one); a ShareFetch at -1 that
-  names partitions to fetch is INVALID_REQUEST. The member's acquired records of the session's
-  partitions are released.
+- Epoch -1 closes the session (SHARE_SESSION_NOT_FOUND without one), after the request's
+  acknowledgements; the member's acquired records of the session's partitions are released.
 - ShareAcknowledge at epoch 0 is INVALID_SHARE_SESSION_EPOCH.
 
 A session belongs to the connection that opened it: when that connection closes, the session
