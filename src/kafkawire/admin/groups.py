@@ -9,20 +9,18 @@ them, as it does for the consumer.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from kafkawire.cluster import TopicPartition
-from kafkawire.errors import KafkawireError
 from kafkawire.messages.delete_groups import v2 as delete_groups
 from kafkawire.messages.describe_groups import v6 as describe_groups
 from kafkawire.messages.list_groups import v5 as list_groups
 from kafkawire.operations import member_data
 
 from ._base import AdminBase, raise_top_level
-from .results import ItemResults, error_of, unanswered
+from .results import ItemResults
 
 __all__ = [
     "GroupDescription",
@@ -90,40 +88,21 @@ class GroupsMixin(AdminBase):
 
     async def describe_groups(self, group_ids: Iterable[str]) -> ItemResults[str, GroupDescription]:
         """Each group's state and members, asked of its coordinator."""
-        wanted = list(dict.fromkeys(group_ids))
-
-        async def describe(group_id: str) -> GroupDescription | KafkawireError:
-            request = describe_groups.DescribeGroupsRequest(groups=(group_id,))
-            try:
-                response = await self._send(request)
-            except KafkawireError as error:
-                return error
-            answer = next((g for g in response.groups if g.group_id == group_id), None)
-            if answer is None:
-                return unanswered(f"group {group_id!r}", response)
-            return error_of(answer) or _described(answer)
-
-        return ItemResults(
-            dict(zip(wanted, await asyncio.gather(*map(describe, wanted)), strict=True))
+        return await self._each_group(
+            group_ids,
+            lambda g: describe_groups.DescribeGroupsRequest(groups=(g,)),
+            lambda response: response.groups,
+            _described,
         )
 
     async def delete_groups(self, group_ids: Iterable[str]) -> ItemResults[str, None]:
-        """Delete groups that have no members (their committed offsets go with them)."""
-        wanted = list(dict.fromkeys(group_ids))
-
-        async def delete(group_id: str) -> KafkawireError | None:
-            request = delete_groups.DeleteGroupsRequest(groups_names=(group_id,))
-            try:
-                response = await self._send(request)
-            except KafkawireError as error:
-                return error
-            answer = next((g for g in response.results if g.group_id == group_id), None)
-            return (
-                unanswered(f"group {group_id!r}", response) if answer is None else error_of(answer)
-            )
-
-        return ItemResults(
-            dict(zip(wanted, await asyncio.gather(*map(delete, wanted)), strict=True))
+        """Delete groups that have no members (their committed offsets, or a share group's
+        start offsets, go with them)."""
+        return await self._each_group(
+            group_ids,
+            lambda g: delete_groups.DeleteGroupsRequest(groups_names=(g,)),
+            lambda response: response.results,
+            lambda _: None,
         )
 
 

@@ -9,7 +9,6 @@ coordinator. Altering and deleting need a group without members (NON_EMPTY_GROUP
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -68,20 +67,12 @@ class ShareGroupsMixin(AdminBase):
         self, group_ids: Iterable[str]
     ) -> ItemResults[str, ShareGroupDescription]:
         """Each share group's state, epochs and members, asked of its coordinator."""
-        wanted = list(dict.fromkeys(group_ids))
-
-        async def one(group_id: str) -> ShareGroupDescription | KafkawireError:
-            request = describe.ShareGroupDescribeRequest(group_ids=(group_id,))
-            try:
-                response = await self._send(request)
-            except KafkawireError as error:
-                return error
-            answer = next((g for g in response.groups if g.group_id == group_id), None)
-            if answer is None:
-                return unanswered(f"share group {group_id!r}", response)
-            return error_of(answer) or _described(answer)
-
-        return ItemResults(dict(zip(wanted, await asyncio.gather(*map(one, wanted)), strict=True)))
+        return await self._each_group(
+            group_ids,
+            lambda g: describe.ShareGroupDescribeRequest(group_ids=(g,)),
+            lambda response: response.groups,
+            _described,
+        )
 
     async def list_share_group_offsets(
         self, group_id: str, partitions: Iterable[TopicPartition] | None = None

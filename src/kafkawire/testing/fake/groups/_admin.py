@@ -40,6 +40,7 @@ from ._classic_state import ClassicGroupState
 from ._consumer_group import ConsumerGroup
 from ._consumer_member import ConsumerMember, Partitions
 from ._groups import Group, Groups
+from ._modern import by_topic
 from ._offsets import OffsetStore
 from ._share_group import ShareGroup
 
@@ -249,13 +250,10 @@ def named_assignment(
     """The ``Assignment`` of a ConsumerGroupDescribe or ShareGroupDescribe ``module``: the
     partitions by topic, each topic with its name (topics gone are left out)."""
     names = {topic_id: name for name, (topic_id, _) in topics.items()}
-    by_topic: dict[uuid.UUID, list[int]] = {}
-    for topic_id, partition in sorted(partitions):
-        by_topic.setdefault(topic_id, []).append(partition)
     return module.Assignment(
         topic_partitions=tuple(
             module.TopicPartitions(topic_id=t, topic_name=names[t], partitions=tuple(ps))
-            for t, ps in by_topic.items()
+            for t, ps in by_topic(partitions).items()
             if t in names
         )
     )

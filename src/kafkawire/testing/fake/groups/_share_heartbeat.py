@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
 from dataclasses import replace
 
 from kafkawire.errors import (
@@ -37,11 +36,9 @@ from kafkawire.errors import (
     InvalidRequestError,
 )
 from kafkawire.messages.share_group_heartbeat import v1 as sgh
-from kafkawire.testing.fake.clock import Timers
-from kafkawire.testing.fake.config import FakeConfig
-from kafkawire.testing.fake.view import ClusterView
 
 from ._consumer_member import Partitions
+from ._modern import Heartbeats, by_topic, member_left, refresh_epoch
 from ._share_group import ShareGroup, ShareMember
 
 __all__ = ["ShareHeartbeats"]
@@ -51,34 +48,18 @@ logger = logging.getLogger(__name__)
 LEAVE_EPOCH = -1
 _CLIENT_MEMBER_ID_VERSION = 1
 
-ShareGroupLookup = Callable[[str, bool], ShareGroup]
-
 
 def _assignment(partitions: Partitions) -> sgh.Assignment:
-    by_topic: dict[uuid.UUID, list[int]] = {}
-    for topic_id, partition in sorted(partitions):
-        by_topic.setdefault(topic_id, []).append(partition)
     return sgh.Assignment(
         topic_partitions=tuple(
-            sgh.TopicPartitions(topic_id=t, partitions=tuple(ps)) for t, ps in by_topic.items()
+            sgh.TopicPartitions(topic_id=t, partitions=tuple(ps))
+            for t, ps in by_topic(partitions).items()
         )
     )
 
 
-class ShareHeartbeats:
+class ShareHeartbeats(Heartbeats[ShareGroup]):
     """ShareGroupHeartbeat for the share groups of one coordinator."""
-
-    def __init__(
-        self,
-        cluster: ClusterView,
-        settings: FakeConfig,
-        timers: Timers,
-        group_for: ShareGroupLookup,
-    ) -> None:
-        self._cluster = cluster
-        self._settings = settings
-        self._timers = timers
-        self._group_for = group_for
 
     def heartbeat(
         self, request: sgh.ShareGroupHeartbeatRequest, version: int, client: tuple[str, str]
@@ -107,8 +88,7 @@ class ShareHeartbeats:
         """Remove a member (it left, or its session expired) and move the group epoch on."""
         if group.remove_member(member_id) is None:
             return
-        group.subscription_metadata = group.compute_subscription_metadata(self._cluster.topics())
-        group.group_epoch += 1
+        member_left(group, self._cluster.topics())
         self._timers.cancel(("share-session", group.group_id, member_id))
 
     def _heartbeat(
@@ -147,16 +127,11 @@ class ShareHeartbeats:
             subscribed_topic_names=subscribed,
         )
         group.members[member_id] = updated
-        bump = subscribed != member.subscribed_topic_names
-        metadata = group.compute_subscription_metadata(self._cluster.topics())
-        if metadata != group.subscription_metadata:
-            group.subscription_metadata = metadata
-            bump = True
-        if bump:
-            group.group_epoch += 1
-            logger.info("share group %s: epoch %d", group.group_id, group.group_epoch)
-        if group.group_epoch > group.assignment_epoch:
-            group.update_target_assignment()
+        refresh_epoch(
+            group,
+            self._cluster.topics(),
+            subscription_changed=subscribed != member.subscribed_topic_names,
+        )
         reconciled = replace(
             updated,
             member_epoch=group.assignment_epoch,
