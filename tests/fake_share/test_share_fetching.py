@@ -115,6 +115,18 @@ async def test_a_moved_leader_is_named_and_the_new_one_delivers_again(
         assert acquired(again) == {0: [(0, 1, 1)]}
 
 
+async def test_a_long_poll_is_answered_when_the_leadership_moves(
+    cluster: FakeCluster, wire: Wire
+) -> None:
+    topic = cluster.topic_id("t")
+    await wire.send(fetch(topic, 0))
+    waiting = asyncio.ensure_future(wire.send(fetch(topic, 1, max_wait_ms=30000, min_bytes=1)))
+    await asyncio.sleep(0.01)
+    cluster.move_leader("t", 0, 2)
+    answer = await asyncio.wait_for(waiting, 5)
+    assert errors(answer) == {0: Error.NOT_LEADER_OR_FOLLOWER}
+
+
 async def test_acknowledging_on_a_leader_that_loaded_nothing_is_unknown_partition(
     cluster: FakeCluster, wire: Wire
 ) -> None:

@@ -16,7 +16,8 @@ In Kafka's order (``KafkaApis.handleShareFetchRequest``):
    session epoch, share ``max_records`` (from v1; unlimited at v0) and ``max_bytes`` (split
    evenly); each acquires by :mod:`kafkawire.testing.fake.share.acquire` (``batch_size`` from
    v1, the acquire mode from v2). With fewer than ``min_bytes`` to acquire the answer waits up
-   to ``max_wait_ms`` for records (new ones, released ones, expired locks).
+   to ``max_wait_ms`` for records (new ones, released ones, expired locks), or until a
+   partition's leadership moves.
 
 The answer names every partition at epoch 0, later only those with news (sessions module),
 always those acknowledged, and carries the group's lock duration
@@ -36,6 +37,7 @@ from kafkawire.testing.fake.share.acks import renew_allowed
 from kafkawire.testing.fake.share.acquire import FetchLimits
 from kafkawire.testing.fake.share.sessions import FINAL_EPOCH, INITIAL_EPOCH, ShareSession
 from kafkawire.testing.fake.share.sessions import Partition as SessionPartition
+from kafkawire.testing.fake.state import Partition
 
 from .common import response_for
 from .share_common import Answer, acknowledge_partition, locate, member_problem, partition_answers
@@ -157,46 +159,53 @@ async def _fetch(
     if wanted:
         turn = max(epoch, 0) % len(wanted)
         wanted = wanted[turn:] + wanted[:turn]  # Kafka's PartitionRotateStrategy.ROUND_ROBIN
-    answers: dict[SessionPartition, Answer] = {}
-    valid = []
-    for where in wanted:
-        partition, error = locate(call.state, call.node_id, *where)
-        answers[where] = Answer(error=error, partition=partition)
-        if error is Error.NONE:
-            valid.append(where)
-    if not valid:
+    answers = {where: Answer() for where in wanted}
+    led = _led_here(call, answers)
+    if not led:
         return answers
     request = call.request
     group_id, member_id = key
     shares = call.services.shares
-    limits = _limits(call, len(valid))
+    limits = _limits(call, len(led))
     loop = asyncio.get_running_loop()
     deadline = loop.time() + request.max_wait_ms / 1000
     while True:
-        pending = sum(
-            shares.acquirable(group_id, where[0], partition, limits)
-            for where in valid
-            if (partition := answers[where].partition) is not None
-        )
+        pending = sum(shares.acquirable(group_id, w[0], p, limits) for w, p in led)
         left = deadline - loop.time()
         if pending >= request.min_bytes or left <= 0:
             break
         await call.state.changes.wait(left)
+        still = _led_here(call, answers)
+        if len(still) < len(led):  # a leadership moved: answered at once, as Kafka's
+            led = still  # delayed share fetch completes with the partition's error
+            break
     budget = limits.max_records
-    for where in valid:
-        answer = answers[where]
-        assert answer.partition is not None
+    for where, partition in led:
         acquired = shares.acquire(
             group_id,
             member_id,
             where[0],
-            answer.partition,
+            partition,
             dataclasses.replace(limits, max_records=budget),
         )
         budget -= acquired.count
-        answer.records = acquired.records
-        answer.acquired = tuple((r.first, r.last, r.delivery_count) for r in acquired.ranges)
+        answers[where].records = acquired.records
+        answers[where].acquired = tuple(
+            (r.first, r.last, r.delivery_count) for r in acquired.ranges
+        )
     return answers
+
+
+def _led_here(
+    call: Call, answers: dict[SessionPartition, Answer]
+) -> list[tuple[SessionPartition, Partition]]:
+    """The partitions this broker leads now, in order; the others' answers get their error."""
+    led = []
+    for where, answer in answers.items():
+        answer.partition, answer.error = locate(call.state, call.node_id, *where)
+        if answer.error is Error.NONE and answer.partition is not None:
+            led.append((where, answer.partition))
+    return led
 
 
 def _limits(call: Call, partitions: int) -> FetchLimits:
