@@ -12,9 +12,11 @@ Rules kept here:
 - What cannot be read stops the reading where it is, as the consumer's
   :mod:`~kafkawire.consumer.fetching.completed_fetch` does: the records before it are handed
   out, then the error. A record whose deserializer raises is RELEASEd (delivered again,
-  counted; never accepted unread, whatever the acknowledgement mode), a corrupt batch's
-  acquired records are REJECTed (Java's choice: the bytes will not get better), and a batch
-  past the decompression bound is RELEASEd (another member, or a raised bound, may read it).
+  counted; never accepted unread, whatever the acknowledgement mode). So are the acquired
+  records of a batch that cannot be read (corrupt, or past the decompression bound), and of
+  everything after a batch whose header cannot be read: delivered again until the group's
+  delivery limit archives them. Java REJECTs a corrupt batch at once; a release costs a few
+  deliveries and loses nothing to a fault in transit.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from kafkawire.consumer.errors import RecordDeserializationError
 from kafkawire.consumer.fetching.record import ConsumerRecord, consumer_records
 from kafkawire.consumer.settings import Deserializer
 from kafkawire.errors import KafkawireError
-from kafkawire.records import Batch, DecompressionLimitError, RecordsError
+from kafkawire.records import Batch, RecordsError
 
 from .acknowledgements import GAP, AcknowledgeType
 from .errors import ShareRecordDeserializationError
@@ -52,7 +54,7 @@ class ShareCompletedFetch:
         acquired: dict[int, int],
         answer: Answer,
         *,
-        error: KafkawireError | None = None,
+        error: RecordsError | None = None,
     ) -> None:
         self.tp = tp
         self.node = node  # the leader it came from: its acknowledgements go there
@@ -89,11 +91,12 @@ class ShareCompletedFetch:
                     return out, None
                 stopped, self._stopped = self._stopped, None
                 return out, stopped
+            if self.error is not None and self.acquired and not self.batches:
+                self._unreadable(self.error, None)  # what follows is unknown: all released
+                self.error = None
+                continue
             if not self.batches or not self.acquired:
                 self._gaps(None)
-                if self.error is not None:
-                    self._stopped, self.error = self.error, None
-                    continue
                 break
             self._read_batch(key_deserializer, value_deserializer)
         return out, None
@@ -122,7 +125,8 @@ class ShareCompletedFetch:
                 self._undeserializable(built, exc)
                 return
             except RecordsError as exc:
-                self._unreadable(batch, exc)
+                self.batches.popleft()
+                self._unreadable(exc, batch.next_offset)
                 return
         self.batches.popleft()
         for record in built:
@@ -142,20 +146,15 @@ class ShareCompletedFetch:
         self._pending.extend(built)
         self._stopped = ShareRecordDeserializationError(exc, count)
 
-    def _unreadable(self, batch: Batch, exc: RecordsError) -> None:
-        """The batch's acquired records are answered (REJECT, or RELEASE past the
-        decompression bound), and reported; the reading goes on after it."""
-        self.batches.popleft()
-        kind = AcknowledgeType.RELEASE
-        if not isinstance(exc, DecompressionLimitError):
-            kind = AcknowledgeType.REJECT
-        ours = self._take_below(batch.next_offset)
+    def _unreadable(self, exc: RecordsError, below: int | None) -> None:
+        """The acquired records of a batch that cannot be read (below ``below``; all left,
+        with ``None``: where it ends is unknown) are released, and reported."""
+        ours = self._take_below(below)
         if ours:
-            self._answer(self.tp, dict.fromkeys(ours, kind))
-        verb = "rejected" if kind is AcknowledgeType.REJECT else "released"
+            self._answer(self.tp, dict.fromkeys(ours, AcknowledgeType.RELEASE))
         located = type(exc)(
             f"{self.tp.topic}/{self.tp.partition}: the batch at offset {exc.base_offset} "
-            f"cannot be read ({exc.reason}); its {len(ours)} acquired records were {verb}"
+            f"cannot be read ({exc.reason}); its {len(ours)} acquired records were released"
         )
         located.base_offset = exc.base_offset
         located.__cause__ = exc

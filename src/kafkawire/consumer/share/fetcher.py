@@ -128,9 +128,9 @@ class ShareFetcher:
         """Up to ``max_records`` buffered records. A record or batch that cannot be read ends
         it: what was taken before is returned, and the next call raises the error (it starts
         with that partition)."""
-        if self._unreported is not None:
-            error, self._unreported = self._unreported, None
-            raise error
+        unreported, self._unreported = self._unreported, None
+        if unreported is not None:
+            raise unreported
         out: dict[TopicPartition, list[ConsumerRecord]] = {}
         remaining = max_records
         settings = self._settings
