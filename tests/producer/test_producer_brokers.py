@@ -233,7 +233,7 @@ async def test_a_batch_sent_as_the_connection_opens_does_not_overtake_older_ones
     as it opens must still be built and written after them. It once went first, with a
     sequence number above theirs: OUT_OF_ORDER_SEQUENCE_NUMBER, and the transaction lost."""
     topic = await fresh_topic(tansu_broker)
-    armed, release = asyncio.Event(), asyncio.Event()
+    armed, release, sent_late = asyncio.Event(), asyncio.Event(), asyncio.Event()
 
     async def connect(host: str, port: int) -> Connection:
         conn = await Connection.open(host, port, connect_timeout=5)
@@ -241,6 +241,7 @@ async def test_a_batch_sent_as_the_connection_opens_does_not_overtake_older_ones
             armed.clear()
             await release.wait()
             await producer.send(topic, b"late", partition=0)
+            sent_late.set()
         return conn
 
     async with Producer(
@@ -253,6 +254,7 @@ async def test_a_batch_sent_as_the_connection_opens_does_not_overtake_older_ones
             await producer.send(topic, value, partition=0)
             await _dispatched(producer)
         release.set()
+        await sent_late.wait()  # a commit refuses records from the moment it is called
         await producer.commit_transaction()
     values = [r.value for r in await read_back(tansu_broker, topic)]
     assert values == [b"early-0", b"early-1", b"early-2", b"late"]

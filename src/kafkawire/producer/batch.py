@@ -3,8 +3,9 @@
 A :class:`ProducerBatch` holds its records encoded (in a v2 batch builder) and one future for
 the whole batch; each record's :class:`Delivery` awaits that future and adds its own offset
 within the batch, which is cheaper than one future per record. The idempotent producer's
-fields (producer id, epoch, base sequence) are set when the batch is first sent and again
-after an epoch bump; the bytes sent are kept, so a retry resends exactly the same batch.
+fields (producer id, epoch, base sequence), given by :mod:`.sequences`, are set when the
+batch is first sent and again after an epoch bump; the bytes sent are kept, so a retry
+resends exactly the same batch.
 
 A delivery holds the future, not the batch: once the batch is done, nothing refers to it and
 its records (builder and built bytes) are freed, however long an application keeps the

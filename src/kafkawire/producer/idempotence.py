@@ -1,20 +1,12 @@
-"""The idempotent producer's identity: its producer id and epoch, and each partition's next
-sequence number.
+"""The idempotent producer's InitProducerId: how a producer id is got, bumped or replaced.
 
-Brokers keep, per producer id and partition, the sequence number they expect next, and
-refuse or de-duplicate batches that do not follow it: so a retried batch is written once.
-Sequences are given when a batch is first sent and kept on its retries; they start at 0 per
-partition and wrap at 2**31 - 1.
-
-When a batch failed for good and left a gap (OUT_OF_ORDER_SEQUENCE_NUMBER on the next), the
-producer *bumps the epoch* (KIP-360): InitProducerId again with the current id and epoch,
-after which every partition starts over at sequence 0 and the batches not yet acknowledged
-get new sequences. Brokers without InitProducerId v3 cannot bump; they give a new producer id
-instead. When the broker has no state for the id (UNKNOWN_PRODUCER_ID: its log was truncated,
-or an in-memory broker restarted), a bump of that id may be refused too (Tansu answers
-UNKNOWN_SERVER_ERROR): a non-transactional producer then asks for a new id, as Java's resets
-its id (a new id has no sequences to collide with). Authorization failures and fencing are
-never worked around.
+The sequence state it serves (the id and epoch, each partition's sequences, when a change is
+due and why) is :mod:`.sequences`; this module does the asking. A bump is InitProducerId with
+the current id and epoch (KIP-360). Brokers without InitProducerId v3 cannot bump; they give a
+new producer id instead. When the broker has no state for the id, a bump of that id may be
+refused too (Tansu answers UNKNOWN_SERVER_ERROR): a non-transactional producer then asks for a
+new id, as Java's resets its id (a new id has no sequences to collide with). Authorization
+failures and fencing are never worked around.
 """
 
 from __future__ import annotations
@@ -23,7 +15,7 @@ import dataclasses
 import logging
 from typing import Any
 
-from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.cluster import Cluster
 from kafkawire.errors import (
     ClusterAuthorizationFailedError,
     KafkawireError,
@@ -34,13 +26,12 @@ from kafkawire.errors import (
 from kafkawire.messages.init_producer_id import v5 as init_producer_id
 from kafkawire.protocol import VersionConversionError
 
-from .batch import ProducerBatch
+from .sequences import NO_PRODUCER_ID, ProducerIdAndEpoch, SequenceState
 
 __all__ = ["ProducerIdentity"]
 
 _log = logging.getLogger(__name__)
 
-_MAX_SEQUENCE = 2**31 - 1
 # Refusals that a new producer id would not get past.
 _REFUSED_FOR_GOOD = (
     ClusterAuthorizationFailedError,
@@ -50,7 +41,7 @@ _REFUSED_FOR_GOOD = (
 
 
 class ProducerIdentity:
-    """A producer id and epoch from the cluster, and the sequences handed out under them."""
+    """Asks the cluster for the producer id and epoch that ``sequences`` hold."""
 
     def __init__(
         self, cluster: Cluster, *, transactional_id: str | None, transaction_timeout_ms: int
@@ -58,42 +49,33 @@ class ProducerIdentity:
         self._cluster = cluster
         self.transactional_id = transactional_id
         self._transaction_timeout_ms = transaction_timeout_ms
-        self.producer_id = -1
-        self.epoch = -1
-        self.stale = True  # no id yet, or an epoch bump is due
-        self._new_id_due = False  # the broker forgot the id: ask for another, not a bump
-        self._sequences: dict[TopicPartition, int] = {}
+        self.sequences = SequenceState(transactional=transactional_id is not None)
 
-    def need_new_epoch(self, reason: str) -> None:
-        """Bump the epoch before the next batch is sent (see the module doc)."""
-        if not self.stale:
-            _log.warning(
-                "producer id %d: bumping epoch %d: %s", self.producer_id, self.epoch, reason
-            )
-        self.stale = True
+    @property
+    def producer_id(self) -> int:
+        return self.sequences.current.producer_id
 
-    def need_new_id(self, reason: str) -> None:
-        """The broker has no state for this id: take a new one before the next batch is
-        sent (for a producer without a transactional id, whose id nothing else knows)."""
-        if not self.stale:
-            _log.warning("producer id %d: asking for a new id: %s", self.producer_id, reason)
-        self._new_id_due = self.stale = True
+    @property
+    def epoch(self) -> int:
+        return self.sequences.current.epoch
 
     async def initialize(self, *, deadline: float | None = None) -> None:
-        """Get a producer id (or bump the epoch of the one held); sequences start over.
+        """Get a producer id, bump the epoch of the one held or replace it, as the sequence
+        state asks; sequences start over.
 
         One call, ended by ``deadline`` (``time.monotonic()``; default: the cluster's call
         timeout); its errors are raised for the caller to retry or give up on."""
-        fresh = self.producer_id < 0 or self._new_id_due
+        asked = self.sequences.init_request()
         request = init_producer_id.InitProducerIdRequest(
             transactional_id=self.transactional_id,
             transaction_timeout_ms=self._transaction_timeout_ms,
-            producer_id=-1 if fresh else self.producer_id,
-            producer_epoch=-1 if fresh else self.epoch,
+            producer_id=asked.producer_id,
+            producer_epoch=asked.epoch,
         )
         try:
             response = await self._ask(request, deadline)
         except KafkawireError as error:
+            fresh = asked == NO_PRODUCER_ID
             bump_refused = not (fresh or error.retriable or isinstance(error, _REFUSED_FOR_GOOD))
             if not bump_refused or self.transactional_id is not None:
                 raise
@@ -103,17 +85,10 @@ class ProducerIdentity:
                 self.producer_id,
                 error,
             )
-            response = await self._ask(
-                dataclasses.replace(request, producer_id=-1, producer_epoch=-1), deadline
-            )
-        changed = (int(response.producer_id), int(response.producer_epoch))
-        if self.producer_id >= 0:
-            _log.info(
-                "producer id %d epoch %d, was %d epoch %d", *changed, self.producer_id, self.epoch
-            )
-        self.producer_id, self.epoch = changed
-        self._sequences.clear()
-        self.stale = self._new_id_due = False
+            response = await self._ask(_new_id(request), deadline)
+        self.sequences.initialized(
+            ProducerIdAndEpoch(int(response.producer_id), int(response.producer_epoch))
+        )
 
     async def _ask(
         self, request: init_producer_id.InitProducerIdRequest, deadline: float | None
@@ -123,8 +98,7 @@ class ProducerIdentity:
             response = await self._cluster.send(request, negotiate=True, deadline=deadline)
         except VersionConversionError:
             # Before InitProducerId v3 an epoch cannot be bumped: take a new producer id.
-            fresh = dataclasses.replace(request, producer_id=-1, producer_epoch=-1)
-            response = await self._cluster.send(fresh, negotiate=True, deadline=deadline)
+            response = await self._cluster.send(_new_id(request), negotiate=True, deadline=deadline)
         error = error_for_code(
             response.error_code, f"InitProducerId for {self.transactional_id or 'idempotence'}"
         )
@@ -132,12 +106,10 @@ class ProducerIdentity:
             raise error
         return response
 
-    def state_for(self, batch: ProducerBatch) -> tuple[int, int, int]:
-        """(producer id, epoch, base sequence) for ``batch``: its own if it was sent under
-        the current epoch, else the partition's next sequence."""
-        state = batch.producer_state
-        if state is not None and state[:2] == (self.producer_id, self.epoch):
-            return state
-        sequence = self._sequences.get(batch.tp, 0)
-        self._sequences[batch.tp] = (sequence + len(batch)) % (_MAX_SEQUENCE + 1)
-        return (self.producer_id, self.epoch, sequence)
+
+def _new_id(
+    request: init_producer_id.InitProducerIdRequest,
+) -> init_producer_id.InitProducerIdRequest:
+    return dataclasses.replace(
+        request, producer_id=NO_PRODUCER_ID.producer_id, producer_epoch=NO_PRODUCER_ID.epoch
+    )

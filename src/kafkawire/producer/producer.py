@@ -10,9 +10,11 @@ and in flight (up to its timeout) and fails the rest with
 :class:`~kafkawire.errors.ClientClosedError`, logging how many records that was. A ``send``
 waiting when ``close`` runs raises it too.
 
-The sender task is supervised: if it ends with an error (one it did not expect, or one of
-the cluster's that ends the producer, such as an InitProducerId refused for good), that error
-is logged once at ERROR, every delivery still pending fails with it, and every later call
+The sender and its tasks run under one :class:`~kafkawire.cluster.supervisor.Supervisor`:
+if one ends with an error (one it did not expect, or one of the cluster's that ends the
+producer, such as an InitProducerId refused for good), that error is logged once at ERROR,
+every delivery still pending fails with it (an unexpected one wrapped in
+:class:`~.errors.ProducerFailedError`), the other tasks are cancelled, and every later call
 (``send``, ``flush``, the transaction calls) raises it.
 
 Times, as in Kafka's Java client: ``max_block_ms`` bounds what the application's calls wait
@@ -46,6 +48,7 @@ from kafkawire.cluster import (
     TopicPartition,
 )
 from kafkawire.cluster.java_settings import build_settings
+from kafkawire.cluster.supervisor import Supervisor
 from kafkawire.errors import (
     ClientClosedError,
     InvalidTopicError,
@@ -110,11 +113,13 @@ class Producer:
         self._accumulator: RecordAccumulator | None = None
         self._sender: Sender | None = None
         self._sender_task: asyncio.Task[None] | None = None
+        self._tasks = Supervisor(
+            f"producer {settings.client_id}", log=_log, wrap=_failure, on_failure=self._failed
+        )
         self._transactions: TransactionManager | None = None
         self._partition_counts: dict[str, int] = {}
         self._counts_of: ClusterMetadata | None = None  # the metadata the counts come from
         self._closed = False
-        self._failure: KafkawireError | None = None  # what ended the sender, for good
         self._refusing = False  # closed or failed: send() looks at why (one flag, per record)
         self._yield_due = False  # the last send started a batch: the next lets the sender run
 
@@ -150,29 +155,29 @@ class Producer:
             await self._cluster.close()
             raise
         self._sender = Sender(
-            self._cluster, self._accumulator, settings, identity, self._transactions
+            self._cluster,
+            self._accumulator,
+            settings,
+            identity,
+            self._transactions,
+            supervisor=self._tasks,
         )
-        self._sender_task = asyncio.create_task(self._sender.run(), name="kafkawire-producer")
-        self._sender_task.add_done_callback(self._sender_ended)
+        self._sender_task = self._tasks.spawn("sender", self._sender.run)
 
-    def _sender_ended(self, task: asyncio.Task[None]) -> None:
-        """The supervisor of the sender task: an error it ended with ends the producer."""
-        if task.cancelled() or task.exception() is None:
-            return
-        cause = task.exception()
-        assert cause is not None
-        if isinstance(cause, KafkawireError):
-            failure = cause
-        else:
-            failure = ProducerFailedError(f"the producer's sender failed: {cause!r}")
-            failure.__cause__ = cause
-        self._failure = failure
+    def _failed(self, failure: BaseException) -> None:
+        """A task of the producer ended on an error it does not handle: the producer cannot
+        go on. Every delivery pending fails with it, and every task ends."""
         self._refusing = True
-        _log.error("the producer cannot go on: %s", failure, exc_info=cause)
         assert self._accumulator is not None
         self._accumulator.close(failure)
         for batch in list(self._accumulator.unfinished):
             batch.fail(failure)
+        self._tasks.cancel()
+
+    def _raise_failure(self) -> None:
+        """Raise what ended the producer, if something did (at every call)."""
+        if self._tasks.failure is not None:
+            raise self._tasks.failure
 
     def _check_usable(self) -> None:
         """Raise unless the producer is started, not closed, and has not failed."""
@@ -180,8 +185,7 @@ class Producer:
             raise ClientClosedError(
                 "the producer is closed" if self._closed else "the producer has not started"
             )
-        if self._failure is not None:
-            raise self._failure
+        self._raise_failure()
 
     async def __aenter__(self) -> Producer:
         await self.start()
@@ -207,11 +211,8 @@ class Producer:
         sender, task = self._sender, self._sender_task
         if sender is not None and task is not None:
             sender.stop()
-            done, _ = await asyncio.wait([task], timeout=timeout)
-            if not done:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await asyncio.wait([task], timeout=timeout)
+        await self._tasks.close()
         unfinished = () if self._accumulator is None else self._accumulator.unfinished
         left = [b for b in unfinished if not b.future.done()]
         if left:
@@ -346,8 +347,7 @@ class Producer:
         accumulator = self._accumulator
         if accumulator is None:
             return
-        if self._failure is not None:
-            raise self._failure
+        self._raise_failure()
         waiting = [b.future for b in accumulator.unfinished]
         accumulator.flushing += 1
         accumulator.wakeup.set()
@@ -355,8 +355,7 @@ class Producer:
             await asyncio.gather(*(asyncio.shield(f) for f in waiting), return_exceptions=True)
         finally:
             accumulator.flushing -= 1
-        if self._failure is not None:
-            raise self._failure
+        self._raise_failure()
 
     async def partitions_for(self, topic: str) -> list[int]:
         """The partition indexes of ``topic`` (waiting up to ``max_block_ms`` for it)."""
@@ -452,9 +451,11 @@ class Producer:
 
     async def commit_transaction(self) -> None:
         """Deliver every record of the transaction, then commit it (waiting up to
-        ``max_block_ms`` for the coordinator)."""
+        ``max_block_ms`` for the coordinator). No record may be sent from the moment it is
+        called. A commit that failed without ending the producer may be called again (it
+        cannot be aborted then: Java's rule, since the coordinator may have committed)."""
         transactions = self._txn()
-        transactions.check_sendable()
+        transactions.begin_commit()
         await self.flush()
         await transactions.end(commit=True, deadline=self._deadline())
 
@@ -463,8 +464,9 @@ class Producer:
         a two-phase commit.
 
         :func:`~kafkawire.producer.end_transaction` then commits or aborts it, from this
-        process or another, with the producer id and epoch in the returned value. This
-        producer begins no other transaction; close it. Until the transaction ends, a new
+        process or another, with the producer id and epoch in the returned value (or this
+        producer's ``commit_transaction`` or ``abort_transaction``, as Java's KIP-939
+        producer). It begins no other transaction until then. Until the transaction ends, a new
         producer with the same ``transactional_id`` fences it (and aborts it), and the
         coordinator aborts it once ``transaction_timeout_ms`` has passed since it began.
         """
@@ -474,16 +476,18 @@ class Producer:
         return transactions.prepare()
 
     async def abort_transaction(self) -> None:
-        """Drop the transaction's records not yet sent, wait for those in flight, abort."""
+        """Drop the transaction's records not yet sent, wait for those in flight, abort. No
+        record may be sent from the moment it is called. Fails, it may be called again."""
         transactions = self._txn()
         accumulator = self._accumulator
+        sender = self._sender
         assert accumulator is not None
-        assert self._sender is not None
+        assert sender is not None
+        transactions.begin_abort()
         aborted = TransactionAbortedError("the transaction was aborted before the record was sent")
         for batch in accumulator.remove_all():
-            batch.fail(aborted)
-            accumulator.release(batch)
-        await self._sender.wait_idle()
+            sender.discard(batch, aborted)
+        await sender.wait_idle()
         await transactions.end(commit=False, deadline=self._deadline())
 
     @contextlib.asynccontextmanager
@@ -501,9 +505,16 @@ class Producer:
     def _txn(self) -> TransactionManager:
         if self._transactions is None:
             raise TypeError("transactions need a producer created with a transactional_id")
-        if self._failure is not None:
-            raise self._failure
+        self._raise_failure()
         return self._transactions
+
+
+def _failure(task: str, error: Exception) -> BaseException:
+    """What ends the producer when ``task`` meets ``error``: a Kafka error as it is (an
+    InitProducerId refused for good, ...), anything else as a :class:`ProducerFailedError`."""
+    if isinstance(error, KafkawireError):
+        return error
+    return ProducerFailedError(f"the producer's {task} failed: {error!r}")
 
 
 def _serialize(serializer: Any, value: Any, what: str) -> bytes | None:

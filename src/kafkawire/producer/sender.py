@@ -30,31 +30,35 @@ Rules:
   with Kafka's Java client: set the in-flight limit to 1 for strict order there).
 - DUPLICATE_SEQUENCE_NUMBER means the broker already has the batch (an earlier attempt got
   through): delivered, offset unknown (-1), as the Java client treats it.
-- With idempotence, OUT_OF_ORDER_SEQUENCE_NUMBER on a batch whose older sibling is being
-  retried is that sibling's gap: the batch is retried after it. On the oldest batch in flight
-  it is a real gap, and it bumps the epoch and retries; a batch that fails for good bumps it
-  too (its sequence numbers would leave a gap). UNKNOWN_PRODUCER_ID (the broker lost the id's
-  state) takes a new producer id (see :mod:`.idempotence`). No batch is sent while a bump is
-  due and batches are still in flight. InitProducerId is retried with backoff on retriable
-  errors; any other error ends the producer (:meth:`Sender.run` raises it), as Java's sender
-  treats it as fatal.
-- Every task the sender starts is its own: an exception none of them expected ends
-  :meth:`Sender.run` with it (the producer then fails every delivery with it), and
-  :meth:`Sender.run` cancels them all when it ends.
+- With idempotence, the sequence state (:mod:`.sequences`) gives each batch its sequences
+  when it is built and hears how it ended. OUT_OF_ORDER_SEQUENCE_NUMBER on a batch that is
+  not the next after the last one acknowledged is an older batch's gap: the batch is retried
+  after it. On the next one it is a real gap, and it bumps the epoch and retries; a batch
+  that fails for good after it was sent bumps it too (the broker may or may not have it).
+  UNKNOWN_PRODUCER_ID (the broker lost the id's state) takes a new producer id. No batch is
+  built while a change is due; it is made once the batches in flight are back.
+  InitProducerId is retried with backoff on retriable errors; any other error ends the
+  producer, as Java's sender treats it as fatal. A transactional producer's batch failing
+  that way fails (its transaction must be aborted, and the epoch is bumped after the abort).
+- The sender and every task it starts (a request, a metadata refresh, InitProducerId,
+  AddPartitionsToTxn) run under the producer's :class:`~kafkawire.cluster.supervisor.Supervisor`:
+  an error none of them handles reaches the producer, which fails every delivery with it and
+  cancels them all.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable, Coroutine
 from typing import Any
 
 from kafkawire.cluster import Cluster, ClusterMetadata, TopicPartition
 from kafkawire.cluster._routing import partition_answer
+from kafkawire.cluster.supervisor import Supervisor, Work
 from kafkawire.errors import (
     DuplicateSequenceNumberError,
     KafkawireError,
@@ -81,6 +85,7 @@ _FIRST_VERSION_WITH_HEADERS = 3  # record batches v2 (headers, idempotence) star
 _LAST_VERSION_BEFORE_KIP_890 = 11  # transactions without the broker adding partitions itself
 _IDLE = 1.0  # seconds between checks when nothing else wakes the loop
 _SEQUENCE_ERRORS = (OutOfOrderSequenceNumberError, UnknownProducerIdError)
+_REFRESH = "metadata refresh"
 
 
 def _name(tp: TopicPartition) -> str:
@@ -101,11 +106,15 @@ class Sender:
         settings: ProducerSettings,
         identity: ProducerIdentity | None,
         transactions: TransactionManager | None,
+        *,
+        supervisor: Supervisor,
     ) -> None:
         self._cluster = cluster
+        self._supervisor = supervisor
         self._accumulator = accumulator
         self._settings = settings
         self._identity = identity
+        self._sequences = None if identity is None else identity.sequences
         self._transactions = transactions
         self._delivery_timeout = settings.delivery_timeout_ms / 1000
         # Batches in flight per partition, oldest first; partitions whose batch waits to be
@@ -116,7 +125,6 @@ class Sender:
         self._turns: dict[int, asyncio.Lock] = defaultdict(asyncio.Lock)  # per broker, FIFO
         self._requests: set[asyncio.Task[None]] = set()
         self._chores: dict[str, asyncio.Task[None]] = {}  # by kind: at most one of each
-        self._crash: BaseException | None = None  # what one of its tasks died of
         # The metadata found stale (a refresh is due while it is the cluster's current one),
         # and when the next refresh may start (refreshes back off).
         self._stale: ClusterMetadata | None = None
@@ -132,23 +140,19 @@ class Sender:
         self._accumulator.wakeup.set()
 
     async def run(self) -> None:
+        """The sender's loop; the tasks it started are the supervisor's to end."""
         accumulator = self._accumulator
-        try:
-            while not (self._stopping and accumulator.empty and not self._requests):
-                if self._crash is not None:
-                    raise self._crash
-                accumulator.wakeup.clear()
-                now = time.monotonic()
-                next_check = min(now + _IDLE, self._expire(now))
-                ready, when = accumulator.ready(now, self._blocked())
-                next_check = min(next_check, when)
-                if ready and self._identity_ready():
-                    next_check = min(next_check, self._dispatch(ready, now))
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(max(0.0, next_check - time.monotonic())):
-                        await accumulator.wakeup.wait()
-        finally:
-            await self._stop_tasks()
+        while not (self._stopping and accumulator.empty and not self._requests):
+            accumulator.wakeup.clear()
+            now = time.monotonic()
+            next_check = min(now + _IDLE, self._expire(now))
+            ready, when = accumulator.ready(now, self._blocked())
+            next_check = min(next_check, when)
+            if ready and self._identity_ready():
+                next_check = min(next_check, self._dispatch(ready, now))
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(max(0.0, next_check - time.monotonic())):
+                    await accumulator.wakeup.wait()
 
     def _blocked(self) -> set[TopicPartition]:
         """Partitions that may not send their next batch now."""
@@ -164,26 +168,19 @@ class Sender:
 
     # --- the sender's tasks -------------------------------------------------------------------
 
-    def _start(self, name: str, work: Callable[[], Coroutine[Any, Any, None]]) -> None:
-        """Run ``work()`` as the one task of its kind, unless one is running."""
+    def _start(self, name: str, work: Work) -> None:
+        """Run ``work()`` as the one task of its kind, unless one is running; the loop
+        wakes when it ends."""
         if name in self._chores:
             return
-        task = asyncio.create_task(work(), name=f"kafkawire-producer {name}")
+        task = self._supervisor.spawn(name, work)
         self._chores[name] = task
-        task.add_done_callback(lambda _: self._chores.pop(name, None))
-        task.add_done_callback(self._supervise)
 
-    def _supervise(self, task: asyncio.Task[None]) -> None:
-        """A task of the sender ended: wake the loop; an error it did not handle ends it."""
-        if not task.cancelled() and task.exception() is not None and self._crash is None:
-            self._crash = task.exception()
-        self._accumulator.wakeup.set()
+        def ended(_: object) -> None:
+            self._chores.pop(name, None)
+            self._accumulator.wakeup.set()
 
-    async def _stop_tasks(self) -> None:
-        tasks = [*self._chores.values(), *self._requests]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        task.add_done_callback(ended)
 
     def _backoff(self, attempts: int) -> float:
         """Seconds to wait after the ``attempts``-th failure in a row: ``retry_backoff_ms``
@@ -193,11 +190,11 @@ class Sender:
     # --- producer id --------------------------------------------------------------------------
 
     def _identity_ready(self) -> bool:
-        identity = self._identity
-        if identity is None or not identity.stale:
+        sequences = self._sequences
+        if sequences is None or sequences.sendable:
             return True
-        if not self._requests:  # bump once what is in flight has come back
-            self._start("producer id", self._renew_identity)
+        if not sequences.in_flight():  # bump once what is in flight has come back
+            self._start("InitProducerId", self._renew_identity)
         return False
 
     async def _renew_identity(self) -> None:
@@ -237,7 +234,7 @@ class Sender:
         ):
             return current
         if now >= self._refresh_after:
-            self._start("metadata", lambda: self._refresh(topics))
+            self._start(_REFRESH, lambda: self._refresh(topics))
         return None
 
     def _mark_stale(self) -> None:
@@ -269,7 +266,7 @@ class Sender:
         woken). Nothing here waits: the queues stay as :meth:`ready` saw them."""
         metadata = self._metadata({b.tp.topic for b in ready}, now)
         if metadata is None:  # look again when the refresh ends (it wakes the loop) or may start
-            return float("inf") if "metadata" in self._chores else self._refresh_after
+            return float("inf") if _REFRESH in self._chores else self._refresh_after
         split = by_leader(metadata, self._in_transaction(ready), _partition_of)
         for batch, exc in split.unrouted:
             if not exc.retriable:
@@ -289,12 +286,12 @@ class Sender:
                 self._accumulator.take(batch)
                 self._flying[batch.tp].append(batch)
             self._in_flight[node] += 1
-            task = asyncio.create_task(
-                self._send(node, chosen, metadata), name=f"kafkawire-produce {node}"
+            task = self._supervisor.spawn(
+                f"Produce to broker {node}", functools.partial(self._send, node, chosen, metadata)
             )
             self._requests.add(task)
+            # Also taken out (and the loop woken) by _send itself, before the loop wakes.
             task.add_done_callback(self._requests.discard)
-            task.add_done_callback(self._supervise)
         return float("inf")
 
     def _in_transaction(self, ready: list[ProducerBatch]) -> list[ProducerBatch]:
@@ -308,7 +305,7 @@ class Sender:
             return ready
         # Bounded by the batches it is for: past their delivery timeout they are gone.
         deadline = min(b.created for b in ready if b.tp in missing) + self._delivery_timeout
-        self._start("partitions", lambda: self._add_partitions(missing, deadline))
+        self._start("AddPartitionsToTxn", lambda: self._add_partitions(missing, deadline))
         return [b for b in ready if b.tp not in missing]
 
     async def _add_partitions(self, partitions: set[TopicPartition], deadline: float) -> None:
@@ -365,7 +362,12 @@ class Sender:
     def _not_overtaking(self, batches: list[ProducerBatch]) -> list[ProducerBatch]:
         """The batches that may be built and sent now. One whose partition has an older batch
         waiting to be retried (it failed after this one was dispatched, before or after it
-        was built) goes back to its queue, behind that batch, without a sequence number."""
+        was built) goes back to its queue, behind that batch, without a sequence number; all
+        go back while the producer id is to change (they are built under the new one)."""
+        if self._sequences is not None and not self._sequences.sendable:
+            for batch in batches:
+                self._accumulator.put_back(batch)
+            return []
         going = []
         for batch in batches:
             if batch.tp in self._held and batch.producer_state is None:
@@ -390,8 +392,9 @@ class Sender:
                 "(record batches) or newer"
             )
         data: dict[str, list[tuple[int, bytes]]] = defaultdict(list)
+        sequences = self._sequences
         for batch in batches:
-            state = None if self._identity is None else self._identity.state_for(batch)
+            state = None if sequences is None else sequences.assign(batch)
             data[batch.tp.topic].append(
                 (batch.tp.partition, batch.build(state, transactional=transactional))
             )
@@ -430,20 +433,19 @@ class Sender:
     def _failed_attempt(self, batch: ProducerBatch, error: KafkawireError) -> None:
         if batch.future.done():
             return  # expired in flight, or failed with the producer: nothing to retry
-        identity = self._identity
+        sequences = self._sequences
         retriable = error.retriable
-        if isinstance(error, OutOfOrderSequenceNumberError) and batch.tp in self._held:
-            retriable = True  # an older batch of this partition is being retried: its gap
-        elif (
-            isinstance(error, _SEQUENCE_ERRORS)
-            and identity is not None
-            and self._transactions is None
-        ):
-            if isinstance(error, UnknownProducerIdError):
-                identity.need_new_id(f"{_name(batch.tp)}: {error}")
-            else:
-                identity.need_new_epoch(f"{_name(batch.tp)}: {error}")
-            retriable = True
+        if sequences is not None and isinstance(error, _SEQUENCE_ERRORS):
+            if isinstance(error, OutOfOrderSequenceNumberError) and not sequences.is_next(batch):
+                retriable = True  # an older batch of this partition is not in yet: its gap
+            elif self._transactions is None:
+                if isinstance(error, UnknownProducerIdError):
+                    sequences.request_new_id(f"{_name(batch.tp)}: {error}")
+                else:
+                    sequences.request_epoch_bump(f"{_name(batch.tp)}: {error}")
+                retriable = True
+        if sequences is not None:
+            sequences.returned(batch)
         if not retriable:
             self._fail(batch, error)
             return
@@ -496,6 +498,8 @@ class Sender:
         return expired
 
     def _complete(self, batch: ProducerBatch, base_offset: int, log_append_time: int) -> None:
+        if self._sequences is not None:
+            self._sequences.acked(batch)
         batch.complete(base_offset, log_append_time)
         self._accumulator.release(batch)
 
@@ -509,9 +513,12 @@ class Sender:
             _name(batch.tp),
             error,
         )
-        sent = batch.producer_state is not None
-        if sent and self._identity is not None and self._transactions is None:
-            self._identity.need_new_epoch(f"a batch for {_name(batch.tp)} failed for good")
+        self.discard(batch, error)
+
+    def discard(self, batch: ProducerBatch, error: BaseException) -> None:
+        """Fail ``batch`` (failed for good, expired or aborted) and free what it held."""
+        if self._sequences is not None:
+            self._sequences.failed(batch, f"a batch for {_name(batch.tp)} failed for good")
         if self._transactions is not None:
             self._transactions.failed(error)
         batch.fail(error)

@@ -1,9 +1,40 @@
 """Transactions of a producer with a ``transactional_id``, as Kafka's Java client runs them
 before KIP-890 (transactions v2).
 
-States: ``ready`` (no transaction) -> ``begin`` -> ``in_transaction`` -> commit or abort ->
-``ready``. A batch that fails for good inside a transaction makes it ``abortable``: it can
-only be aborted. Fencing (another producer with the same ``transactional_id``) is ``fatal``.
+Where a producer's transactions stand is a :class:`TransactionState`; the moves between
+states are :data:`TRANSACTION_MOVES`, Java's ``TransactionManager.State.isTransitionValid``
+with KIP-939's prepared state:
+
+======================  =============================================================
+UNINITIALIZED           -> INITIALIZING (start: InitProducerId)
+INITIALIZING            -> READY (a producer id and epoch), ABORTABLE_ERROR (a bump failed)
+READY                   -> IN_TRANSACTION (``begin_transaction``)
+IN_TRANSACTION          -> COMMITTING_TRANSACTION, ABORTING_TRANSACTION,
+                        PREPARED_TRANSACTION (``prepare_transaction``), ABORTABLE_ERROR
+PREPARED_TRANSACTION    -> COMMITTING_TRANSACTION, ABORTING_TRANSACTION
+COMMITTING_TRANSACTION  -> READY (EndTxn), ABORTABLE_ERROR (a batch failed in the flush)
+ABORTING_TRANSACTION    -> READY (EndTxn), INITIALIZING (the epoch is bumped after it)
+ABORTABLE_ERROR         -> ABORTING_TRANSACTION
+every state but FATAL   -> FATAL_ERROR (fenced, not authorized: close the producer)
+======================  =============================================================
+
+A call the application makes in a state that does not allow it (``commit`` with no transaction
+begun, ``begin`` while one is open, ...) raises :class:`~.errors.TransactionStateError`
+("cannot commit a transaction in state READY: ...") and changes nothing; any other move the
+table lacks is a bug (:class:`~kafkawire.cluster.transitions.IllegalTransitionError`). A commit
+or abort whose EndTxn failed without ending the producer stays COMMITTING or ABORTING and may
+be called again (Java: a commit that timed out may only be retried, not aborted).
+
+A batch that fails for good inside a transaction makes it ABORTABLE_ERROR: it can only be
+aborted. If the batch had been sent, the broker may hold it or not, and its partition's
+sequences may have a gap: the epoch is bumped (InitProducerId with the current id and
+epoch) once the abort is done, as Java's ``epochBumpRequired`` does, so the next transaction
+starts every partition at sequence 0; if the bump fails, the transaction is abortable again,
+and the next abort tries it again. Java's transitions kafkawire does not make: back to
+UNINITIALIZED (an idempotent producer's id reset, which :mod:`.sequences` does without a
+transaction manager), INITIALIZING -> PREPARED_TRANSACTION (KIP-939's ``keepPreparedTxn``,
+which kafkawire does not offer) and ABORTABLE_ERROR -> ABORTABLE_ERROR (a second failure
+keeps the first as the cause).
 
 Before the first batch of a partition goes out in a transaction, the partition is added with
 AddPartitionsToTxn (v3 or older: v4+ is for brokers); offsets join with AddOffsetsToTxn and
@@ -18,14 +49,16 @@ them from a member the group has moved on from (ILLEGAL_GENERATION, UNKNOWN_MEMB
 FENCED_INSTANCE_ID), and the transaction must then be aborted: a zombie's records never
 commit with its offsets.
 
-Two-phase commit: ``prepare`` leaves a delivered transaction open (state ``prepared``) and hands
-back a :class:`PreparedTransaction`; :func:`end_transaction` ends it from any process with the
-same producer id and epoch, as Flink's Kafka sink does. It must not call InitProducerId: that
-fences the epoch which opened the transaction and aborts it.
+Two-phase commit: ``prepare`` leaves a delivered transaction open (PREPARED_TRANSACTION) and
+hands back a :class:`PreparedTransaction`; :func:`end_transaction` ends it from any process
+with the same producer id and epoch, as Flink's Kafka sink does. It must not call
+InitProducerId: that fences the epoch which opened the transaction and aborts it. The
+producer that prepared it may also commit or abort it itself, as Java's may.
 """
 
 from __future__ import annotations
 
+import enum
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,6 +66,7 @@ from dataclasses import dataclass
 from kafkawire.client import KafkaClient
 from kafkawire.client.group_metadata import ConsumerGroupMetadata
 from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.cluster.transitions import Transitions
 from kafkawire.errors import (
     BrokerError,
     FencedInstanceIdError,
@@ -51,8 +85,16 @@ from kafkawire.messages.txn_offset_commit import v3 as txn_offset_commit
 
 from .errors import TransactionStateError
 from .idempotence import ProducerIdentity
+from .sequences import IdState
 
-__all__ = ["OffsetWithMetadata", "PreparedTransaction", "TransactionManager", "end_transaction"]
+__all__ = [
+    "TRANSACTION_MOVES",
+    "OffsetWithMetadata",
+    "PreparedTransaction",
+    "TransactionManager",
+    "TransactionState",
+    "end_transaction",
+]
 
 _log = logging.getLogger(__name__)
 _FATAL = (ProducerFencedError, InvalidProducerEpochError, TransactionalIdAuthorizationFailedError)
@@ -106,6 +148,48 @@ async def _end(
         raise error
 
 
+class TransactionState(enum.Enum):
+    UNINITIALIZED = "the producer has not started"
+    INITIALIZING = "the producer is getting its producer id"
+    READY = "no transaction has begun (begin_transaction)"
+    IN_TRANSACTION = "a transaction is open"
+    PREPARED_TRANSACTION = (
+        "the transaction was handed over (prepare_transaction): end it with end_transaction()"
+        " or commit_transaction()/abort_transaction()"
+    )
+    COMMITTING_TRANSACTION = "a commit is under way or failed (retry commit_transaction)"
+    ABORTING_TRANSACTION = "an abort is under way or failed (retry abort_transaction)"
+    ABORTABLE_ERROR = "the transaction must be aborted"
+    FATAL_ERROR = "the producer is fenced or unauthorized; close it"
+
+
+_S = TransactionState
+TRANSACTION_MOVES = Transitions(
+    "transaction",
+    {
+        _S.UNINITIALIZED: {_S.INITIALIZING, _S.FATAL_ERROR},
+        _S.INITIALIZING: {_S.READY, _S.ABORTABLE_ERROR, _S.FATAL_ERROR},
+        _S.READY: {_S.IN_TRANSACTION, _S.FATAL_ERROR},
+        _S.IN_TRANSACTION: {
+            _S.PREPARED_TRANSACTION,
+            _S.COMMITTING_TRANSACTION,
+            _S.ABORTING_TRANSACTION,
+            _S.ABORTABLE_ERROR,
+            _S.FATAL_ERROR,
+        },
+        _S.PREPARED_TRANSACTION: {
+            _S.COMMITTING_TRANSACTION,
+            _S.ABORTING_TRANSACTION,
+            _S.FATAL_ERROR,
+        },
+        _S.COMMITTING_TRANSACTION: {_S.READY, _S.ABORTABLE_ERROR, _S.FATAL_ERROR},
+        _S.ABORTING_TRANSACTION: {_S.READY, _S.INITIALIZING, _S.FATAL_ERROR},
+        _S.ABORTABLE_ERROR: {_S.ABORTING_TRANSACTION, _S.FATAL_ERROR},
+        _S.FATAL_ERROR: set(),
+    },
+)
+
+
 class TransactionManager:
     """The state of one transactional producer's transactions."""
 
@@ -114,38 +198,83 @@ class TransactionManager:
         self._cluster = cluster
         self._identity = identity
         self.transactional_id: str = identity.transactional_id
-        self.state = "uninitialized"
+        self.state = _S.UNINITIALIZED
         self._partitions: set[TopicPartition] = set()
         self._offsets_added = False
-        self._error: BaseException | None = None
+        self._error: BaseException | None = None  # why it is ABORTABLE_ERROR or FATAL_ERROR
+
+    # --- moves ---------------------------------------------------------------------------
+
+    def _move(self, target: TransactionState, error: BaseException | None = None) -> None:
+        """A move the producer makes itself: one the table lacks is a bug."""
+        self.state = TRANSACTION_MOVES.check(self.state, target)
+        self._error = error
+
+    def _enter(self, target: TransactionState, action: str) -> None:
+        """The move an application's call makes; refused, naming why, where the table
+        does not allow it."""
+        if not TRANSACTION_MOVES.allows(self.state, target):
+            raise self._state_error(action)
+        self._move(target)
+
+    def _require(self, state: TransactionState, action: str) -> None:
+        if self.state is not state:
+            raise self._state_error(action)
+
+    def _state_error(self, action: str) -> TransactionStateError:
+        state = self.state
+        why = state.value
+        if self._error is not None:
+            why = f"{why} ({self._error})"
+        error = TransactionStateError(f"cannot {action} in state {state.name}: {why}")
+        error.__cause__ = self._error
+        return error
+
+    def _fatal(self, error: BaseException) -> None:
+        if self.state is not _S.FATAL_ERROR:
+            self._move(_S.FATAL_ERROR, error)
+
+    # --- calls -----------------------------------------------------------------------------
 
     async def initialize(self, deadline: float) -> None:
         """InitProducerId at the transaction coordinator: fences older producers with this id
         and aborts a transaction they left open."""
-        await self._identity.initialize(deadline=deadline)
-        self.state = "ready"
+        self._move(_S.INITIALIZING)
+        await self._init_producer_id(deadline)
+
+    async def _init_producer_id(self, deadline: float) -> None:
+        """InitProducerId (a first one, or a bump of the current epoch), then READY. Failed
+        for a reason that may pass, the transaction must be aborted, which tries again."""
+        try:
+            await self._identity.initialize(deadline=deadline)
+        except _FATAL as error:
+            self._fatal(error)
+            raise
+        except BaseException as error:  # cancelled too: nothing else would leave INITIALIZING
+            self._move(_S.ABORTABLE_ERROR, error)
+            raise
+        self._move(_S.READY)
 
     def not_added(self, partitions: set[TopicPartition]) -> set[TopicPartition]:
         """Those of ``partitions`` not in the transaction yet (their batches wait)."""
         return partitions - self._partitions
 
     def begin(self) -> None:
-        self._require("ready", "begin a transaction")
-        self.state = "in_transaction"
+        self._enter(_S.IN_TRANSACTION, "begin a transaction")
         self._partitions.clear()
         self._offsets_added = False
-        self._error = None
 
     def failed(self, error: BaseException) -> None:
-        """A batch of the transaction failed for good: it can only be aborted now."""
+        """A batch of the transaction failed for good: it can only be aborted now (once
+        aborting, it is being aborted anyway; a second failure keeps the first as the cause)."""
         if isinstance(error, _FATAL):
-            self.state, self._error = "fatal", error
-        elif self.state == "in_transaction":
-            self.state, self._error = "abortable", error
+            self._fatal(error)
+        elif self.state in (_S.IN_TRANSACTION, _S.COMMITTING_TRANSACTION):
+            self._move(_S.ABORTABLE_ERROR, error)
 
     def check_sendable(self) -> None:
         """Raise unless records may be sent now (a transaction is open and healthy)."""
-        if self.state != "in_transaction":
+        if self.state is not _S.IN_TRANSACTION:
             raise self._state_error("send records")
 
     async def add_partitions(self, partitions: set[TopicPartition], deadline: float) -> None:
@@ -242,64 +371,57 @@ class TransactionManager:
             self.failed(error)
             raise
 
+    def begin_commit(self) -> None:
+        """Refuse new records, before the flush a commit waits for (again after a commit
+        that failed: it is retried)."""
+        if self.state is not _S.COMMITTING_TRANSACTION:
+            self._enter(_S.COMMITTING_TRANSACTION, "commit a transaction")
+
+    def begin_abort(self) -> None:
+        """Refuse new records, before the transaction's batches are dropped (again after an
+        abort that failed: it is retried)."""
+        if self.state is not _S.ABORTING_TRANSACTION:
+            self._enter(_S.ABORTING_TRANSACTION, "abort a transaction")
+
     async def end(self, *, commit: bool, deadline: float) -> None:
-        """EndTxn: commit (only from a healthy transaction) or abort. The caller has already
-        flushed (commit) or dropped (abort) the transaction's batches."""
+        """EndTxn, after :meth:`begin_commit` and the flush, or :meth:`begin_abort` and the
+        batches dropped; the epoch is bumped after an abort if a batch may have left a gap."""
+        # A batch may have failed in the flush, or for good while in-flight ones came back.
         if commit:
-            if self.state == "abortable":
-                raise TransactionStateError(
-                    f"the transaction must be aborted: a batch in it failed: {self._error}"
-                ) from self._error
-            self._require("in_transaction", "commit a transaction")
-        elif self.state not in ("in_transaction", "abortable"):
-            raise self._state_error("abort a transaction")
+            self._require(_S.COMMITTING_TRANSACTION, "commit a transaction")
+        else:
+            self._require(_S.ABORTING_TRANSACTION, "abort a transaction")
         if self._partitions or self._offsets_added:
             try:
                 await _end(self._cluster, self._handle(), commit=commit, deadline=deadline)
             except _FATAL as error:
-                self.state, self._error = "fatal", error
+                self._fatal(error)
                 raise
         _log.debug("transaction %s %s", self.transactional_id, "committed" if commit else "aborted")
-        self.state = "ready"
+        self._partitions.clear()
+        self._offsets_added = False
+        if commit or self._identity.sequences.state is not IdState.BUMP_DUE:
+            self._move(_S.READY)
+            return
+        self._move(_S.INITIALIZING)
+        await self._init_producer_id(deadline)
 
     def prepare(self) -> PreparedTransaction:
         """Hand the transaction over, open, to be ended by :func:`end_transaction` (the caller
-        has flushed). The producer begins no other transaction after this."""
-        if self.state == "abortable":
-            raise TransactionStateError(
-                f"the transaction must be aborted: a batch in it failed: {self._error}"
-            ) from self._error
-        self._require("in_transaction", "prepare a transaction")
+        has flushed)."""
+        self._require(_S.IN_TRANSACTION, "prepare a transaction")
         if not (self._partitions or self._offsets_added):
             raise TransactionStateError(
                 "cannot prepare a transaction with no records and no offsets: the coordinator "
                 "has nothing to end"
             )
-        self.state = "prepared"
+        self._move(_S.PREPARED_TRANSACTION)
         return self._handle()
 
     def _handle(self) -> PreparedTransaction:
         return PreparedTransaction(
             self.transactional_id, self._identity.producer_id, self._identity.epoch
         )
-
-    def _require(self, state: str, action: str) -> None:
-        if self.state != state:
-            raise self._state_error(action)
-
-    def _state_error(self, action: str) -> TransactionStateError:
-        hint = {
-            "uninitialized": "the producer has not started",
-            "ready": "no transaction has begun (begin_transaction)",
-            "in_transaction": "a transaction is open",
-            "abortable": f"the transaction must be aborted ({self._error})",
-            "fatal": f"the producer is fenced or unauthorized ({self._error}); close it",
-            "prepared": "the transaction was handed over (prepare_transaction): end it with "
-            "end_transaction() and close this producer",
-        }[self.state]
-        error = TransactionStateError(f"cannot {action}: {hint}")
-        error.__cause__ = self._error
-        return error
 
     def _check(self, code: int, what: str) -> None:
         self._raise_first([error_for_code(code, f"{what} for {self.transactional_id}")])
@@ -309,5 +431,5 @@ class TransactionManager:
         if error is None:
             return
         if isinstance(error, _FATAL):
-            self.state, self._error = "fatal", error
+            self._fatal(error)
         raise error

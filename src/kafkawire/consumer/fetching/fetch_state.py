@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from kafkawire.consumer._transitions import Moves
+from kafkawire.cluster.transitions import Transitions
 
 __all__ = ["FETCH_MOVES", "FetchState"]
 
@@ -42,15 +42,18 @@ class FetchState(Enum):
 
 _S = FetchState
 
-FETCH_MOVES: Moves[FetchState] = {
-    # committed offset found or seeked; no committed offset, or a reset asked for
-    _S.INITIALIZING: frozenset({_S.FETCHING, _S.AWAIT_RESET}),
-    # the offset found, or seeked; asked again; refused (policy "none")
-    _S.AWAIT_RESET: frozenset({_S.FETCHING, _S.AWAIT_RESET, _S.INITIALIZING}),
-    # seeked; out of range or seek_to_*; the leader changed
-    _S.FETCHING: frozenset({_S.FETCHING, _S.AWAIT_RESET, _S.AWAIT_VALIDATION}),
-    # validated (or moved back to where the logs part), or seeked; a leader that knows
-    # nothing of the epoch, or seek_to_*; another leader change
-    _S.AWAIT_VALIDATION: frozenset({_S.FETCHING, _S.AWAIT_RESET, _S.AWAIT_VALIDATION}),
-}
+FETCH_MOVES = Transitions(
+    "a partition's fetch state",
+    {
+        # committed offset found or seeked; no committed offset, or a reset asked for
+        _S.INITIALIZING: frozenset({_S.FETCHING, _S.AWAIT_RESET}),
+        # the offset found, or seeked; asked again; refused (policy "none")
+        _S.AWAIT_RESET: frozenset({_S.FETCHING, _S.AWAIT_RESET, _S.INITIALIZING}),
+        # seeked; out of range or seek_to_*; the leader changed
+        _S.FETCHING: frozenset({_S.FETCHING, _S.AWAIT_RESET, _S.AWAIT_VALIDATION}),
+        # validated (or moved back to where the logs part), or seeked; a leader that knows
+        # nothing of the epoch, or seek_to_*; another leader change
+        _S.AWAIT_VALIDATION: frozenset({_S.FETCHING, _S.AWAIT_RESET, _S.AWAIT_VALIDATION}),
+    },
+)
 """Each fetch state, and the states it may move to."""

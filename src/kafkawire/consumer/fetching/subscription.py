@@ -37,7 +37,6 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 from kafkawire.cluster import TopicPartition
-from kafkawire.consumer._transitions import check_move
 from kafkawire.consumer.errors import LogTruncationError, NotAssignedError
 
 from .fetch_state import FETCH_MOVES, FetchState
@@ -138,7 +137,7 @@ class SubscriptionState:
     ) -> None:
         """Move ``tp`` to ``new`` (a move of :data:`~.fetch_state.FETCH_MOVES`), with the
         position (or none) and what it was checked against: the epoch moves on."""
-        check_move(FETCH_MOVES, state.fetch_state, new, _name(tp))
+        FETCH_MOVES.check(state.fetch_state, new, _name(tp))
         state.fetch_state, state.reset = new, reset
         state.position, state.leader_epoch = position, leader_epoch
         state.current_leader = current_leader

@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import Enum
 
-from kafkawire.consumer._transitions import Moves
+from kafkawire.cluster.transitions import Transitions
 
 __all__ = ["CLASSIC_MOVES", "KIP848_MOVES", "MemberState"]
 
@@ -71,11 +71,13 @@ _S = MemberState
 _ACTIVE = frozenset({_S.JOINING, _S.SYNCING, _S.RECONCILING, _S.ACKNOWLEDGING, _S.STABLE})
 
 
-def _union(*tables: Mapping[MemberState, frozenset[MemberState]]) -> Moves[MemberState]:
+def _union(
+    *tables: Mapping[MemberState, frozenset[MemberState]],
+) -> dict[MemberState, frozenset[MemberState]]:
     return {s: frozenset().union(*(t.get(s, frozenset()) for t in tables)) for s in MemberState}
 
 
-_SHARED: Moves[MemberState] = {
+_SHARED: dict[MemberState, frozenset[MemberState]] = {
     _S.UNJOINED: frozenset({_S.JOINING, _S.CLOSED}),
     # What befalls a member in the group in either protocol: thrown out, a fatal error,
     # leaving (closing, or for not polling).
@@ -90,35 +92,41 @@ _SHARED: Moves[MemberState] = {
     _S.FATAL: frozenset({_S.CLOSED}),
 }
 
-CLASSIC_MOVES = _union(
-    _SHARED,
-    {
-        _S.JOINING: frozenset({_S.SYNCING}),  # JoinGroup answered
-        _S.SYNCING: frozenset(
-            {_S.RECONCILING, _S.JOINING, _S.FENCED, _S.FATAL, _S.PREPARE_LEAVING}
-        ),  # the assignment; SyncGroup failed (rebalancing again, ...): join again
-        # applied (STABLE); another rebalance asked meanwhile, cooperative partitions to hand
-        # over, or the poll's work failed: join again
-        _S.RECONCILING: frozenset({_S.STABLE, _S.JOINING}),
-        _S.STABLE: frozenset({_S.JOINING}),  # the group rebalances, or the subscription changed
-    },
+CLASSIC_MOVES = Transitions(
+    "a classic group member",
+    _union(
+        _SHARED,
+        {
+            _S.JOINING: frozenset({_S.SYNCING}),  # JoinGroup answered
+            _S.SYNCING: frozenset(
+                {_S.RECONCILING, _S.JOINING, _S.FENCED, _S.FATAL, _S.PREPARE_LEAVING}
+            ),  # the assignment; SyncGroup failed (rebalancing again, ...): join again
+            # applied (STABLE); another rebalance asked meanwhile, cooperative partitions to hand
+            # over, or the poll's work failed: join again
+            _S.RECONCILING: frozenset({_S.STABLE, _S.JOINING}),
+            _S.STABLE: frozenset({_S.JOINING}),  # the group rebalances, or the subscription changed
+        },
+    ),
 )
 """The moves of a member of a classic group."""
 
-KIP848_MOVES = _union(
-    _SHARED,
-    {
-        _S.UNSUBSCRIBED: frozenset({_S.JOINING, _S.CLOSED}),  # subscribed again: it joins
-        _S.UNJOINED: frozenset({_S.UNSUBSCRIBED}),
-        # an epoch (nothing to reconcile, or an assignment to make true)
-        _S.JOINING: frozenset({_S.STABLE, _S.RECONCILING}),
-        # done; the target went back to what it owns
-        _S.RECONCILING: frozenset({_S.ACKNOWLEDGING, _S.STABLE}),
-        _S.ACKNOWLEDGING: frozenset(
-            {_S.STABLE, _S.RECONCILING, _S.FENCED, _S.FATAL, _S.PREPARE_LEAVING}
-        ),  # acknowledged; a new target came meanwhile
-        _S.STABLE: frozenset({_S.RECONCILING}),  # a new target
-        _S.LEAVING: frozenset({_S.UNSUBSCRIBED}),  # left for want of a subscription
-    },
+KIP848_MOVES = Transitions(
+    "a KIP-848 group member",
+    _union(
+        _SHARED,
+        {
+            _S.UNSUBSCRIBED: frozenset({_S.JOINING, _S.CLOSED}),  # subscribed again: it joins
+            _S.UNJOINED: frozenset({_S.UNSUBSCRIBED}),
+            # an epoch (nothing to reconcile, or an assignment to make true)
+            _S.JOINING: frozenset({_S.STABLE, _S.RECONCILING}),
+            # done; the target went back to what it owns
+            _S.RECONCILING: frozenset({_S.ACKNOWLEDGING, _S.STABLE}),
+            _S.ACKNOWLEDGING: frozenset(
+                {_S.STABLE, _S.RECONCILING, _S.FENCED, _S.FATAL, _S.PREPARE_LEAVING}
+            ),  # acknowledged; a new target came meanwhile
+            _S.STABLE: frozenset({_S.RECONCILING}),  # a new target
+            _S.LEAVING: frozenset({_S.UNSUBSCRIBED}),  # left for want of a subscription
+        },
+    ),
 )
 """The moves of a member of a KIP-848 consumer group."""

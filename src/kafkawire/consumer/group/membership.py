@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from kafkawire.cluster import Cluster, TopicPartition
-from kafkawire.consumer._transitions import Moves, check_move
+from kafkawire.cluster.transitions import Transitions
 from kafkawire.consumer._waiting import wait_event
 from kafkawire.consumer.commits import Generation
 from kafkawire.consumer.errors import UnsupportedGroupProtocolError
@@ -78,7 +78,7 @@ class GroupContext:
 class GroupMembership(ABC):
     """The membership of one consumer in its group, run by a background task."""
 
-    MOVES: ClassVar[Moves[MemberState]]
+    MOVES: ClassVar[Transitions[MemberState]]
     """The protocol's moves between states."""
     PROTOCOL: ClassVar[str]
     """Its ``group_protocol`` setting."""
@@ -218,7 +218,7 @@ class GroupMembership(ABC):
     def _move(self, new: MemberState) -> None:
         """Move to ``new``, a move of the protocol's table (else a bug: it raises)."""
         old = self.state
-        check_move(self.MOVES, old, new, f"the membership of group {self._group_id}")
+        self.MOVES.check(old, new, f"the membership of group {self._group_id}")
         if new is _S.RECONCILING and old is not _S.RECONCILING:
             self._round += 1
         self.state = new

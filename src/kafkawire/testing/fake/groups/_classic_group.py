@@ -153,7 +153,7 @@ class ClassicGroup:
         self.previous_state, self.state = self.state, target
 
     def can_rebalance(self) -> bool:
-        return _S.PREPARING_REBALANCE in TRANSITIONS[self.state]
+        return TRANSITIONS.allows(self.state, _S.PREPARING_REBALANCE)
 
     def is_empty(self) -> bool:
         return self.state is _S.EMPTY

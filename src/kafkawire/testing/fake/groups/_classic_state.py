@@ -18,7 +18,8 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+
+from kafkawire.cluster.transitions import IllegalTransitionError, Transitions
 
 __all__ = ["TRANSITIONS", "ClassicGroupState", "IllegalTransitionError"]
 
@@ -36,23 +37,18 @@ class ClassicGroupState(enum.StrEnum):
 _S = ClassicGroupState
 
 # From each state, the states it may move to (Kafka lists the same as valid previous states).
-TRANSITIONS: Mapping[ClassicGroupState, frozenset[ClassicGroupState]] = {
-    _S.EMPTY: frozenset({_S.PREPARING_REBALANCE, _S.DEAD}),
-    _S.PREPARING_REBALANCE: frozenset({_S.EMPTY, _S.COMPLETING_REBALANCE, _S.DEAD}),
-    _S.COMPLETING_REBALANCE: frozenset({_S.PREPARING_REBALANCE, _S.STABLE, _S.DEAD}),
-    _S.STABLE: frozenset({_S.PREPARING_REBALANCE, _S.DEAD}),
-    _S.DEAD: frozenset({_S.DEAD}),
-}
-
-
-class IllegalTransitionError(RuntimeError):
-    """A move the transition table does not allow: a bug in the coordinator, never the
-    client's doing."""
+TRANSITIONS = Transitions(
+    "a classic group",
+    {
+        _S.EMPTY: frozenset({_S.PREPARING_REBALANCE, _S.DEAD}),
+        _S.PREPARING_REBALANCE: frozenset({_S.EMPTY, _S.COMPLETING_REBALANCE, _S.DEAD}),
+        _S.COMPLETING_REBALANCE: frozenset({_S.PREPARING_REBALANCE, _S.STABLE, _S.DEAD}),
+        _S.STABLE: frozenset({_S.PREPARING_REBALANCE, _S.DEAD}),
+        _S.DEAD: frozenset({_S.DEAD}),
+    },
+)
 
 
 def check_transition(group_id: str, source: ClassicGroupState, target: ClassicGroupState) -> None:
     """Raise :class:`IllegalTransitionError` unless ``source`` may move to ``target``."""
-    if target not in TRANSITIONS[source]:
-        raise IllegalTransitionError(
-            f"classic group {group_id!r} cannot move from {source.value} to {target.value}"
-        )
+    TRANSITIONS.check(source, target, f"classic group {group_id!r}")
