@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import uuid
 from collections import deque
-from itertools import product
 
 import pytest
 
 from kafkawire.cluster import Cluster, TopicPartition
 from kafkawire.consumer import AcknowledgeType, ShareRecordDeserializationError
-from kafkawire.consumer._transitions import IllegalTransitionError
 from kafkawire.consumer.group.member_state import MemberState
 from kafkawire.consumer.inbox import Inbox
 from kafkawire.consumer.share.acknowledgements import GAP, WireBatch, wire_batches
@@ -30,6 +28,7 @@ from kafkawire.records import (
     decode_batches,
     end_transaction_batch,
 )
+from tests.producer.state_walk import check_move, every_pair
 
 ACCEPT, RELEASE, REJECT, RENEW = (int(t) for t in AcknowledgeType)
 TOPIC = uuid.UUID(int=7)
@@ -306,27 +305,19 @@ def member(state: MemberState) -> ShareMembership:
     return made
 
 
-@pytest.mark.parametrize(("old", "new"), list(product(MemberState, repeat=2)), ids=lambda s: s.name)
+@every_pair(MemberState)
 async def test_every_move_of_the_share_table_works_and_every_other_raises(
-    old: MemberState, new: MemberState
+    source: MemberState, target: MemberState
 ) -> None:
-    made = member(old)
-    if new in SHARE_MOVES[old]:
-        made._move(new)
-        assert made.state is new
-    else:
-        with pytest.raises(IllegalTransitionError, match=f"from {old.name} to {new.name}"):
-            made._move(new)
+    check_move(SHARE_MOVES, member(source), source, target)
 
 
 def test_every_state_a_share_member_uses_can_reach_closed() -> None:
-    used = {s for s, moves in SHARE_MOVES.items() if moves} | {
-        s for moves in SHARE_MOVES.values() for s in moves
-    }
+    used = {s for move in SHARE_MOVES for s in move}
     for start in used - {MemberState.CLOSED}:
         seen, todo = {start}, [start]
         while todo:
-            for nxt in SHARE_MOVES[todo.pop()]:
+            for nxt in SHARE_MOVES.targets(todo.pop()):
                 if nxt not in seen:
                     seen.add(nxt)
                     todo.append(nxt)

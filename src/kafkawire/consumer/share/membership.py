@@ -37,7 +37,7 @@ import uuid
 from collections.abc import Callable
 
 from kafkawire.cluster import Cluster, TopicPartition
-from kafkawire.consumer._transitions import Moves, check_move
+from kafkawire.cluster.transitions import Transitions
 from kafkawire.consumer._waiting import wait_event
 from kafkawire.consumer.errors import UnsupportedGroupProtocolError
 from kafkawire.consumer.group.heartbeat_request import LEAVE_EPOCH, new_member_id
@@ -61,15 +61,17 @@ _S = MemberState
 
 SHARE_GROUP_HEARTBEAT = heartbeat.ShareGroupHeartbeatRequest.__api_key__
 
-SHARE_MOVES: Moves[MemberState] = {
-    **{s: frozenset() for s in MemberState},
-    _S.UNSUBSCRIBED: frozenset({_S.JOINING, _S.CLOSED}),
-    _S.JOINING: frozenset({_S.STABLE, _S.FENCED, _S.FATAL, _S.LEAVING}),
-    _S.STABLE: frozenset({_S.FENCED, _S.FATAL, _S.LEAVING}),
-    _S.FENCED: frozenset({_S.JOINING, _S.LEAVING, _S.FATAL}),
-    _S.LEAVING: frozenset({_S.UNSUBSCRIBED, _S.CLOSED}),
-    _S.FATAL: frozenset({_S.CLOSED}),
-}
+SHARE_MOVES = Transitions(
+    "a share group member",
+    {
+        _S.UNSUBSCRIBED: {_S.JOINING, _S.CLOSED},
+        _S.JOINING: {_S.STABLE, _S.FENCED, _S.FATAL, _S.LEAVING},
+        _S.STABLE: {_S.FENCED, _S.FATAL, _S.LEAVING},
+        _S.FENCED: {_S.JOINING, _S.LEAVING, _S.FATAL},
+        _S.LEAVING: {_S.UNSUBSCRIBED, _S.CLOSED},
+        _S.FATAL: {_S.CLOSED},
+    },
+)
 """The moves of a share group member."""
 
 _FENCED = (FencedMemberEpochError, UnknownMemberIdError)
@@ -279,6 +281,6 @@ class ShareMembership:
 
     def _move(self, new: MemberState) -> None:
         old = self.state
-        check_move(SHARE_MOVES, old, new, f"the membership of share group {self._group_id}")
+        SHARE_MOVES.check(old, new, f"the membership of share group {self._group_id}")
         self.state = new
         _log.debug("share group %s: %s -> %s", self._group_id, old.name, new.name)
