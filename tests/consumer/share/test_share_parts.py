@@ -9,7 +9,7 @@ from collections import deque
 import pytest
 
 from kafkawire.cluster import Cluster, TopicPartition
-from kafkawire.consumer import AcknowledgeType, ShareRecordDeserializationError
+from kafkawire.consumer import AcknowledgeType, ShareConsumer, ShareRecordDeserializationError
 from kafkawire.consumer.group.member_state import MemberState
 from kafkawire.consumer.inbox import Inbox
 from kafkawire.consumer.share.acknowledgements import GAP, WireBatch, wire_batches
@@ -33,6 +33,21 @@ from tests.producer.state_walk import check_move, every_pair
 ACCEPT, RELEASE, REJECT, RENEW = (int(t) for t in AcknowledgeType)
 TOPIC = uuid.UUID(int=7)
 TP = TopicPartition("t", 0)
+
+
+def test_a_share_consumer_needs_a_group_and_its_options_are_checked_by_name() -> None:
+    with pytest.raises(TypeError, match=r"^ShareConsumer\(\) needs group_id"):
+        ShareConsumer("t", bootstrap_servers="127.0.0.1:9")
+    with pytest.raises(ValueError, match=r"^share_acknowledgement_mode must be one of"):
+        ShareConsumer(
+            "t",
+            bootstrap_servers="127.0.0.1:9",
+            group_id="g",
+            share_acknowledgement_mode="auto",  # type: ignore[arg-type]
+        )
+    consumer = ShareConsumer("t", bootstrap_servers="127.0.0.1:9", group_id="g")
+    assert consumer.settings.share_acknowledgement_mode == "implicit"
+    assert consumer.acquisition_lock_timeout_ms is None
 
 
 # --- acknowledgement batches -------------------------------------------------------------------

@@ -83,6 +83,8 @@ class ShareConsumer:
         connect: ConnectionFactory | None = None,
         **options: Unpack[ShareConsumerOptions],
     ) -> None:
+        if settings is None and "group_id" not in options:
+            raise TypeError("ShareConsumer() needs group_id: the share group to join")
         settings = build_settings(
             ShareConsumerSettings, "ShareConsumer", bootstrap_servers, settings, options
         )
