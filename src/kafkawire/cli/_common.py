@@ -16,7 +16,7 @@ import click
 from kafkawire.admin import Admin, AdminSettings, topic_name_problem
 from kafkawire.client import KafkaClient
 from kafkawire.cluster import SecuritySettings, parse_bootstrap
-from kafkawire.consumer import Consumer, ConsumerSettings
+from kafkawire.consumer import Consumer, ConsumerSettings, ShareConsumer, ShareConsumerSettings
 from kafkawire.errors import KafkawireError
 from kafkawire.producer import Producer, ProducerSettings
 
@@ -127,6 +127,20 @@ class BrokerArgs:
         given = {**defaults, **self.java.options(ConsumerSettings), **options}
         return built(
             ConsumerSettings, lambda: Consumer(topic, bootstrap_servers=self.bootstrap, **given)
+        )
+
+    def share_consumer(self, topic: str, **options: Any) -> ShareConsumer:
+        ms = int(self.timeout * 1000)
+        defaults = {
+            "client_id": "kafkawire-cli",
+            "request_timeout_ms": max(ms, 1000),
+            "default_api_timeout_ms": ms,
+            "socket_connection_setup_timeout_ms": ms,
+        }
+        given = {**defaults, **self.java.options(ShareConsumerSettings), **options}
+        return built(
+            ShareConsumerSettings,
+            lambda: ShareConsumer(topic, bootstrap_servers=self.bootstrap, **given),
         )
 
     def client(self) -> KafkaClient:
