@@ -188,7 +188,7 @@ async def test_a_renewed_record_is_held_and_delivered_again() -> None:
     holdings = Holdings()
     holdings.acquire(TP, 1, 0, [(0, 0, 1)])
     (record,) = read(ShareCompletedFetch(TP, 1, batches(1), {0: 1}, lambda *_: None))
-    holdings.handed_out([record])
+    holdings.handed_out(TP, [record])
     (ticket,) = holdings.queue(TP, {0: RENEW})
     holdings.settle([ticket], None)
     assert holdings.holds(TP, 0)

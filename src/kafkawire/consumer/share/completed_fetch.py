@@ -62,7 +62,7 @@ class ShareCompletedFetch:
         self.acquired = acquired  # offset -> delivery count, not handed out yet
         self.error = error
         self._answer = answer
-        self._pending: deque[ConsumerRecord] = deque()  # built, not handed out yet
+        self._pending: list[ConsumerRecord] = []  # built, not handed out yet
         self._stopped: KafkawireError | None = None  # what follows ``_pending``
 
     @property
@@ -84,7 +84,9 @@ class ShareCompletedFetch:
         out: list[ConsumerRecord] = []
         while len(out) < wanted:
             if self._pending:
-                out.append(self._pending.popleft())
+                taken = self._pending[: wanted - len(out)]
+                del self._pending[: len(taken)]
+                out += taken
                 continue
             if self._stopped is not None:
                 if out:  # the records before it first; the next take reports it
@@ -131,7 +133,7 @@ class ShareCompletedFetch:
         self.batches.popleft()
         for record in built:
             del self.acquired[record.offset]
-        self._pending.extend(built)
+        self._pending += built
         self._gaps(batch.next_offset)
 
     def _undeserializable(

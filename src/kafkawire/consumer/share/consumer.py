@@ -42,9 +42,10 @@ from kafkawire.errors import ClientClosedError, KafkawireError
 from kafkawire.net.errors import RequestTimeoutError
 
 from .acknowledgements import AcknowledgeType
-from .fetcher import SHARE_ACKNOWLEDGE, SHARE_FETCH, ShareFetcher
+from .fetcher import ShareFetcher
 from .holdings import Holdings, Ticket
 from .membership import SHARE_GROUP_HEARTBEAT, ShareMembership
+from .session import SHARE_ACKNOWLEDGE, SHARE_FETCH
 from .settings import ShareConsumerOptions, ShareConsumerSettings
 
 __all__ = ["AcknowledgementCommitCallback", "ShareConsumer"]
@@ -114,7 +115,8 @@ class ShareConsumer:
             tasks=self._tasks,
             inbox=self._inbox,
         )
-        self._delivered: dict[tuple[TopicPartition, int], ConsumerRecord] = {}  # not answered
+        # What the last getmany returned and the application has not answered for yet.
+        self._delivered: dict[TopicPartition, dict[int, ConsumerRecord]] = {}
         self._iterated: deque[ConsumerRecord] = deque()
         self._callback: AcknowledgementCommitCallback | None = None
         self._started = self._closed = False
@@ -281,8 +283,9 @@ class ShareConsumer:
             for tp, records in self._fetcher.drain(wanted).items():
                 out.setdefault(tp, []).extend(records)
         for tp, records in out.items():
+            delivered = self._delivered.setdefault(tp, {})
             for record in records:
-                self._delivered[(tp, record.offset)] = record
+                delivered[record.offset] = record
         return out
 
     def _answer_previous(self) -> None:
@@ -291,20 +294,24 @@ class ShareConsumer:
         if not self._delivered:
             return
         if self.settings.explicit:
-            (tp, offset), _ = next(iter(self._delivered.items()))
+            tp, records = next(iter(self._delivered.items()))
+            offset = next(iter(records))
+            count = sum(len(records) for records in self._delivered.values())
             raise ConsumerStateError(
-                f"{len(self._delivered)} records the last getmany returned are not "
+                f"{count} records the last getmany returned are not "
                 f"acknowledged (the first: {tp.topic}/{tp.partition} at offset {offset}): with "
                 "share_acknowledgement_mode='explicit', acknowledge each before the next getmany"
             )
         self._accept_delivered()
 
     def _accept_delivered(self) -> list[Ticket]:
-        by_partition: dict[TopicPartition, dict[int, int]] = {}
-        for tp, offset in self._delivered:
-            by_partition.setdefault(tp, {})[offset] = AcknowledgeType.ACCEPT
-        self._delivered.clear()
-        return [t for tp, acks in by_partition.items() for t in self._fetcher.answer(tp, acks)]
+        delivered, self._delivered = self._delivered, {}
+        accept = AcknowledgeType.ACCEPT
+        return [
+            t
+            for tp, records in delivered.items()
+            for t in self._fetcher.answer(tp, dict.fromkeys(records, accept))
+        ]
 
     def __aiter__(self) -> ShareConsumer:
         return self
@@ -336,11 +343,14 @@ class ShareConsumer:
             )
         kind = AcknowledgeType(type)
         tp = TopicPartition(record.topic, record.partition)
-        if self._delivered.pop((tp, record.offset), None) is None:
+        delivered = self._delivered.get(tp, {})
+        if delivered.pop(record.offset, None) is None:
             raise ConsumerStateError(
                 f"{tp.topic}/{tp.partition} at offset {record.offset} is not waiting to be "
                 "acknowledged (acknowledged already, or not returned by the last getmany)"
             )
+        if not delivered:
+            del self._delivered[tp]
         self._fetcher.answer(tp, {record.offset: kind})
 
     async def commit(self) -> dict[TopicPartition, KafkawireError | None]:

@@ -56,14 +56,13 @@ from .acknowledgements import AcknowledgeType, wire_batches
 from .completed_fetch import ShareCompletedFetch
 from .errors import ShareSessionEndedError
 from .holdings import Holdings, Ticket
-from .session import Acks, PartitionId, ShareSession
+from .session import SHARE_ACKNOWLEDGE, SHARE_FETCH, Acks, PartitionId, ShareSession
 from .settings import ShareConsumerSettings
 
 __all__ = ["ShareFetcher"]
 
 _log = logging.getLogger(__name__)
 
-SHARE_FETCH, SHARE_ACKNOWLEDGE = 78, 79
 _IDLE = 60.0  # seconds the loop sleeps with nothing to do (any change wakes it sooner)
 _SESSION_ERRORS = (122, 123, 133)  # SHARE_SESSION_NOT_FOUND, INVALID_..._EPOCH, ..._LIMIT_REACHED
 _RECORD_LIMIT = 1  # ShareFetch v2's share_acquire_mode for "record_limit"
@@ -166,7 +165,8 @@ class ShareFetcher:
         finally:
             if not self._buffers:
                 self.ready.clear()
-            self._holdings.handed_out(r for rs in out.values() for r in rs)
+            for tp, records in out.items():
+                self._holdings.handed_out(tp, records)
         return out
 
     async def close(self, timeout: float) -> None:

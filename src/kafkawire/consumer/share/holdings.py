@@ -97,10 +97,11 @@ class Holdings:
                 new[offset] = count
         return dict(sorted(new.items()))
 
-    def handed_out(self, records: Iterable[ConsumerRecord]) -> None:
-        """``records`` went to the application."""
+    def handed_out(self, tp: TopicPartition, records: Iterable[ConsumerRecord]) -> None:
+        """``records`` of ``tp`` went to the application."""
+        held = self._held[tp]
         for record in records:
-            delivery = self._held[TopicPartition(record.topic, record.partition)].get(record.offset)
+            delivery = held.get(record.offset)
             if delivery is not None:
                 delivery.record = record
 
@@ -119,8 +120,8 @@ class Holdings:
     # --- acknowledging -----------------------------------------------------------------------
 
     def queue(self, tp: TopicPartition, acks: Mapping[int, int]) -> list[Ticket]:
-        """Queue ``acks`` of held records (others are ignored: answered already), one ticket
-        per broker and session incarnation they came from."""
+        """Queue ``acks`` of held records (others are ignored: answered already), in the
+        ticket of their broker and session incarnation not sent yet (a new one if none)."""
         held = self._held.get(tp, {})
         tickets: dict[tuple[int, int], Ticket] = {}
         for offset, kind in acks.items():
@@ -130,14 +131,22 @@ class Holdings:
             key = (delivery.node, delivery.incarnation)
             ticket = tickets.get(key)
             if ticket is None:
-                ticket = tickets[key] = Ticket(tp, delivery.node, delivery.incarnation, {})
+                ticket = tickets[key] = self._ticket(tp, *key)
             ticket.acks[offset] = kind
             if kind == RENEW:
                 ticket.renewing[offset] = delivery
-        for ticket in tickets.values():
-            self._queued.setdefault(ticket.node, []).append(ticket)
-            self.unsettled.add(ticket)
         return list(tickets.values())
+
+    def _ticket(self, tp: TopicPartition, node: int, incarnation: int) -> Ticket:
+        """The ticket of ``tp`` queued for ``node`` not sent yet, else a new one."""
+        queued = self._queued.setdefault(node, [])
+        for ticket in reversed(queued):
+            if ticket.tp == tp and ticket.incarnation == incarnation:
+                return ticket
+        ticket = Ticket(tp, node, incarnation, {})
+        queued.append(ticket)
+        self.unsettled.add(ticket)
+        return ticket
 
     def queued_for(self, node: int) -> list[Ticket]:
         return self._queued.get(node, [])

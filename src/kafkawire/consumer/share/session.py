@@ -30,15 +30,16 @@ import uuid
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-from kafkawire.messages.share_acknowledge import v2 as acknowledge
-from kafkawire.messages.share_fetch import v2 as fetch
-from kafkawire.protocol import convert
+from kafkawire.messages import request_type
+from kafkawire.protocol import VersionConversionError, struct_type
 
-from .acknowledgements import WireBatch
+from .acknowledgements import AcknowledgeType, WireBatch
 
-__all__ = ["FINAL_EPOCH", "Acks", "PartitionId", "ShareSession"]
+__all__ = ["FINAL_EPOCH", "SHARE_ACKNOWLEDGE", "SHARE_FETCH", "Acks", "PartitionId", "ShareSession"]
 
 FINAL_EPOCH = -1
+SHARE_FETCH, SHARE_ACKNOWLEDGE = 78, 79
+RENEW = AcknowledgeType.RENEW
 _MAX_EPOCH = 2**31 - 1
 
 PartitionId = tuple[uuid.UUID, int]
@@ -98,22 +99,15 @@ class ShareSession:
         forgotten = set() if not self.open else self.partitions - set(wanted)
         self.partitions = set(wanted)
         named = sorted(added | set(acks))
-        topics = _by_topic(
-            named,
-            lambda topic_id, parts: fetch.FetchTopic(topic_id=topic_id, partitions=parts),
-            lambda p: fetch.FetchPartition(
-                partition_index=p[1],
-                acknowledgement_batches=tuple(
-                    fetch.AcknowledgementBatch(
-                        first_offset=b.first_offset,
-                        last_offset=b.last_offset,
-                        acknowledge_types=(b.acknowledge_type,),
-                    )
-                    for b in acks.get(p, ())
-                ),
-            ),
-        )
-        request = fetch.ShareFetchRequest(
+        request_cls = request_type(SHARE_FETCH, version)
+        topic_cls = struct_type(request_cls, "topics")
+        partition_cls = struct_type(topic_cls, "partitions")
+        batch_cls = struct_type(partition_cls, "acknowledgement_batches")
+        forgotten_cls = struct_type(request_cls, "forgotten_topics_data")
+        fields: dict[str, Any] = {}
+        if version >= 2:
+            fields["share_acquire_mode"] = acquire_mode
+        return request_cls(
             group_id=self._group_id,
             member_id=self._member_id,
             share_session_epoch=self.epoch,
@@ -122,45 +116,60 @@ class ShareSession:
             max_bytes=max_bytes,
             max_records=max_records,
             batch_size=max_records,
-            share_acquire_mode=acquire_mode,
-            topics=topics,
+            topics=_by_topic(
+                named,
+                lambda topic_id, parts: topic_cls(topic_id=topic_id, partitions=parts),
+                lambda p: partition_cls(
+                    partition_index=p[1],
+                    acknowledgement_batches=_batches(batch_cls, acks.get(p, ())),
+                ),
+            ),
             forgotten_topics_data=_by_topic(
                 sorted(forgotten),
-                lambda topic_id, parts: fetch.ForgottenTopic(topic_id=topic_id, partitions=parts),
+                lambda topic_id, parts: forgotten_cls(topic_id=topic_id, partitions=parts),
                 lambda p: p[1],
             ),
+            **fields,
         )
-        return convert(request, version)
 
     def acknowledge_request(self, acks: Acks, *, version: int, final: bool = False) -> Any:
         """A ShareAcknowledge at ``version`` carrying ``acks`` (at epoch -1 with ``final``:
-        it closes the session)."""
+        it closes the session). A RENEW needs v2 (:class:`VersionConversionError` below)."""
         assert self.open, "a ShareAcknowledge needs an open session"
-        renew = any(b.acknowledge_type == 4 for batches in acks.values() for b in batches)
-        request = acknowledge.ShareAcknowledgeRequest(
+        renew = any(b.acknowledge_type == RENEW for batches in acks.values() for b in batches)
+        if renew and version < 2:
+            raise VersionConversionError(
+                f"ShareAcknowledge v{version} cannot carry RENEW (is_renew_ack: v2, KIP-1222)"
+            )
+        request_cls = request_type(SHARE_ACKNOWLEDGE, version)
+        topic_cls = struct_type(request_cls, "topics")
+        partition_cls = struct_type(topic_cls, "partitions")
+        batch_cls = struct_type(partition_cls, "acknowledgement_batches")
+        fields: dict[str, Any] = {"is_renew_ack": renew} if version >= 2 else {}
+        return request_cls(
             group_id=self._group_id,
             member_id=self._member_id,
             share_session_epoch=FINAL_EPOCH if final else self.epoch,
-            is_renew_ack=renew,
             topics=_by_topic(
                 sorted(acks),
-                lambda topic_id, parts: acknowledge.AcknowledgeTopic(
-                    topic_id=topic_id, partitions=parts
-                ),
-                lambda p: acknowledge.AcknowledgePartition(
-                    partition_index=p[1],
-                    acknowledgement_batches=tuple(
-                        acknowledge.AcknowledgementBatch(
-                            first_offset=b.first_offset,
-                            last_offset=b.last_offset,
-                            acknowledge_types=(b.acknowledge_type,),
-                        )
-                        for b in acks[p]
-                    ),
+                lambda topic_id, parts: topic_cls(topic_id=topic_id, partitions=parts),
+                lambda p: partition_cls(
+                    partition_index=p[1], acknowledgement_batches=_batches(batch_cls, acks[p])
                 ),
             ),
+            **fields,
         )
-        return convert(request, version)
+
+
+def _batches(batch_cls: type[Any], batches: Iterable[WireBatch]) -> tuple[Any, ...]:
+    return tuple(
+        batch_cls(
+            first_offset=b.first_offset,
+            last_offset=b.last_offset,
+            acknowledge_types=(b.acknowledge_type,),
+        )
+        for b in batches
+    )
 
 
 def _by_topic(partitions: Iterable[PartitionId], topic: Any, partition: Any) -> tuple[Any, ...]:
