@@ -112,13 +112,19 @@ class BrokerArgs:
         given = {**defaults, **self.java.options(ProducerSettings), **options}
         return built(ProducerSettings, lambda: Producer(self.bootstrap, **given))
 
-    def consumer(self, topic: str, **options: Any) -> Consumer:
+    def _reader_defaults(self) -> dict[str, Any]:
+        """What a reader (a consumer or a share consumer) is given unless told otherwise."""
         ms = int(self.timeout * 1000)
-        defaults = {
+        return {
             "client_id": "kafkawire-cli",
             "request_timeout_ms": max(ms, 1000),
             "default_api_timeout_ms": ms,
             "socket_connection_setup_timeout_ms": ms,
+        }
+
+    def consumer(self, topic: str, **options: Any) -> Consumer:
+        defaults = {
+            **self._reader_defaults(),
             # A short session: a console reader that goes away should hand its partitions
             # back soon (and brokers that hold a join for half of it answer sooner).
             "session_timeout_ms": 10_000,
@@ -130,14 +136,7 @@ class BrokerArgs:
         )
 
     def share_consumer(self, topic: str, **options: Any) -> ShareConsumer:
-        ms = int(self.timeout * 1000)
-        defaults = {
-            "client_id": "kafkawire-cli",
-            "request_timeout_ms": max(ms, 1000),
-            "default_api_timeout_ms": ms,
-            "socket_connection_setup_timeout_ms": ms,
-        }
-        given = {**defaults, **self.java.options(ShareConsumerSettings), **options}
+        given = {**self._reader_defaults(), **self.java.options(ShareConsumerSettings), **options}
         return built(
             ShareConsumerSettings,
             lambda: ShareConsumer(topic, bootstrap_servers=self.bootstrap, **given),
