@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,9 +28,11 @@ from kafkawire.protocol.versions import convert, struct_type
 from kafkawire.testing.fake.clock import ManualClock
 from kafkawire.testing.fake.config import FakeConfig
 from kafkawire.testing.fake.groups import GroupCoordinator
+from kafkawire.testing.fake.view import ShareStartOffset
 
 __all__ = [
     "Harness",
+    "Shares",
     "View",
     "assignment_bytes",
     "commit",
@@ -84,13 +86,40 @@ class View:
         return self.topics()[name][0]
 
 
+@dataclass
+class Shares:
+    """Share partitions' state as the coordinator sees it: a stand-in for the share package."""
+
+    offsets: dict[str, dict[tuple[uuid.UUID, int], ShareStartOffset]] = field(default_factory=dict)
+
+    def share_start_offsets(
+        self, group_id: str
+    ) -> Mapping[tuple[uuid.UUID, int], ShareStartOffset]:
+        return self.offsets.get(group_id, {})
+
+    def set_share_start_offsets(
+        self, group_id: str, offsets: Mapping[tuple[uuid.UUID, int], int]
+    ) -> None:
+        mine = self.offsets.setdefault(group_id, {})
+        for key, offset in offsets.items():
+            mine[key] = ShareStartOffset(offset, 0, -1)
+
+    def delete_share_states(self, group_id: str, topic_ids: Collection[uuid.UUID] | None) -> None:
+        mine = self.offsets.get(group_id, {})
+        for key in [k for k in mine if topic_ids is None or k[0] in topic_ids]:
+            del mine[key]
+
+
 class Harness:
     """A coordinator, its clock, and helpers to talk to it."""
 
     def __init__(self, partitions: Mapping[str, int] | None = None, **settings: int) -> None:
         self.clock = ManualClock(1000.0)
         self.view = View(self.clock, dict(partitions or {"t": 4}))
-        self.coordinator = GroupCoordinator(self.view, FakeConfig().replace(**settings))
+        self.shares = Shares()
+        self.coordinator = GroupCoordinator(
+            self.view, FakeConfig().replace(**settings), self.shares
+        )
         self.clock.attach(self.coordinator.timers)
 
     async def send(self, request: Any, node: int = 0, client_id: str = "client") -> Any:

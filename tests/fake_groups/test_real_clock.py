@@ -10,7 +10,7 @@ from kafkawire.messages.consumer_group_describe import v1 as cgd
 from kafkawire.testing.fake.config import FakeConfig
 from kafkawire.testing.fake.groups import GroupCoordinator
 
-from .harness import View, consumer_heartbeat, join
+from .harness import Shares, View, consumer_heartbeat, join
 
 
 class _RealClock:
@@ -20,7 +20,7 @@ class _RealClock:
 
 async def test_a_session_expires_without_anyone_advancing_time() -> None:
     view = View(_RealClock(), {"t": 1})
-    coordinator = GroupCoordinator(view, FakeConfig(consumer_group_session_timeout_ms=20))
+    coordinator = GroupCoordinator(view, FakeConfig(consumer_group_session_timeout_ms=20), Shares())
     try:
         joined = await coordinator.handle(consumer_heartbeat("m", 0, topics=["t"]), 0)
         assert joined.member_epoch == 1
@@ -39,7 +39,7 @@ async def test_a_session_expires_without_anyone_advancing_time() -> None:
 
 
 async def test_a_new_group_is_formed_after_a_zero_initial_delay_at_once() -> None:
-    coordinator = GroupCoordinator(View(_RealClock(), {"t": 1}), FakeConfig())
+    coordinator = GroupCoordinator(View(_RealClock(), {"t": 1}), FakeConfig(), Shares())
     try:
         answer = await asyncio.wait_for(coordinator.handle(join(version=3), 0), timeout=5)
         assert (answer.error_code, answer.generation_id) == (0, 1)

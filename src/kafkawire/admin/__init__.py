@@ -1,5 +1,5 @@
-"""The asyncio admin client: topics, configs, consumer groups and their offsets, the
-cluster, ACLs and SCRAM credentials.
+"""The asyncio admin client: topics, configs, consumer groups and their offsets, share
+groups and their start offsets, the cluster, ACLs and SCRAM credentials.
 
 ``async with Admin("host:9092") as admin:`` then, for example,
 ``(await admin.create_topics([NewTopic("orders", partitions=3)]))["orders"]``. Calls about
@@ -29,6 +29,7 @@ from .offsets import EARLIEST, LATEST, MAX_TIMESTAMP, ListedOffset
 from .results import AdminItemsError, ItemResults
 from .scram import ScramCredential, ScramMechanism, ScramUpsert
 from .settings import AdminOptions, AdminSettings
+from .share_groups import ShareGroupDescription, ShareMemberDescription, SharePartitionOffset
 from .topic_names import MAX_TOPIC_NAME_LENGTH, topic_name_problem
 from .topics import CreatedTopic, NewTopic, PartitionDescription, TopicDescription
 
@@ -68,6 +69,9 @@ __all__ = [
     "ScramCredential",
     "ScramMechanism",
     "ScramUpsert",
+    "ShareGroupDescription",
+    "ShareMemberDescription",
+    "SharePartitionOffset",
     "TopicDescription",
     "decode_assignment",
     "decode_subscription",

@@ -20,14 +20,19 @@ the broker and both version ranges.
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from kafkawire.cluster import Cluster
+from kafkawire.errors import KafkawireError
 from kafkawire.messages import RequestMessage, ResponseMessage
 
-from .results import error_of
+from .results import ItemResults, error_of, unanswered
 
 __all__ = ["AdminBase", "raise_top_level"]
+
+V = TypeVar("V")
 
 
 class AdminBase:
@@ -39,6 +44,29 @@ class AdminBase:
     async def _send(self, request: RequestMessage[Any], **options: Any) -> Any:
         """``request`` at the highest version both sides support, where it belongs."""
         return await self._cluster.send(request, negotiate=True, **options)
+
+    async def _each_group(
+        self,
+        group_ids: Iterable[str],
+        request_for: Callable[[str], RequestMessage[Any]],
+        answers_of: Callable[[Any], Iterable[Any]],
+        read: Callable[[Any], V],
+    ) -> ItemResults[str, V]:
+        """One request per group, each to its coordinator at once: each group's answer (found
+        among ``answers_of(response)`` by its ``group_id``) read, or that group's error."""
+        wanted = list(dict.fromkeys(group_ids))
+
+        async def one(group_id: str) -> V | KafkawireError:
+            try:
+                response = await self._send(request_for(group_id))
+            except KafkawireError as error:
+                return error
+            answer = next((a for a in answers_of(response) if a.group_id == group_id), None)
+            if answer is None:
+                return unanswered(f"group {group_id!r}", response)
+            return error_of(answer) or read(answer)
+
+        return ItemResults(dict(zip(wanted, await asyncio.gather(*map(one, wanted)), strict=True)))
 
     async def _send_to_controller(self, request: RequestMessage[Any]) -> Any:
         """``request`` to the controller named in the metadata, retried as one call."""

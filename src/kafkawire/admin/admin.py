@@ -1,7 +1,7 @@
 """The admin client: one object over one cluster, its parts one module per concern.
 
 :class:`Admin` is the union of the parts' mix-ins (topics, configs, groups, group offsets,
-partition offsets, cluster and log dirs, ACLs, SCRAM credentials), which share one
+share groups, partition offsets, cluster and log dirs, ACLs, SCRAM credentials), which share one
 :class:`~kafkawire.cluster.Cluster` and its connections.
 """
 
@@ -21,6 +21,7 @@ from .group_offsets import GroupOffsetsMixin
 from .groups import GroupsMixin
 from .scram import ScramMixin
 from .settings import AdminOptions, AdminSettings
+from .share_groups import ShareGroupsMixin
 from .topics import TopicsMixin
 
 __all__ = ["Admin"]
@@ -31,6 +32,7 @@ class Admin(
     ConfigsMixin,
     GroupsMixin,
     GroupOffsetsMixin,
+    ShareGroupsMixin,
     ClusterInfoMixin,
     AclsMixin,
     ScramMixin,

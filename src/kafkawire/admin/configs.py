@@ -1,7 +1,7 @@
-"""Configs of topics and brokers: describe, and alter incrementally.
+"""Configs of topics, brokers and groups: describe, and alter incrementally.
 
 A broker's configs live on that broker, so requests about a broker resource go to it (its
-name is its node id); topic configs can be asked of any broker.
+name is its node id); topic and group configs can be asked of any broker.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ class AlterConfigOp(enum.IntEnum):
 
 
 class ConfigResource(NamedTuple):
-    """A topic (by name) or a broker (by node id, as a string) whose configs to use."""
+    """A topic (by name), a broker (by node id, as a string) or a group (by id; share groups'
+    ``share.auto.offset.reset`` and ``share.record.lock.duration.ms``) whose configs to use."""
 
     type: ConfigResourceType
     name: str
@@ -72,6 +73,10 @@ class ConfigResource(NamedTuple):
     @classmethod
     def broker(cls, node_id: int) -> ConfigResource:
         return cls(ConfigResourceType.BROKER, str(node_id))
+
+    @classmethod
+    def group(cls, group_id: str) -> ConfigResource:
+        return cls(ConfigResourceType.GROUP, group_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""Consumer groups: list, describe (members and their assignments), delete.
+"""Groups: list (consumer and share groups, by state and type), describe consumer groups
+(members and their assignments), delete.
 
 A consumer group's members carry their subscription and assignment as the consumer
 protocol's data messages (ConsumerProtocolSubscription, ConsumerProtocolAssignment), each an
@@ -8,20 +9,18 @@ them, as it does for the consumer.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from kafkawire.cluster import TopicPartition
-from kafkawire.errors import KafkawireError
 from kafkawire.messages.delete_groups import v2 as delete_groups
 from kafkawire.messages.describe_groups import v6 as describe_groups
 from kafkawire.messages.list_groups import v5 as list_groups
 from kafkawire.operations import member_data
 
 from ._base import AdminBase, raise_top_level
-from .results import ItemResults, error_of, unanswered
+from .results import ItemResults
 
 __all__ = [
     "GroupDescription",
@@ -40,7 +39,7 @@ class GroupListing:
     group_id: str
     protocol_type: str  # "consumer" for consumer groups, "" for groups that only commit
     state: str  # "" where the broker's ListGroups is older than v4
-    type: str  # "classic" or "consumer" (KIP-848); "" before ListGroups v5
+    type: str  # "classic", "consumer" (KIP-848) or "share" (KIP-932); "" before ListGroups v5
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +62,15 @@ class GroupDescription:
 
 
 class GroupsMixin(AdminBase):
-    async def list_groups(self, *, states: Iterable[str] = ()) -> list[GroupListing]:
-        """Every group on every broker (each broker lists those it coordinates)."""
-        request = list_groups.ListGroupsRequest(states_filter=tuple(states))
+    async def list_groups(
+        self, *, states: Iterable[str] = (), types: Iterable[str] = ()
+    ) -> list[GroupListing]:
+        """Every group on every broker (each broker lists those it coordinates), or those in
+        ``states`` and of ``types`` ("classic", "consumer", "share"; a broker whose ListGroups
+        is older than v5 cannot filter by type, and the call fails naming the field)."""
+        request = list_groups.ListGroupsRequest(
+            states_filter=tuple(states), types_filter=tuple(types)
+        )
         answers = await self._cluster.send_to_all(request, negotiate=True)
         listed = []
         for response in answers.values():
@@ -83,40 +88,21 @@ class GroupsMixin(AdminBase):
 
     async def describe_groups(self, group_ids: Iterable[str]) -> ItemResults[str, GroupDescription]:
         """Each group's state and members, asked of its coordinator."""
-        wanted = list(dict.fromkeys(group_ids))
-
-        async def describe(group_id: str) -> GroupDescription | KafkawireError:
-            request = describe_groups.DescribeGroupsRequest(groups=(group_id,))
-            try:
-                response = await self._send(request)
-            except KafkawireError as error:
-                return error
-            answer = next((g for g in response.groups if g.group_id == group_id), None)
-            if answer is None:
-                return unanswered(f"group {group_id!r}", response)
-            return error_of(answer) or _described(answer)
-
-        return ItemResults(
-            dict(zip(wanted, await asyncio.gather(*map(describe, wanted)), strict=True))
+        return await self._each_group(
+            group_ids,
+            lambda g: describe_groups.DescribeGroupsRequest(groups=(g,)),
+            lambda response: response.groups,
+            _described,
         )
 
     async def delete_groups(self, group_ids: Iterable[str]) -> ItemResults[str, None]:
-        """Delete groups that have no members (their committed offsets go with them)."""
-        wanted = list(dict.fromkeys(group_ids))
-
-        async def delete(group_id: str) -> KafkawireError | None:
-            request = delete_groups.DeleteGroupsRequest(groups_names=(group_id,))
-            try:
-                response = await self._send(request)
-            except KafkawireError as error:
-                return error
-            answer = next((g for g in response.results if g.group_id == group_id), None)
-            return (
-                unanswered(f"group {group_id!r}", response) if answer is None else error_of(answer)
-            )
-
-        return ItemResults(
-            dict(zip(wanted, await asyncio.gather(*map(delete, wanted)), strict=True))
+        """Delete groups that have no members (their committed offsets, or a share group's
+        start offsets, go with them)."""
+        return await self._each_group(
+            group_ids,
+            lambda g: delete_groups.DeleteGroupsRequest(groups_names=(g,)),
+            lambda response: response.results,
+            lambda _: None,
         )
 
 

@@ -1,12 +1,22 @@
-"""``kafkawire groups``: list and describe consumer groups, and reset their offsets."""
+"""``kafkawire groups``: list and describe consumer and share groups, and reset consumer groups'
+offsets."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from kafkawire.admin import GroupDescription, ItemResults, PartitionLag, ResetTo
+from kafkawire.admin import (
+    GroupDescription,
+    ItemResults,
+    PartitionLag,
+    ResetTo,
+    ShareGroupDescription,
+    SharePartitionOffset,
+)
 from kafkawire.cluster import TopicPartition
 from kafkawire.errors import GroupIdNotFoundError
 
@@ -26,7 +36,7 @@ __all__ = ["groups"]
 
 @click.group(context_settings=CONTEXT_SETTINGS)
 def groups() -> None:
-    """List and describe consumer groups, and reset their committed offsets.
+    """List and describe consumer and share groups, and reset consumer groups' offsets.
 
     \b
     Examples:
@@ -42,20 +52,28 @@ def _print(table: Table) -> None:
 
 @groups.command("list", context_settings=CONTEXT_SETTINGS)
 @click.option("--state", "states", multiple=True, help="Only groups in this state (repeatable).")
+@click.option(
+    "--type",
+    "types",
+    multiple=True,
+    type=click.Choice(["classic", "consumer", "share"], case_sensitive=False),
+    help="Only groups of this type (repeatable).",
+)
 @broker_options
 @debug_option
-def list_groups(*, broker: BrokerArgs, states: tuple[str, ...]) -> None:
-    """List the groups: id, type, state and protocol type.
+def list_groups(*, broker: BrokerArgs, states: tuple[str, ...], types: tuple[str, ...]) -> None:
+    """List the groups: id, type (classic, consumer or share), state and protocol type.
 
     \b
     Examples:
       kafkawire groups list -b localhost:9092
       kafkawire groups list --state Stable --state Empty
+      kafkawire groups list --type share
     """
 
     async def listed() -> list[tuple[str, str, str, str]]:
         async with broker.admin() as admin:
-            found = await admin.list_groups(states=states)
+            found = await admin.list_groups(states=states, types=types)
         return sorted((g.group_id, g.type, g.state, g.protocol_type) for g in found)
 
     found = run(listed())
@@ -74,21 +92,46 @@ def list_groups(*, broker: BrokerArgs, states: tuple[str, ...]) -> None:
 @debug_option
 def describe(*, broker: BrokerArgs, group: str) -> None:
     """Show a group's state, its members and their assignments, and per partition the
-    committed offset, the end offset, the lag and the member it is assigned to.
+    committed offset, the end offset, the lag and the member it is assigned to. For a share
+    group: its members and per partition its start offset, its lag and the members that
+    share it.
 
     \b
     Example:
       kafkawire groups describe billing -b localhost:9092
     """
 
-    async def described() -> tuple[GroupDescription, ItemResults[TopicPartition, PartitionLag]]:
+    async def described() -> ConsumerView | ShareView:
         async with broker.admin() as admin:
-            return (await admin.describe_groups([group]))[group], await admin.group_lag(group)
+            types = {g.group_id: g.type for g in await admin.list_groups()}
+            if types.get(group) == "share":
+                share = (await admin.describe_share_groups([group]))[group]
+                return ShareView(share, await admin.list_share_group_offsets(group))
+            consumer = (await admin.describe_groups([group]))[group]
+            return ConsumerView(consumer, await admin.group_lag(group))
 
     try:
-        description, lags = run(described())
+        view = run(described())
     except GroupIdNotFoundError:  # Kafka 4 answers so for a group it does not have
         raise Failure(f"consumer group {group!r} does not exist") from None
+    if isinstance(view, ShareView):
+        _describe_share(view)
+    else:
+        _describe_consumer(group, view)
+
+
+class ConsumerView(NamedTuple):
+    description: GroupDescription
+    lags: ItemResults[TopicPartition, PartitionLag]
+
+
+class ShareView(NamedTuple):
+    description: ShareGroupDescription
+    offsets: ItemResults[TopicPartition, SharePartitionOffset]
+
+
+def _describe_consumer(group: str, view: ConsumerView) -> None:
+    description, lags = view
     # Older brokers answer "Dead", and some (Tansu) "Empty": a group with no members and no
     # committed offsets is one Kafka removes, so it is gone either way.
     if description.state == "Dead" or (not description.members and not lags):
@@ -106,6 +149,37 @@ def describe(*, broker: BrokerArgs, group: str) -> None:
         else:
             numbers = ["-", "-", f"error: {lag}" if lag else "-"]
         table.add_row(tp.topic, str(tp.partition), *numbers, owners.get(tp, "-"))
+    _print(table)
+
+
+def _describe_share(view: ShareView) -> None:
+    """A share group: its members, then per partition its start offset, its lag and the
+    members that share it."""
+    description, offsets = view
+    click.echo(
+        f"Share group {description.group_id}  state {description.state}  epoch "
+        f"{description.group_epoch}  assignor {description.assignor}  members "
+        f"{len(description.members)}"
+    )
+    members = Table("member", "client", "host", "epoch", "topics", box=None)
+    for m in description.members:
+        members.add_row(
+            m.member_id, m.client_id, m.client_host, str(m.member_epoch), ",".join(m.topics)
+        )
+    if description.members:
+        _print(members)
+    sharing: dict[TopicPartition, list[str]] = {}
+    for m in description.members:
+        for tp in m.assignment:
+            sharing.setdefault(tp, []).append(m.member_id)  # clients of a pool share an id
+    table = Table("topic", "partition", "start", "lag", "members", box=None)
+    for tp in sorted(set(offsets) | set(sharing)):
+        found = offsets.outcome(tp) if tp in offsets else None
+        if isinstance(found, SharePartitionOffset):
+            numbers = [_or_dash(found.start_offset), _or_dash(found.lag)]
+        else:
+            numbers = ["-", f"error: {found}" if found else "-"]
+        table.add_row(tp.topic, str(tp.partition), *numbers, ",".join(sharing.get(tp, ["-"])))
     _print(table)
 
 

@@ -3,14 +3,16 @@
 ``FakeCluster`` starts brokers on loopback ports that speak Kafka's protocol, keep topics and
 partitions with logs, and answer by Kafka's rules: produce with idempotence and transactions,
 fetch with sessions, leader epochs and long polls, offsets, topics, configs, coordinators, and
-the group APIs of :mod:`.groups`. Hooks script any answer (errors, delays, cut connections)
+the group APIs of :mod:`.groups`, and share groups (KIP-932: :mod:`.share` on the partitions'
+leaders, membership in :mod:`.groups`). Hooks script any answer (errors, delays, cut connections)
 for fault tests; ``requests`` records what clients sent; a :class:`ManualClock` moves the
 cluster's time by hand.
 
 Module map: ``cluster`` (the facade), ``config``, ``broker`` and ``connection`` (sockets, the
 order of answers), ``hooks``, ``request_log``, ``state`` (brokers, topics, leaders), ``log``
 with ``producer_state`` and ``batch_check`` (one partition's records), ``fetch_sessions``,
-``transactions``, ``handlers`` (one module per API or family), ``view`` and ``groups`` (the
+``transactions``, ``share`` (share partitions, their locks, share sessions),
+``group_configs``, ``handlers`` (one module per API or family), ``view`` and ``groups`` (the
 seam to the group coordinator), ``clock`` (timers and the hand-driven clock), ``thread`` (a
 cluster on a loop of its own, for synchronous code), ``build`` (responses at any version),
 ``codes``.
@@ -22,6 +24,7 @@ from .codes import Error
 from .config import FakeConfig
 from .hooks import CUT, DROP, Action, Hook, HookContext
 from .request_log import ReceivedRequest, RequestLog
+from .share import InFlightRecord, RecordState, SharePartitionState
 from .thread import FakeClusterThread
 from .view import ClusterView
 
@@ -37,8 +40,11 @@ __all__ = [
     "FakeConfig",
     "Hook",
     "HookContext",
+    "InFlightRecord",
     "ManualClock",
     "PartitionOffsets",
     "ReceivedRequest",
+    "RecordState",
     "RequestLog",
+    "SharePartitionState",
 ]

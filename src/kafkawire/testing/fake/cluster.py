@@ -19,7 +19,11 @@ What a test may do besides connecting:
 - script answers: ``control`` (:mod:`.hooks`), and read what was asked: ``requests``
   (:mod:`.request_log`);
 - move time: ``FakeCluster(clock=ManualClock())`` and ``clock.advance(seconds)``
-  (:mod:`.clock`); without a clock, timers run on real time.
+  (:mod:`.clock`); without a clock, timers run on real time (session timeouts, rebalances,
+  transactions and share groups' record locks alike);
+- share groups: ``set_group_config`` (``share.auto.offset.reset``, ``share.record.lock
+  .duration.ms``: :mod:`.group_configs`), ``share_partition`` (a share partition's start, end
+  and in-flight records).
 
 Everything runs on the event loop that entered the cluster; the set-up methods are plain
 (synchronous) calls on that loop, the ones that wait on sockets are coroutines. A handler or
@@ -42,11 +46,13 @@ from .call import Handler
 from .clock import ManualClock
 from .config import FakeConfig
 from .fetch_sessions import FetchSessionCache
+from .group_configs import group_config_problem
 from .groups import GroupCoordinator
 from .handlers import HANDLERS, group_handler
 from .hooks import Hook, HookFunction, Hooks
 from .request_log import RequestLog, api_key_of
 from .services import Services
+from .share import SharePartitions, SharePartitionState
 from .state import ClusterState, Partition, Topic, invalid_topic_name
 from .topic_configs import unknown_keys
 from .transactions import TransactionCoordinator
@@ -100,12 +106,14 @@ class FakeCluster:
         self.config = config.replace(**settings) if settings else config
         now = time.monotonic if clock is None else clock.now
         self.state = ClusterState(self.config, now)
-        groups = GroupCoordinator(self.state, self.config)
+        shares = SharePartitions(self.state, self.config)
+        groups = GroupCoordinator(self.state, self.config, shares)
         transactions = TransactionCoordinator(self.state, groups.commit_offsets)
         self.state.pending_offsets = transactions.pending_offsets
         if clock is not None:
             clock.attach(groups.timers)
             clock.attach(transactions.timers)
+            clock.attach(shares.timers)
         self.services = Services(
             self.state,
             transactions,
@@ -118,6 +126,7 @@ class FakeCluster:
                 )
                 for node in self.state.brokers
             },
+            shares,
             served_versions(self.config),
         )
         self.brokers = {node: BrokerServer(self, node) for node in self.state.brokers}
@@ -150,6 +159,7 @@ class FakeCluster:
             await broker.stop()
         self.services.transactions.close()
         self.services.groups.close()
+        self.services.shares.close()
 
     @property
     def bootstrap(self) -> str:
@@ -291,6 +301,32 @@ class FakeCluster:
     def offsets(self, topic: str, partition: int) -> PartitionOffsets:
         log = self._partition(topic, partition).log
         return PartitionOffsets(log.log_start_offset, log.last_stable_offset, log.high_watermark)
+
+    # -- share groups --------------------------------------------------------------------------
+
+    def set_group_config(self, group_id: str, key: str, value: str | None) -> None:
+        """Set a group config (as IncrementalAlterConfigs on the GROUP resource would; None
+        deletes it): ``cluster.set_group_config("workers", "share.auto.offset.reset",
+        "earliest")``. ValueError where Kafka answers INVALID_CONFIG."""
+        configs = dict(self.state.group_configs.get(group_id, {}))
+        if value is None:
+            configs.pop(key, None)
+        else:
+            configs[key] = value
+        problem = group_config_problem(self.config, configs)
+        if problem is not None:
+            raise ValueError(f"set_group_config: {problem}")
+        self.state.group_configs[group_id] = configs
+
+    def share_partition(
+        self, group_id: str, topic: str, partition: int
+    ) -> SharePartitionState | None:
+        """Where share group ``group_id`` stands in a partition (None before its first fetch
+        there): start and end offsets, and each in-flight record's state, delivery count and
+        member."""
+        found = self._partition(topic, partition)
+        share = self.services.shares.get(group_id, self._topic(topic).topic_id, found.index)
+        return None if share is None else share.snapshot()
 
     # -- brokers -------------------------------------------------------------------------------
 

@@ -38,6 +38,20 @@ class FakeConfig:
     group_max_session_timeout_ms: int = 1800000
     consumer_group_heartbeat_interval_ms: int = 5000
     consumer_group_session_timeout_ms: int = 45000
+    # Share groups (KIP-932): group.share.heartbeat.interval.ms, group.share.session.timeout.ms,
+    # group.share.max.size; group.share.record.lock.duration.ms with the bounds a group's own
+    # share.record.lock.duration.ms must keep to (group.share.{min,max}.record.lock.duration.ms),
+    # group.share.delivery.count.limit, group.share.partition.max.record.locks (the in-flight
+    # records of one share partition) and group.share.max.share.sessions (per broker).
+    share_group_heartbeat_interval_ms: int = 5000
+    share_group_session_timeout_ms: int = 45000
+    share_group_max_size: int = 200
+    share_group_record_lock_duration_ms: int = 30000
+    share_group_min_record_lock_duration_ms: int = 15000
+    share_group_max_record_lock_duration_ms: int = 60000
+    share_group_delivery_count_limit: int = 5
+    share_group_partition_max_record_locks: int = 2000
+    share_group_max_share_sessions: int = 2000
     # Transactions: transaction.max.timeout.ms.
     transaction_max_timeout_ms: int = 900000
     # Fetch sessions: max.incremental.fetch.session.cache.slots, and how long a session must
@@ -48,6 +62,13 @@ class FakeConfig:
 
     def __post_init__(self) -> None:
         for name in ("num_brokers", "default_partitions", "default_replication_factor"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"FakeConfig.{name} must be at least 1, not {getattr(self, name)}")
+        for name in (
+            "share_group_record_lock_duration_ms",
+            "share_group_delivery_count_limit",
+            "share_group_partition_max_record_locks",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"FakeConfig.{name} must be at least 1, not {getattr(self, name)}")
         if self.group_min_session_timeout_ms > self.group_max_session_timeout_ms:

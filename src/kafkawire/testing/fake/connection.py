@@ -66,6 +66,10 @@ class Connection:
             pass
         finally:
             self.abort()
+            # Kafka drops the share session a connection opened when it closes.
+            self.broker.cluster.services.shares.disconnected(
+                self.broker.node_id, self.connection_id
+            )
             with contextlib.suppress(OSError):
                 await self.writer.wait_closed()
 

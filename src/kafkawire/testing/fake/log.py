@@ -214,6 +214,18 @@ class PartitionLog:
             size += len(stored.data)
         return b"".join(chunks), after
 
+    def whole_batches(self, offset: int, max_bytes: int, upper: int) -> list[StoredBatch]:
+        """The batches from the one holding ``offset``, below ``upper``, as many whole ones as
+        fit in ``max_bytes`` (the first always): what a share fetch reads and acquires from."""
+        found: list[StoredBatch] = []
+        size = 0
+        for stored in self.batches[self._index_of(offset) :]:
+            if stored.base_offset >= upper or (found and size + len(stored.data) > max_bytes):
+                break
+            found.append(stored)
+            size += len(stored.data)
+        return found
+
     def aborted_between(self, start: int, end: int) -> list[AbortedTxn]:
         """The aborted transactions a read of ``[start, end)`` overlaps (Kafka's rule)."""
         return [t for t in self.aborted if t.last_offset >= start and t.first_offset < end]

@@ -1,4 +1,5 @@
-"""What a handler reaches through its call: the shared state and the coordinators."""
+"""What a handler reaches through its call: the shared state, the coordinators and the share
+partitions."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from dataclasses import dataclass
 
 from .fetch_sessions import FetchSessionCache
 from .groups import GroupCoordinator
+from .share import SharePartitions
 from .state import ClusterState
 from .transactions import TransactionCoordinator
 
@@ -18,4 +20,5 @@ class Services:
     transactions: TransactionCoordinator
     groups: GroupCoordinator
     fetch_sessions: dict[int, FetchSessionCache]  # one cache per broker, as in Kafka
+    shares: SharePartitions  # share partitions, their locks, each broker's share sessions
     served: dict[int, range]  # the versions of each API the brokers serve

@@ -104,6 +104,8 @@ class ClusterState:
         self.by_name: dict[str, Topic] = {}
         self.by_id: dict[uuid.UUID, Topic] = {}
         self.changes = Changes()
+        # Group configs by group id (Kafka's GroupConfigManager): :mod:`.group_configs`.
+        self.group_configs: dict[str, dict[str, str]] = {}
         self._next_leader = 0
         # Set by the cluster to the transaction coordinator's (which is built after this).
         self.pending_offsets: Callable[[str], frozenset[tuple[str, int]]] = lambda group: (

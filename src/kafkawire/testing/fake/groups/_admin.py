@@ -5,9 +5,11 @@
   the group is Stable. A group that is missing or not classic is "Dead"; from v6 with
   GROUP_ID_NOT_FOUND and a message, before v6 without an error (as Kafka 4 answers).
 - ListGroups lists the groups the receiving node coordinates, filtered by state (v4+,
-  case-insensitive) and type (v5+: "classic", "consumer").
-- DeleteGroups deletes groups without members, with their offsets; NON_EMPTY_GROUP for the
-  others, GROUP_ID_NOT_FOUND for unknown ids.
+  case-insensitive) and type (v5+: "classic", "consumer", "share"; a share group's protocol
+  type is "share").
+- DeleteGroups deletes groups without members, with their offsets (a share group with its
+  share partitions' state); NON_EMPTY_GROUP for the others, GROUP_ID_NOT_FOUND for unknown
+  ids.
 - ConsumerGroupDescribe describes KIP-848 groups: epochs, assignor, each member's
   subscription, assignment and target assignment.
 
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from kafkawire.errors import (
     BrokerError,
@@ -30,20 +33,29 @@ from kafkawire.messages.consumer_group_describe import v1 as cgd
 from kafkawire.messages.delete_groups import v2 as delete
 from kafkawire.messages.describe_groups import v6 as describe
 from kafkawire.messages.list_groups import v5 as listing
+from kafkawire.testing.fake.view import ShareStateView
 
 from ._classic_group import ClassicGroup
 from ._classic_state import ClassicGroupState
 from ._consumer_group import ConsumerGroup
 from ._consumer_member import ConsumerMember, Partitions
 from ._groups import Group, Groups
+from ._modern import by_topic
 from ._offsets import OffsetStore
+from ._share_group import ShareGroup
 
-__all__ = ["GROUP_OPERATIONS", "GroupAdmin"]
+__all__ = [
+    "GROUP_OPERATIONS",
+    "OMITTED_OPERATIONS",
+    "Coordinates",
+    "GroupAdmin",
+    "named_assignment",
+]
 
 # READ (3), DELETE (6), DESCRIBE (8), DESCRIBE_CONFIGS (10), ALTER_CONFIGS (11): what Kafka
 # answers for a group when no authorizer is configured.
 GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8, 10, 11))
-_OMITTED = -(2**31)
+OMITTED_OPERATIONS = -(2**31)
 Coordinates = Callable[[str], bool]  # whether the receiving node coordinates a group
 _CONSUMER_MEMBER_TYPE = 1
 _DEAD = ClassicGroupState.DEAD.value
@@ -60,7 +72,7 @@ def _state(group: Group) -> str:
 def _protocol_type(group: Group) -> str:
     if isinstance(group, ClassicGroup):
         return group.protocol_type or ""
-    return "consumer"
+    return group.kind  # "consumer" or "share"
 
 
 class GroupAdmin:
@@ -70,10 +82,12 @@ class GroupAdmin:
         self,
         groups: Groups,
         offsets: OffsetStore,
+        shares: ShareStateView,
         topics: Callable[[], Mapping[str, tuple[uuid.UUID, int]]],
     ) -> None:
         self._groups = groups
         self._offsets = offsets
+        self._shares = shares
         self._topics = topics
 
     def describe_groups(
@@ -125,7 +139,7 @@ class GroupAdmin:
                 )
                 for m in group.members.values()
             ),
-            authorized_operations=GROUP_OPERATIONS if with_operations else _OMITTED,
+            authorized_operations=GROUP_OPERATIONS if with_operations else OMITTED_OPERATIONS,
         )
 
     def list_groups(
@@ -173,6 +187,8 @@ class GroupAdmin:
             raise NonEmptyGroupError(f"group {group_id} has members")
         self._groups.delete(group_id)
         self._offsets.delete_group(group_id)
+        if isinstance(group, ShareGroup):
+            self._shares.delete_share_states(group_id, None)
 
     def consumer_group_describe(
         self, group_ids: Iterable[str], with_operations: bool, coordinates: Coordinates
@@ -207,7 +223,7 @@ class GroupAdmin:
             assignment_epoch=group.assignment_epoch,
             assignor_name=group.preferred_assignor(),
             members=tuple(self._member(group, m) for m in group.members.values()),
-            authorized_operations=GROUP_OPERATIONS if with_operations else _OMITTED,
+            authorized_operations=GROUP_OPERATIONS if with_operations else OMITTED_OPERATIONS,
         )
 
     def _member(self, group: ConsumerGroup, member: ConsumerMember) -> cgd.Member:
@@ -220,20 +236,24 @@ class GroupAdmin:
             client_host=member.client_host,
             subscribed_topic_names=tuple(sorted(member.subscribed_topic_names)),
             subscribed_topic_regex=member.regex,
-            assignment=self._assignment(member.assigned),
-            target_assignment=self._assignment(group.target.get(member.member_id, frozenset())),
+            assignment=named_assignment(cgd, member.assigned, self._topics()),
+            target_assignment=named_assignment(
+                cgd, group.target.get(member.member_id, frozenset()), self._topics()
+            ),
             member_type=_CONSUMER_MEMBER_TYPE,
         )
 
-    def _assignment(self, partitions: Partitions) -> cgd.Assignment:
-        names = {topic_id: name for name, (topic_id, _) in self._topics().items()}
-        by_topic: dict[uuid.UUID, list[int]] = {}
-        for topic_id, partition in sorted(partitions):
-            by_topic.setdefault(topic_id, []).append(partition)
-        return cgd.Assignment(
-            topic_partitions=tuple(
-                cgd.TopicPartitions(topic_id=t, topic_name=names[t], partitions=tuple(ps))
-                for t, ps in by_topic.items()
-                if t in names
-            )
+
+def named_assignment(
+    module: Any, partitions: Partitions, topics: Mapping[str, tuple[uuid.UUID, int]]
+) -> Any:
+    """The ``Assignment`` of a ConsumerGroupDescribe or ShareGroupDescribe ``module``: the
+    partitions by topic, each topic with its name (topics gone are left out)."""
+    names = {topic_id: name for name, (topic_id, _) in topics.items()}
+    return module.Assignment(
+        topic_partitions=tuple(
+            module.TopicPartitions(topic_id=t, topic_name=names[t], partitions=tuple(ps))
+            for t, ps in by_topic(partitions).items()
+            if t in names
         )
+    )

@@ -25,7 +25,6 @@ from __future__ import annotations
 import logging
 import re
 import uuid
-from collections.abc import Callable
 from dataclasses import replace
 
 from kafkawire.errors import (
@@ -39,9 +38,6 @@ from kafkawire.errors import (
     UnsupportedAssignorError,
 )
 from kafkawire.messages.consumer_group_heartbeat import v1 as cgh
-from kafkawire.testing.fake.clock import Timers
-from kafkawire.testing.fake.config import FakeConfig
-from kafkawire.testing.fake.view import ClusterView
 
 from ._assignors import ASSIGNORS
 from ._consumer_group import ConsumerGroup
@@ -52,6 +48,7 @@ from ._consumer_member import (
     Partitions,
 )
 from ._member_state import MemberState
+from ._modern import Heartbeats, by_topic, member_left, refresh_epoch
 from ._reconcile import reconcile
 
 __all__ = ["ConsumerHeartbeats"]
@@ -59,8 +56,6 @@ __all__ = ["ConsumerHeartbeats"]
 logger = logging.getLogger(__name__)
 
 _CLIENT_MEMBER_ID_VERSION = 1
-
-GroupLookup = Callable[[str, bool], ConsumerGroup]
 
 
 def _owned(request: cgh.ConsumerGroupHeartbeatRequest) -> Partitions | None:
@@ -70,31 +65,16 @@ def _owned(request: cgh.ConsumerGroupHeartbeatRequest) -> Partitions | None:
 
 
 def _assignment(partitions: Partitions) -> cgh.Assignment:
-    by_topic: dict[uuid.UUID, list[int]] = {}
-    for topic_id, partition in sorted(partitions):
-        by_topic.setdefault(topic_id, []).append(partition)
     return cgh.Assignment(
         topic_partitions=tuple(
             cgh.ConsumerGroupHeartbeatResponseTopicPartitions(topic_id=t, partitions=tuple(ps))
-            for t, ps in by_topic.items()
+            for t, ps in by_topic(partitions).items()
         )
     )
 
 
-class ConsumerHeartbeats:
+class ConsumerHeartbeats(Heartbeats[ConsumerGroup]):
     """ConsumerGroupHeartbeat for the KIP-848 groups of one coordinator."""
-
-    def __init__(
-        self,
-        cluster: ClusterView,
-        settings: FakeConfig,
-        timers: Timers,
-        group_for: GroupLookup,
-    ) -> None:
-        self._cluster = cluster
-        self._settings = settings
-        self._timers = timers
-        self._group_for = group_for
 
     def heartbeat(
         self,
@@ -202,8 +182,7 @@ class ConsumerHeartbeats:
         """Remove a member (it left, or timed out) and bump the group epoch."""
         if group.remove_member(member_id) is None:
             return
-        group.subscription_metadata = group.compute_subscription_metadata(self._cluster.topics())
-        group.group_epoch += 1
+        member_left(group, self._cluster.topics())
         self._cancel_timers(group.group_id, member_id)
 
     def _cancel_timers(self, group_id: str, member_id: str) -> None:
@@ -278,20 +257,12 @@ class ConsumerHeartbeats:
             client_id=client[0],
             client_host=client[1],
         )
-        bump = (
+        changed = (
             updated.subscribed_topic_names != member.subscribed_topic_names
             or updated.subscribed_topic_regex != member.subscribed_topic_regex
         )
         group.put_member(updated)
-        metadata = group.compute_subscription_metadata(self._cluster.topics())
-        if metadata != group.subscription_metadata:
-            group.subscription_metadata = metadata
-            bump = True
-        if bump:
-            group.group_epoch += 1
-            logger.info("group %s: epoch %d", group.group_id, group.group_epoch)
-        if group.group_epoch > group.assignment_epoch:
-            group.update_target_assignment()
+        refresh_epoch(group, self._cluster.topics(), subscription_changed=changed)
         reconciled = reconcile(
             updated,
             group.assignment_epoch,

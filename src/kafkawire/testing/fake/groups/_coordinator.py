@@ -32,19 +32,24 @@ from kafkawire.errors import (
     NotCoordinatorError,
     UnknownMemberIdError,
 )
+from kafkawire.messages.alter_share_group_offsets import v0 as alter_share_offsets
 from kafkawire.messages.consumer_group_describe import v1 as cgd
 from kafkawire.messages.consumer_group_heartbeat import v1 as cgh
 from kafkawire.messages.delete_groups import v2 as delete
+from kafkawire.messages.delete_share_group_offsets import v0 as delete_share_offsets
 from kafkawire.messages.describe_groups import v6 as describe
+from kafkawire.messages.describe_share_group_offsets import v1 as share_offsets
 from kafkawire.messages.heartbeat import v4 as heartbeat
 from kafkawire.messages.join_group import v9 as join_group
 from kafkawire.messages.leave_group import v5 as leave_group
 from kafkawire.messages.list_groups import v5 as listing
+from kafkawire.messages.share_group_describe import v1 as sgd
+from kafkawire.messages.share_group_heartbeat import v1 as sgh
 from kafkawire.messages.sync_group import v5 as sync_group
 from kafkawire.protocol.versions import convert
 from kafkawire.testing.fake.clock import Timers
 from kafkawire.testing.fake.config import FakeConfig
-from kafkawire.testing.fake.view import ClusterView
+from kafkawire.testing.fake.view import ClusterView, ShareStateView
 
 from ._admin import GroupAdmin
 from ._classic_group import ClassicGroup
@@ -55,6 +60,8 @@ from ._consumer_heartbeat import ConsumerHeartbeats
 from ._groups import Groups
 from ._offsets import OffsetRequests, OffsetStore
 from ._responses import at_version, error_response, leave_request_members
+from ._share_admin import ShareAdmin
+from ._share_heartbeat import ShareHeartbeats
 
 __all__ = ["GroupCoordinator"]
 
@@ -79,14 +86,17 @@ _Handler = Callable[[Any, int, _Call], Awaitable[Any]]
 class GroupCoordinator:
     """The group coordinator of a fake cluster (every node's; see the module docstring)."""
 
-    API_KEYS: ClassVar[frozenset[int]] = frozenset({8, 9, 11, 12, 13, 14, 15, 16, 42, 47, 68, 69})
+    API_KEYS: ClassVar[frozenset[int]] = frozenset(
+        {8, 9, 11, 12, 13, 14, 15, 16, 42, 47, 68, 69, 76, 77, 90, 91, 92}
+    )
     # The versions served, per API key: every version kafkawire's messages know.
     VERSIONS: ClassVar[Mapping[int, range]] = {
         8: range(11), 9: range(11), 11: range(10), 12: range(5), 13: range(6), 14: range(6),
         15: range(7), 16: range(6), 42: range(3), 47: range(1), 68: range(2), 69: range(2),
+        76: range(2), 77: range(2), 90: range(2), 91: range(1), 92: range(1),
     }  # fmt: skip
 
-    def __init__(self, cluster: ClusterView, config: FakeConfig) -> None:
+    def __init__(self, cluster: ClusterView, config: FakeConfig, shares: ShareStateView) -> None:
         self._cluster = cluster
         self._settings = config
         self.timers = Timers(cluster.now)
@@ -98,8 +108,12 @@ class GroupCoordinator:
         self._heartbeats = ConsumerHeartbeats(
             cluster, config, self.timers, lambda g, create: self._groups.consumer(g, create=create)
         )
+        self._share_heartbeats = ShareHeartbeats(
+            cluster, config, self.timers, lambda g, create: self._groups.share(g, create=create)
+        )
         self._offsets = OffsetRequests(cluster, self._groups, self._rebalance, self._store)
-        self._admin = GroupAdmin(self._groups, self._store, cluster.topics)
+        self._admin = GroupAdmin(self._groups, self._store, shares, cluster.topics)
+        self._share_admin = ShareAdmin(self._groups, shares, cluster.topics)
         self._closed = False
         self._handlers: dict[int, _Handler] = {
             8: self._offset_commit,
@@ -114,6 +128,11 @@ class GroupCoordinator:
             47: self._offset_delete,
             68: self._consumer_group_heartbeat,
             69: self._consumer_group_describe,
+            76: self._share_group_heartbeat,
+            77: self._share_group_describe,
+            90: self._describe_share_group_offsets,
+            91: self._alter_share_group_offsets,
+            92: self._delete_share_group_offsets,
         }
 
     # -- the seam -----------------------------------------------------------------------------
@@ -247,6 +266,34 @@ class GroupCoordinator:
             asked.group_ids, asked.include_authorized_operations, call.coordinates
         )
         return at_version(answer, version)
+
+    # -- share groups -------------------------------------------------------------------------
+
+    async def _share_group_heartbeat(self, request: Any, version: int, call: _Call) -> Any:
+        # An empty group id is the heartbeat's INVALID_REQUEST, not routed anywhere.
+        if request.group_id and (refused := self._refuse(request, call)):
+            return refused
+        beat = cast(sgh.ShareGroupHeartbeatRequest, convert(request, 1))
+        return at_version(self._share_heartbeats.heartbeat(beat, version, call.client), version)
+
+    async def _share_group_describe(self, request: Any, version: int, call: _Call) -> Any:
+        asked = cast(sgd.ShareGroupDescribeRequest, convert(request, 1))
+        answer = self._share_admin.describe(
+            asked.group_ids, asked.include_authorized_operations, call.coordinates
+        )
+        return at_version(answer, version)
+
+    async def _describe_share_group_offsets(self, request: Any, version: int, call: _Call) -> Any:
+        asked = cast(share_offsets.DescribeShareGroupOffsetsRequest, convert(request, 1))
+        return at_version(self._share_admin.describe_offsets(asked, call.coordinates), version)
+
+    async def _alter_share_group_offsets(self, request: Any, version: int, call: _Call) -> Any:
+        asked = cast(alter_share_offsets.AlterShareGroupOffsetsRequest, convert(request, 0))
+        return at_version(self._share_admin.alter_offsets(asked, call.coordinates), version)
+
+    async def _delete_share_group_offsets(self, request: Any, version: int, call: _Call) -> Any:
+        asked = cast(delete_share_offsets.DeleteShareGroupOffsetsRequest, convert(request, 0))
+        return at_version(self._share_admin.delete_offsets(asked, call.coordinates), version)
 
     # -- offsets ------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Every group of the coordinator, classic or KIP-848, by group id.
+"""Every group of the coordinator, classic, KIP-848 or share, by group id.
 
 A group id names one group of one kind at a time. As in Kafka, an empty group of the other
 kind gives way: a JoinGroup to an empty KIP-848 group replaces it with a classic one, and a
@@ -6,7 +6,9 @@ ConsumerGroupHeartbeat joining an empty classic group replaces it with a KIP-848
 committed offsets stay). Kafka also converts non-empty groups from one protocol to the other
 (KIP-848's online migration); this fake does not: a classic JoinGroup to a non-empty KIP-848
 group is INCONSISTENT_GROUP_PROTOCOL, a KIP-848 join to a non-empty classic group
-GROUP_ID_NOT_FOUND.
+GROUP_ID_NOT_FOUND. A share group's id is taken by it alone: the other protocols find no
+group of theirs there (INCONSISTENT_GROUP_PROTOCOL, GROUP_ID_NOT_FOUND), and a share heartbeat
+to another kind of group is GROUP_ID_NOT_FOUND.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from kafkawire.errors import GroupIdNotFoundError, InconsistentGroupProtocolErro
 from ._classic_group import ClassicGroup
 from ._classic_state import ClassicGroupState
 from ._consumer_group import ConsumerGroup
+from ._share_group import ShareGroup
 
 __all__ = ["Group", "Groups"]
 
-Group = ClassicGroup | ConsumerGroup
+Group = ClassicGroup | ConsumerGroup | ShareGroup
 
 
 class Groups:
@@ -45,6 +48,8 @@ class Groups:
         """The classic group a JoinGroup goes to: created if ``create`` (a member without an
         id), replacing an empty KIP-848 group; ``None`` if there is none to join."""
         group = self._groups.get(group_id)
+        if isinstance(group, ShareGroup):
+            raise InconsistentGroupProtocolError(f"group {group_id} is a share group")
         if isinstance(group, ConsumerGroup):
             if not group.is_empty():
                 raise InconsistentGroupProtocolError(
@@ -67,6 +72,8 @@ class Groups:
         group = self._groups.get(group_id)
         if isinstance(group, ConsumerGroup):
             return group
+        if isinstance(group, ShareGroup):
+            raise GroupIdNotFoundError(f"Group {group_id} is not a consumer group.")
         if isinstance(group, ClassicGroup):
             if not (create and group.is_empty()):
                 raise GroupIdNotFoundError(f"Group {group_id} is not a consumer group.")
@@ -74,6 +81,20 @@ class Groups:
         elif not create:
             raise GroupIdNotFoundError(f"Group {group_id} not found.")
         created = ConsumerGroup(group_id)
+        self._groups[group_id] = created
+        return created
+
+    def share(self, group_id: str, *, create: bool) -> ShareGroup:
+        """The share group ``group_id``; created if ``create`` and there is no group by that
+        id. GROUP_ID_NOT_FOUND when there is none, or another kind of group."""
+        group = self._groups.get(group_id)
+        if isinstance(group, ShareGroup):
+            return group
+        if group is not None:
+            raise GroupIdNotFoundError(f"Group {group_id} is not a share group.")
+        if not create:
+            raise GroupIdNotFoundError(f"Group {group_id} not found.")
+        created = ShareGroup(group_id)
         self._groups[group_id] = created
         return created
 

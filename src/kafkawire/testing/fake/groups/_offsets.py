@@ -17,6 +17,8 @@ offsets of transactions, as Kafka's coordinator keeps them.
   UNSTABLE_OFFSET_COMMIT with offset -1, as Kafka's ``OffsetMetadataManager`` answers it.
 - OffsetDelete refuses a classic group in use with another protocol than "consumer"
   (NON_EMPTY_GROUP) and each topic the group subscribes to (GROUP_SUBSCRIBED_TO_TOPIC).
+- A share group has no committed offsets: OffsetCommit, OffsetFetch and OffsetDelete find no
+  consumer group there (GROUP_ID_NOT_FOUND).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from ._classic_group import CONSUMER_PROTOCOL_TYPE, ClassicGroup
 from ._classic_rebalance import ClassicRebalance
 from ._classic_state import ClassicGroupState
 from ._groups import Group, Groups
+from ._share_group import ShareGroup
 
 __all__ = [
     "CommittedOffset",
@@ -334,6 +337,8 @@ class OffsetRequests:
         try:
             if group is None:
                 raise GroupIdNotFoundError(f"Group {request.group_id} not found.")
+            if isinstance(group, ShareGroup):
+                raise GroupIdNotFoundError(f"Group {request.group_id} is not a consumer group.")
             _validate_offset_delete(group)
         except BrokerError as error:
             return convert(delete0.OffsetDeleteResponse(error_code=error.code), request.__version__)

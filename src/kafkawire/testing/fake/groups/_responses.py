@@ -18,16 +18,21 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from kafkawire.messages.alter_share_group_offsets import v0 as alter_share_offsets
 from kafkawire.messages.consumer_group_describe import v1 as cgd
 from kafkawire.messages.consumer_group_heartbeat import v1 as cgh
 from kafkawire.messages.delete_groups import v2 as delete
+from kafkawire.messages.delete_share_group_offsets import v0 as delete_share_offsets
 from kafkawire.messages.describe_groups import v6 as describe
+from kafkawire.messages.describe_share_group_offsets import v1 as share_offsets
 from kafkawire.messages.heartbeat import v4 as heartbeat
 from kafkawire.messages.join_group import v9 as join_group
 from kafkawire.messages.leave_group import v2 as leave2
 from kafkawire.messages.leave_group import v5 as leave_group
 from kafkawire.messages.list_groups import v5 as listing
 from kafkawire.messages.offset_delete import v0 as offset_delete
+from kafkawire.messages.share_group_describe import v1 as sgd
+from kafkawire.messages.share_group_heartbeat import v1 as sgh
 from kafkawire.messages.sync_group import v5 as sync_group
 from kafkawire.protocol.versions import convert
 
@@ -110,5 +115,36 @@ def error_response(request: Any, code: int, message: str | None = None) -> Any:
             )
         )
     else:
-        raise ValueError(f"API key {key} is not a group API")
+        newest = _share_error_response(request, code, message)
     return at_version(newest, version)
+
+
+def _share_error_response(request: Any, code: int, message: str | None) -> Any:
+    key: int = request.__api_key__
+    if key == 76:
+        return sgh.ShareGroupHeartbeatResponse(error_code=code, error_message=message)
+    if key == 77:
+        return sgd.ShareGroupDescribeResponse(
+            groups=tuple(
+                sgd.DescribedGroup(group_id=g, error_code=code, error_message=message)
+                for g in request.group_ids
+            )
+        )
+    if key == 90:
+        return share_offsets.DescribeShareGroupOffsetsResponse(
+            groups=tuple(
+                share_offsets.DescribeShareGroupOffsetsResponseGroup(
+                    group_id=g.group_id, error_code=code, error_message=message
+                )
+                for g in request.groups
+            )
+        )
+    if key == 91:
+        return alter_share_offsets.AlterShareGroupOffsetsResponse(
+            error_code=code, error_message=message
+        )
+    if key == 92:
+        return delete_share_offsets.DeleteShareGroupOffsetsResponse(
+            error_code=code, error_message=message
+        )
+    raise ValueError(f"API key {key} is not a group API")

@@ -23,6 +23,8 @@ from . import (
     metadata,
     produce,
     producer_ids,
+    share_acknowledge,
+    share_fetch,
     topics,
     transactions,
 )
@@ -57,6 +59,8 @@ HANDLERS: dict[int, Served] = {
     32: Served(_ALL, configs.handle),
     37: Served(_ALL, topics.create_partitions),
     44: Served(_ALL, configs.alter_incremental),
+    78: Served(_ALL, share_fetch.handle),
+    79: Served(_ALL, share_acknowledge.handle),
 }
 
 group_handler: Handler = groups.handle

@@ -3,16 +3,18 @@ configs with Kafka's defaults.
 
 Resource types: 2 a topic (its own values marked DYNAMIC_TOPIC_CONFIG, the rest
 DEFAULT_CONFIG; UNKNOWN_TOPIC_OR_PARTITION for a topic that does not exist), 4 a broker (by
-node id; INVALID_REQUEST for another id or a name that is not one). Other types are
-INVALID_REQUEST. ``configuration_keys`` narrows the answer; synonyms and documentation are
-left empty.
+node id; INVALID_REQUEST for another id or a name that is not one), 32 a group (the keys of
+:mod:`~kafkawire.testing.fake.group_configs`, its own values marked GROUP_CONFIG; a group
+need not exist). Other types are INVALID_REQUEST. ``configuration_keys`` narrows the
+answer; synonyms and documentation are left empty.
 
 IncrementalAlterConfigs changes a topic's configs as Kafka's ``ConfigAdminManager`` does: SET,
 DELETE (back to the default), and APPEND and SUBTRACT on list configs (``cleanup.policy``;
 on another key they are INVALID_CONFIG, as is a key the fake does not know); a SET without a
 value is INVALID_REQUEST; ``validate_only`` checks and changes nothing. Broker configs are all
 static here: altering one is INVALID_REQUEST, as Kafka answers for a config it cannot change
-dynamically.
+dynamically. A group's configs are SET and DELETE only, checked as Kafka's ``GroupConfig``
+checks them (INVALID_CONFIG).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 from kafkawire.testing.fake.build import build, part
 from kafkawire.testing.fake.call import Call
 from kafkawire.testing.fake.codes import Error
+from kafkawire.testing.fake.group_configs import group_config_problem, group_defaults
 from kafkawire.testing.fake.state import ClusterState
 from kafkawire.testing.fake.topic_configs import TOPIC_DEFAULTS, broker_configs, unknown_keys
 
@@ -30,10 +33,10 @@ from .common import response_for
 
 __all__ = ["alter_incremental", "handle"]
 
-_TOPIC, _BROKER = 2, 4
+_TOPIC, _BROKER, _GROUP = 2, 4, 32
 _SET, _DELETE, _APPEND, _SUBTRACT = 0, 1, 2, 3
 _LIST_CONFIGS = frozenset({"cleanup.policy"})
-_DYNAMIC_TOPIC_CONFIG, _STATIC_BROKER_CONFIG, _DEFAULT_CONFIG = 1, 4, 5
+_DYNAMIC_TOPIC_CONFIG, _STATIC_BROKER_CONFIG, _DEFAULT_CONFIG, _GROUP_CONFIG = 1, 4, 5, 8
 _STRING = 2  # the config type DescribeConfigs v3+ reports; every value here is a string
 
 
@@ -107,6 +110,16 @@ def _configs(
                 for key, value in broker_configs(state.config).items()
             },
         )
+    if kind == _GROUP:
+        own = state.group_configs.get(name, {})
+        return (
+            Error.NONE,
+            None,
+            {
+                key: (own[key], _GROUP_CONFIG) if key in own else (value, _DEFAULT_CONFIG)
+                for key, value in group_defaults(state.config).items()
+            },
+        )
     return Error.INVALID_REQUEST, f"Unsupported resource type {kind}", {}
 
 
@@ -127,6 +140,8 @@ def _alter(state: ClusterState, resource: Any, *, validate_only: bool) -> tuple[
     """One resource's changes (all or none of them); its error and message."""
     if resource.resource_type == _BROKER:
         return Error.INVALID_REQUEST, "the fake cluster's broker configs are static"
+    if resource.resource_type == _GROUP:
+        return _alter_group(state, resource, validate_only=validate_only)
     if resource.resource_type != _TOPIC:
         return Error.INVALID_REQUEST, f"Unsupported resource type {resource.resource_type}"
     topic = state.by_name.get(resource.resource_name)
@@ -158,4 +173,25 @@ def _alter(state: ClusterState, resource: Any, *, validate_only: bool) -> tuple[
             return Error.INVALID_REQUEST, f"Unknown config operation {change.config_operation}"
     if not validate_only:
         topic.configs = configs
+    return Error.NONE, None
+
+
+def _alter_group(
+    state: ClusterState, resource: Any, *, validate_only: bool
+) -> tuple[Error, str | None]:
+    configs = dict(state.group_configs.get(resource.resource_name, {}))
+    for change in resource.configs:
+        if change.config_operation == _DELETE:
+            configs.pop(change.name, None)
+        elif change.config_operation != _SET:
+            return Error.INVALID_CONFIG, f"{change.name} is not a list config"
+        elif change.value is None:
+            return Error.INVALID_REQUEST, f"Null value not supported for : {change.name}"
+        else:
+            configs[change.name] = change.value
+    problem = group_config_problem(state.config, configs)
+    if problem is not None:
+        return Error.INVALID_CONFIG, problem
+    if not validate_only:
+        state.group_configs[resource.resource_name] = configs
     return Error.NONE, None
