@@ -316,7 +316,7 @@ class ShareFetcher:
                     continue  # not asked for: dropped, as Java's handler drops it
                 answered.add(tp)
                 ack_error = error_for_code(data.acknowledge_error_code, _acked(tp, node))
-                self._settle([t for t in tickets if t.tp == tp], ack_error)
+                self._acknowledged(session.node, tp, tickets, ack_error)
                 self._take(session, tp, data)
         unanswered = [t for t in tickets if t.tp not in answered]
         self._settle(
@@ -327,6 +327,8 @@ class ShareFetcher:
         """Buffer what one partition's answer acquired, or act on its error."""
         error = error_for_code(data.error_code, f"ShareFetch of {tp.topic}/{tp.partition}")
         if error is not None:
+            if getattr(error, "invalid_metadata", False):
+                self._left_leader(session.node, tp)
             self._partition_failed(tp, error)
             return
         ranges = [(a.first_offset, a.last_offset, a.delivery_count) for a in data.acquired_records]
@@ -395,7 +397,7 @@ class ShareFetcher:
                 if tp is not None:
                     answered.add(tp)
                     error = error_for_code(data.error_code, _acked(tp, node))
-                    self._settle([t for t in tickets if t.tp == tp], error)
+                    self._acknowledged(node, tp, tickets, error)
         unanswered = [t for t in tickets if t.tp not in answered]
         self._settle(
             unanswered, ProtocolError(f"broker {node} did not answer the acknowledgements")
@@ -493,6 +495,24 @@ class ShareFetcher:
     def _settle(self, tickets: list[Ticket], error: KafkawireError | None) -> None:
         if tickets:
             self._holdings.settle(tickets, error)
+
+    def _acknowledged(
+        self, node: int, tp: TopicPartition, tickets: list[Ticket], error: KafkawireError | None
+    ) -> None:
+        """The outcome of ``tp``'s acknowledgements to ``node``; one that says ``node`` no
+        longer leads it (a moved leader) ends what was acquired there, buffered or not."""
+        self._settle([t for t in tickets if t.tp == tp], error)
+        if error is not None and getattr(error, "invalid_metadata", False):
+            self._left_leader(node, tp)
+
+    def _left_leader(self, node: int, tp: TopicPartition) -> None:
+        """``node`` no longer leads ``tp``: the records buffered from it are dropped (the new
+        leader delivers them again), and the metadata is asked again."""
+        self._cluster.mark_metadata_stale()
+        buffered = self._buffers.get(tp)
+        if buffered and buffered[0].node == node:
+            self._drop_buffered(tp, release=False)
+        self.wake()
 
     def _partition_failed(self, tp: TopicPartition, error: KafkawireError) -> None:
         if error.retriable:
