@@ -20,7 +20,7 @@ from kafkawire.consumer import (
     TopicPartition,
     UnsupportedGroupProtocolError,
 )
-from kafkawire.errors import KafkawireError, ShareSessionNotFoundError
+from kafkawire.errors import KafkawireError, ShareSessionNotFoundError, UnsupportedVersionError
 from kafkawire.net import Connection
 from kafkawire.producer import Producer
 from kafkawire.testing.pytest_plugin import Broker
@@ -312,3 +312,19 @@ async def test_a_broker_without_share_groups_fails_at_start_naming_the_api(
     ):
         await consumer.start()
     await consumer.close()
+
+
+async def test_renew_fails_at_once_on_a_broker_without_share_acknowledge_v2(
+    share_mock: ShareMock,
+) -> None:
+    """The mock serves v1 only and takes RENEW there doing nothing; RENEW is a v2 type
+    (KIP-1222), so kafkawire sends none and says why."""
+    topic, group = fresh("topic"), fresh("group")
+    await share_mock.write(topic, [b"a"])
+    async with share_mock.member(topic, group, share_acknowledgement_mode="explicit") as consumer:
+        (record,) = await consume(consumer, 1)
+        consumer.acknowledge(record, AcknowledgeType.RENEW)
+        results = await consumer.commit()
+    error = results[TopicPartition(topic, 0)]
+    assert isinstance(error, UnsupportedVersionError)
+    assert "RENEW needs v2" in str(error)
