@@ -15,6 +15,7 @@ import pytest
 from kafkawire.consumer import (
     AcknowledgeType,
     ConsumerRecord,
+    ConsumerStateError,
     ShareConsumer,
     ShareSessionEndedError,
     TopicPartition,
@@ -282,3 +283,30 @@ async def test_two_members_share_one_partition_and_read_each_record_once(
     assert got[0]  # both read from it
     assert got[1]
     assert done(cluster, group, topic, 0, 100)
+
+
+async def test_unsubscribing_leaves_the_group_and_subscribing_joins_again(
+    cluster: FakeCluster,
+) -> None:
+    topic, group = fresh("topic"), fresh("group")
+    cluster.create_topic(topic, partitions=1)
+    cluster.produce(topic, 0, [b"a"])
+    async with member(cluster, topic, group) as consumer:
+        await consume(consumer, 1)
+        await consumer.commit()
+        consumer.unsubscribe()
+        assert consumer.subscription() == set()
+        with pytest.raises(ConsumerStateError, match="not subscribed"):
+            await consumer.getmany()
+
+        async def left() -> None:
+            while consumer.assignment():
+                await asyncio.sleep(0.01)
+
+        await asyncio.wait_for(left(), 20)
+        cluster.produce(topic, 0, [b"b"])
+        consumer.subscribe([topic])
+        (record,) = await consume(consumer, 1)
+        await consumer.commit()
+    assert record.value == b"b"
+    assert done(cluster, group, topic, 0, 2)
