@@ -35,6 +35,13 @@ def linked(span: ReadableSpan) -> list[tuple[int, int]]:
     return [ids(link.context) for link in span.links]
 
 
+def recorded_exception(span: ReadableSpan) -> tuple[str, str]:
+    """The type and message of the one exception ``span`` recorded."""
+    [event] = [e for e in span.events if e.name == "exception"]
+    found = dict(event.attributes or {})
+    return str(found["exception.type"]), str(found["exception.message"])
+
+
 async def test_a_send_span_covers_the_send_until_its_delivery_and_travels_in_the_record(
     fake_cluster: FakeCluster, recorded: Recorded
 ) -> None:
@@ -215,6 +222,11 @@ async def test_a_send_that_raises_ends_its_span_with_the_error(
     assert span.status.status_code is StatusCode.ERROR
     assert span.attributes["error.type"] == "InvalidPartitionError"  # type: ignore[index]
     assert span.attributes["messaging.destination.partition.id"] == "7"  # type: ignore[index]
+    kind, message = recorded_exception(span)
+    assert (kind.rpartition(".")[2], "partition 7 does not exist" in message) == (
+        "InvalidPartitionError",
+        True,
+    )
 
 
 async def test_a_delivery_that_fails_ends_its_span_with_the_error(
@@ -228,6 +240,7 @@ async def test_a_delivery_that_fails_ends_its_span_with_the_error(
     span = recorded.span("small send")
     assert span.status.status_code is StatusCode.ERROR
     assert span.attributes["error.type"] == "MessageTooLargeError"  # type: ignore[index]
+    assert recorded_exception(span)[0].rpartition(".")[2] == "MessageTooLargeError"
 
 
 async def test_a_getmany_that_raises_is_a_receive_span_with_the_error(
