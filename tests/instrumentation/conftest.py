@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Tracer
 
+from kafkawire.consumer import Consumer, TopicPartition
 from kafkawire.instrumentation import KafkawireInstrumentor
 
 
@@ -62,3 +64,13 @@ def recorded() -> Iterator[Recorded]:
         instrumentor.uninstrument()
         tracer_provider.shutdown()
         meter_provider.shutdown()
+
+
+async def getmany_from_start(consumer: Consumer, tp: TopicPartition, count: int) -> None:
+    """Assign ``tp`` alone and ``getmany`` it from offset 0 until ``count`` records came."""
+    consumer.assign([tp])
+    consumer.seek(tp, 0)
+    got = 0
+    while got < count:
+        batches = await asyncio.wait_for(consumer.getmany(timeout_ms=1000), 10)
+        got += sum(map(len, batches.values()))

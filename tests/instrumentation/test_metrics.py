@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from kafkawire.consumer import Consumer, TopicPartition
 from kafkawire.producer import Producer
 from kafkawire.testing.fake import FakeCluster
 
-from .conftest import Recorded
+from .conftest import Recorded, getmany_from_start
 
 
 async def test_sends_count_once_delivered_and_time_the_whole_send(
@@ -64,12 +62,7 @@ async def test_consumed_records_count_by_how_they_were_handed_out(
     fake_cluster.produce("orders", 0, [b"a", b"b"])
     fake_cluster.produce("orders", 1, [b"c"])
     async with Consumer(bootstrap_servers=fake_cluster.bootstrap, group_id="audit") as consumer:
-        consumer.assign([TopicPartition("orders", 0)])
-        consumer.seek(TopicPartition("orders", 0), 0)
-        got = 0
-        while got < 2:
-            batches = await asyncio.wait_for(consumer.getmany(timeout_ms=1000), 10)
-            got += sum(map(len, batches.values()))
+        await getmany_from_start(consumer, TopicPartition("orders", 0), 2)
         consumer.assign([TopicPartition("orders", 1)])
         consumer.seek(TopicPartition("orders", 1), 0)
         async for record in consumer:

@@ -18,7 +18,7 @@ from kafkawire.producer import Producer
 from kafkawire.records import Header
 from kafkawire.testing.fake import FakeCluster
 
-from .conftest import Recorded
+from .conftest import Recorded, getmany_from_start
 
 
 def traceparent(span: ReadableSpan) -> bytes:
@@ -148,12 +148,7 @@ async def test_a_getmany_that_returns_records_is_one_receive_span_linking_their_
         await producer.flush()
     sends = [ids(s.context) for s in recorded.spans("orders send")]
     async with Consumer(bootstrap_servers=fake_cluster.bootstrap, group_id="audit") as consumer:
-        consumer.assign([TopicPartition("orders", 0)])
-        consumer.seek(TopicPartition("orders", 0), 0)
-        got = 0
-        while got < 3:
-            batches = await asyncio.wait_for(consumer.getmany(timeout_ms=1000), 10)
-            got += sum(map(len, batches.values()))
+        await getmany_from_start(consumer, TopicPartition("orders", 0), 3)
         assert await consumer.getmany(timeout_ms=0) == {}  # an empty poll makes no span
     receives = recorded.spans("orders receive")
     assert sum(s.attributes["messaging.batch.message_count"] for s in receives) == 3  # type: ignore[index, misc]
