@@ -13,13 +13,16 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from kafkawire.consumer import Consumer
+from kafkawire.consumer import Consumer, ShareConsumer
 from kafkawire.instrumentation import KafkawireInstrumentor
 from kafkawire.instrumentation._semconv import Naming
 from kafkawire.producer import Producer
 from kafkawire.testing.fake import FakeCluster
 
-WRAPPED = [(Producer, "send"), *((Consumer, m) for m in ("getmany", "__anext__", "close"))]
+WRAPPED = [
+    (Producer, "send"),
+    *((cls, m) for cls in (Consumer, ShareConsumer) for m in ("getmany", "__anext__", "close")),
+]
 
 
 def run(code: str, *command: str) -> str:
@@ -100,7 +103,7 @@ def test_uninstrumented_clients_produce_and_consume_without_importing_openteleme
     code = """
         import asyncio, sys
         import kafkawire, kafkawire.admin, kafkawire.client
-        from kafkawire.consumer import Consumer
+        from kafkawire.consumer import Consumer, ShareConsumer
         from kafkawire.producer import Producer
         from kafkawire.testing.fake import FakeCluster
 

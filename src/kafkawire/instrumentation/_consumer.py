@@ -1,4 +1,5 @@
 """The consumer's spans: a receive span per ``getmany``, a process span per record iterated.
+The same for a consumer and a share consumer (KIP-932), whose group is its share group.
 
 ``getmany`` is the application asking for a batch: one "receive" span (CONSUMER by default,
 CLIENT with the current conventions: :mod:`._semconv`) from the call until it returns, made

@@ -18,7 +18,7 @@ from opentelemetry.instrumentation.instrumentor import (  # type: ignore[attr-de
 )
 from opentelemetry.instrumentation.utils import unwrap
 
-from kafkawire.consumer import Consumer
+from kafkawire.consumer import Consumer, ShareConsumer
 from kafkawire.producer import Producer
 
 from ._consumer import ConsumerTracing
@@ -28,8 +28,10 @@ from ._telemetry import Telemetry
 
 __all__ = ["KafkawireInstrumentor"]
 
-# The consumer classes whose getmany, __anext__ and close are traced alike.
-_CONSUMERS: tuple[type, ...] = (Consumer,)
+# The consumer classes whose getmany, __anext__ and close are traced alike: a share
+# consumer's records are received and processed as a consumer's are (its group is the share
+# group); its acknowledgements are not spans (the conventions' "settle" spans are optional).
+_CONSUMERS: tuple[type, ...] = (Consumer, ShareConsumer)
 
 
 class KafkawireInstrumentor(BaseInstrumentor):  # type: ignore[misc]
