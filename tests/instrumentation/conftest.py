@@ -19,6 +19,11 @@ from kafkawire.consumer import Consumer, TopicPartition
 from kafkawire.instrumentation import KafkawireInstrumentor
 
 
+def ids(context: Any) -> tuple[int, int]:
+    """A span context's trace and span ids (what a remote copy of it shares)."""
+    return context.trace_id, context.span_id
+
+
 @dataclass
 class Recorded:
     """What the instrumentation recorded, and a tracer of the same provider for the test's own

@@ -18,13 +18,9 @@ from kafkawire.producer import Producer
 from kafkawire.testing import fresh_topic
 from kafkawire.testing.pytest_plugin import Broker, kafka_brokers
 
-from .conftest import Recorded
+from .conftest import Recorded, ids
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
-
-
-def ids(context: Any) -> tuple[int, int]:
-    return context.trace_id, context.span_id
 
 
 def attributes(span: ReadableSpan) -> dict[str, Any]:

@@ -4,7 +4,6 @@ spans as a consumer's, linked to the records' producers, named by the share grou
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from opentelemetry.trace import SpanKind
 
@@ -12,11 +11,7 @@ from kafkawire.consumer import ConsumerRecord, ShareConsumer, TopicPartition
 from kafkawire.producer import Producer
 from kafkawire.testing.fake import FakeCluster
 
-from .conftest import Recorded
-
-
-def ids(context: Any) -> tuple[int, int]:
-    return context.trace_id, context.span_id
+from .conftest import Recorded, ids
 
 
 async def test_a_share_consumer_s_receive_and_process_spans_link_to_the_producers(

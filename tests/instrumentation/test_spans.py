@@ -18,17 +18,12 @@ from kafkawire.producer import Producer
 from kafkawire.records import Header
 from kafkawire.testing.fake import FakeCluster
 
-from .conftest import Recorded, getmany_from_start
+from .conftest import Recorded, getmany_from_start, ids
 
 
 def traceparent(span: ReadableSpan) -> bytes:
     context = span.get_span_context()
     return b"00-%032x-%016x-%02x" % (context.trace_id, context.span_id, context.trace_flags)
-
-
-def ids(context: Any) -> tuple[int, int]:
-    """A span context's trace and span ids (what a remote copy of it shares)."""
-    return context.trace_id, context.span_id
 
 
 def linked(span: ReadableSpan) -> list[tuple[int, int]]:
