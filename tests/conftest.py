@@ -17,6 +17,7 @@ every entry point against a secured cluster.
 import os
 import shutil
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -25,6 +26,7 @@ from tests.net.pki import Pki, make_pki
 from tests.net.sasl_server import SaslSession
 from tests.net.secure_front import ThreadedSecureCluster
 from tests.net.secured import server_context
+from tests.worker_groups import SharedWorkerScheduling
 
 pytest_plugins = ["kafkawire.testing.pytest_plugin"]
 
@@ -36,6 +38,15 @@ settings.register_profile(
 )
 settings.register_profile("quick", settings.get_profile("kafkawire"), max_examples=3)
 settings.load_profile(os.environ.get("KAFKAWIRE_HYPOTHESIS_PROFILE", "kafkawire"))
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (what `make test` runs) with the Spark tests on one worker:
+    ``tests/worker_groups.py``."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    return SharedWorkerScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
