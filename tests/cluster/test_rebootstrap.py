@@ -18,6 +18,7 @@ from kafkawire.net import Connection
 from tests.net.fakebroker import WAIT, FakeBroker, FakeClient
 
 from .hostile import metadata_answer
+from .stopped_clock import StoppedClock
 from .test_faults import answer_offsets, offsets_of
 
 FAST = Backoff(initial=0.01, maximum=0.02)
@@ -107,17 +108,6 @@ def test_known_brokers_first_then_the_bootstrap_addresses_first_once_none_can_be
     # A bootstrap address that is a known broker's adds nothing to try.
     same = BrokerSearch([("127.0.0.1", 1)], pool)
     assert [key for key, _, _ in same.candidates(metadata)] == [KNOWN]
-
-
-class StoppedClock:
-    """Stands in for the ``time`` module where the search reads it: time moves only when a
-    test says (on real time, a loaded machine passed the 10 ms trigger between two lines)."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def monotonic(self) -> float:
-        return self.now
 
 
 def test_metadata_sought_for_longer_than_the_trigger_rebootstraps(

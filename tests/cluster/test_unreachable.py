@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from kafkawire.cluster import Backoff, ClientSettings, Cluster
+from kafkawire.cluster import Backoff, ClientSettings, Cluster, _health
 from kafkawire.cluster._pool import ConnectionPool
 from kafkawire.errors import ClientClosedError, ConnectionClosedError, KafkawireError
 from kafkawire.net import Connection
@@ -34,6 +34,7 @@ from .hostile import (
     metadata_answer,
     send_2gb_frame,
 )
+from .stopped_clock import StoppedClock
 from .test_faults import answer_offsets, long_poll, offsets_of
 
 TINY = Backoff(initial=0.0001, maximum=0.0002)
@@ -207,14 +208,16 @@ async def test_a_leader_that_comes_back_is_used_again_with_one_warning_and_one_i
     assert len(debug) > 10
 
 
-async def test_warnings_repeat_once_per_interval_saying_how_many_were_left_out(
-    caplog: pytest.LogCaptureFixture,
+def test_warnings_repeat_once_per_interval_saying_how_many_were_left_out(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    clock = StoppedClock()  # the interval on real time was passed by a loaded machine
+    monkeypatch.setattr(_health, "time", clock)
     pool = ConnectionPool(never_connects, TINY, warn_interval=0.05)
     caplog.set_level(logging.DEBUG, logger="kafkawire.cluster")
     for _ in range(3):
         pool.failed(("127.0.0.1", 9), "refused")
-    await asyncio.sleep(0.06)
+    clock.now += 0.06
     pool.failed(("127.0.0.1", 9), "refused")
     pool.answered(("127.0.0.1", 9))
     pool.failed(("127.0.0.1", 9), "refused again")  # within the interval: not warned of
