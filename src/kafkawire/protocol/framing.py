@@ -183,6 +183,7 @@ class FrameDecoder:
         return len(self._buffer)
 
     def feed(self, data: bytes) -> list[bytes]:
+        """Add ``data`` and return the payloads of the frames it completes, in order."""
         self._buffer += data
         frames: list[bytes] = []
         buffer = self._buffer

@@ -72,6 +72,7 @@ class Broker:
 
     @property
     def name(self) -> str:
+        """The broker's name, as its capabilities give it (``Tansu 0.6.0``, ...)."""
         return self.capabilities.broker
 
     def require_api(self, api: int | str, version: int | None = None) -> None:
