@@ -1,10 +1,11 @@
 """Every public name of kafkawire is documented on the documentation site.
 
 The public packages are those the API reference renders (the ``::: module`` lines of
-docs/reference/*.md). Each name in such a package's ``__all__`` that is a class or a function,
-and each public method and property of such a class (its own and those it inherits from
-kafkawire's classes), must have a docstring as the site reads it: griffe's view of the source,
-through the site's own extension (docs/extensions/griffe_kafkawire.py).
+docs/reference/*.md). Each name in such a package's ``__all__`` (class, function, constant or
+type alias), and each public method and property of such a class (its own and those it
+inherits from kafkawire's classes), must have a docstring as the site reads it: griffe's view
+of the source, through the site's own extension (docs/extensions/griffe_kafkawire.py). The
+fields of classes are shown with their types whether or not they have one.
 """
 
 from __future__ import annotations
@@ -80,8 +81,6 @@ def _undocumented(module: str) -> list[str]:
     missing = []
     for name in exported:
         target = _target(_package()[module.removeprefix("kafkawire.")][name])
-        if not (target.is_class or target.is_function):
-            continue
         if not target.docstring:
             missing.append(name)
         if isinstance(target, griffe.Class):

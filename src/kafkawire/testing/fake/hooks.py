@@ -51,7 +51,9 @@ class Action(enum.Enum):
 
 
 CUT = Action.CUT
+"""A hook's answer: close the connection without answering."""
 DROP = Action.DROP
+"""A hook's answer: never answer this request (the connection stays open)."""
 
 HookFunction = Callable[[Any, "HookContext"], Any]
 
