@@ -67,10 +67,10 @@ schema-check: $(STAMP)
 
 # The documentation site (mkdocs.yml): the guides under docs/ and the API reference rendered
 # from the docstrings, into site/ (git-ignored). --strict: a warning (a broken link, a docstring
-# griffe cannot read) fails the build. Nothing is fetched from the network. The variable only
-# silences mkdocs-material's banner about MkDocs 2.
+# griffe cannot read) fails the build (not with --quiet, which hides warnings from --strict too).
+# Nothing is fetched from the network. The variable only silences mkdocs-material's banner.
 docs: $(STAMP)
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal
