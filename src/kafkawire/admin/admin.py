@@ -68,6 +68,7 @@ class Admin(
         await self.close()
 
     async def close(self) -> None:
+        """Close every connection; calls still in flight end with ``ClientClosedError``."""
         await self._cluster.close()
 
     @property

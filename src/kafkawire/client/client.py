@@ -113,6 +113,7 @@ class KafkaClient:
         await self.close()
 
     async def close(self) -> None:
+        """Close every connection; calls still in flight end with ``ClientClosedError``."""
         await self.cluster.close()
 
     @overload

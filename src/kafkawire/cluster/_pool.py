@@ -41,6 +41,8 @@ __all__ = ["ConnectionFactory", "ConnectionPool", "NodeKey", "Purpose", "purpose
 _log = logging.getLogger(__name__)
 
 ConnectionFactory = Callable[[str, int], Awaitable[Connection]]
+"""``connect(host, port)``: how the pool opens a connection to a broker; tests pass their own
+to the clients' ``connect=``."""
 NodeKey = int | tuple[str, int]  # a broker's node id, or a bootstrap address before metadata
 Purpose = Literal["normal", "produce", "fetch", "group", "slow"]
 Candidate = tuple[NodeKey, str, int]  # (key, host, port)

@@ -138,6 +138,7 @@ class Cluster:
 
     @property
     def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
         return self._pool.closed
 
     async def close(self) -> None:

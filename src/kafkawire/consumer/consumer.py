@@ -225,6 +225,8 @@ class Consumer:
             self._group.request_rejoin()
 
     def unsubscribe(self) -> None:
+        """Drop every subscribed topic and assigned partition (a group member leaves its
+        partitions)."""
         self._subscriptions.topics = frozenset()
         self._subscriptions.assign([])
         if self._group is not None:
@@ -252,6 +254,7 @@ class Consumer:
         task.add_done_callback(self._positioning.discard)
 
     def assignment(self) -> set[TopicPartition]:
+        """The partitions the consumer reads now (assigned by hand or by its group)."""
         return set(self._subscriptions.assigned())
 
     def group_metadata(self) -> ConsumerGroupMetadata:
@@ -390,6 +393,7 @@ class Consumer:
     async def beginning_offsets(
         self, partitions: Iterable[TopicPartition]
     ) -> dict[TopicPartition, int]:
+        """The first offset of each partition (its log start offset)."""
         self._check_running()
         return await self._lookup.beginning(list(partitions))
 
@@ -412,12 +416,15 @@ class Consumer:
         self._subscriptions.pause(partitions)
 
     def resume(self, *partitions: TopicPartition) -> None:
+        """Fetch and return records of ``partitions`` again after :meth:`pause`."""
         self._subscriptions.resume(partitions)
 
     def paused(self) -> set[TopicPartition]:
+        """The partitions paused by :meth:`pause` and not yet resumed."""
         return self._subscriptions.paused()
 
     async def partitions_for(self, topic: str) -> set[int]:
+        """The partition numbers of ``topic``, from the cluster's metadata."""
         self._check_running()
         return set((await self._cluster.metadata([topic])).topics[topic].partitions)
 

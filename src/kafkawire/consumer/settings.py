@@ -148,6 +148,7 @@ class ConsumerSettings(ApiTimeoutSettings):
 
     @property
     def read_committed(self) -> bool:
+        """Whether ``isolation_level`` is ``"read_committed"``."""
         return self.isolation_level == "read_committed"
 
 

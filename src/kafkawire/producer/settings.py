@@ -144,6 +144,7 @@ class ProducerSettings(ConnectionSettings):
 
     @property
     def compression(self) -> Compression:
+        """``compression_type`` as the records layer's :class:`~kafkawire.records.Compression`."""
         return Compression[self.compression_type.upper()]
 
 

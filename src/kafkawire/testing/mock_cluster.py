@@ -97,6 +97,7 @@ class MockCluster(EmbeddedBroker):
 
     @property
     def name(self) -> str:
+        """``librdkafka <version> mock cluster``."""
         return f"librdkafka {self.librdkafka_version} mock cluster"
 
     async def _launch(self, logdir: Path) -> None:

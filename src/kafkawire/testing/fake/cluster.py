@@ -68,6 +68,8 @@ class FakeClusterError(Exception):
 
 @dataclass(frozen=True)
 class PartitionOffsets:
+    """A partition's log start offset, last stable offset and high watermark."""
+
     log_start_offset: int
     last_stable_offset: int
     high_watermark: int
@@ -155,6 +157,7 @@ class FakeCluster:
             ) from failures[0]
 
     async def close(self) -> None:
+        """Stop every broker and the coordinators' timers (``async with`` calls it)."""
         for broker in self.brokers.values():
             await broker.stop()
         self.services.transactions.close()
@@ -167,6 +170,7 @@ class FakeCluster:
         return ",".join(self.address(node) for node in self.brokers)
 
     def address(self, node_id: int) -> str:
+        """``"127.0.0.1:port"`` of the broker ``node_id``."""
         return f"{HOST}:{self._broker(node_id).port}"
 
     @property
@@ -175,6 +179,8 @@ class FakeCluster:
         return self.services.served
 
     def handler_for(self, api_key: int) -> Handler:
+        """The handler that answers requests of ``api_key`` (the group APIs: the group
+        coordinator's)."""
         if api_key in self.services.groups.API_KEYS:
             return group_handler
         return HANDLERS[api_key].handler
@@ -220,9 +226,11 @@ class FakeCluster:
         return topic.topic_id
 
     def delete_topic(self, name: str) -> None:
+        """Delete the topic ``name`` and its partitions' logs, as DeleteTopics does."""
         self.state.delete_topic(self._topic(name))
 
     def topic_id(self, name: str) -> uuid.UUID:
+        """The id of the topic ``name``."""
         return self._topic(name).topic_id
 
     def leader(self, topic: str, partition: int) -> tuple[int, int]:
@@ -299,6 +307,7 @@ class FakeCluster:
         ]
 
     def offsets(self, topic: str, partition: int) -> PartitionOffsets:
+        """The partition's log start offset, last stable offset and high watermark now."""
         log = self._partition(topic, partition).log
         return PartitionOffsets(log.log_start_offset, log.last_stable_offset, log.high_watermark)
 

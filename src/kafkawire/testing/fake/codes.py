@@ -13,6 +13,8 @@ __all__ = ["Error"]
 
 
 class Error(enum.IntEnum):
+    """The Kafka error codes the fake cluster's handlers answer with."""
+
     NONE = 0
     UNKNOWN_SERVER_ERROR = -1
     OFFSET_OUT_OF_RANGE = 1
