@@ -58,6 +58,8 @@ class Admin(
             settings.bootstrap_servers,
             settings.client_settings(call_timeout_ms=settings.default_api_timeout_ms),
             connect=connect,
+            metrics=settings.metrics_registry(),
+            metric_group_prefix="admin-client",
         )
 
     async def __aenter__(self) -> Admin:
@@ -69,6 +71,14 @@ class Admin(
 
     async def close(self) -> None:
         await self._cluster.close()
+
+    def metrics(self) -> dict[str, dict[str, float]]:
+        """The admin client's metrics now, ``{group: {name: value}}``, with the names of
+        Kafka's Java admin client: ``admin-client-metrics`` (``connection-creation-rate``,
+        ``-total``, ``connection-count``) and each broker's request latencies
+        (``admin-client-node-metrics,node-id=node-1``); see
+        :meth:`kafkawire.producer.Producer.metrics`."""
+        return self._cluster.metrics.as_dict()
 
     @property
     def cluster(self) -> Cluster:

@@ -125,6 +125,8 @@ class ConnectionOptions(SecurityOptions, total=False):
     reconnect_backoff_max_ms: int
     metadata_recovery_strategy: RecoveryStrategy
     metadata_recovery_rebootstrap_trigger_ms: int
+    metrics_sample_window_ms: int
+    metrics_num_samples: int
 
 
 @attrs.frozen(kw_only=True)
