@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Callable
 from typing import Any
 
 from kafkawire.consumer import Consumer, TopicPartition
 from kafkawire.testing.fake import FakeCluster
 
-from .helpers import until
+from .helpers import eventually, until
 
 TP = TopicPartition("t", 0)
 FETCH = "consumer-fetch-manager-metrics"
@@ -33,13 +32,6 @@ async def poll_until(consumer: Consumer, count: int) -> int:
         batch = await asyncio.wait_for(consumer.getmany(timeout_ms=200), 10)
         got += sum(len(records) for records in batch.values())
     return got
-
-
-async def eventually(condition: Callable[[], bool]) -> None:
-    """Wait, without polling, until ``condition`` holds (or fail after 10 s)."""
-    async with asyncio.timeout(10):
-        while not condition():
-            await asyncio.sleep(0.01)
 
 
 async def test_fetch_metrics_and_the_partitions_lag_follow_the_records(

@@ -167,11 +167,13 @@ class Consumer(Observable):
         self._closing.set()  # wakes a getmany or position waiting: it sees the close
         for task in self._positioning:
             task.cancel()
-        if self._group is not None:
-            if self.settings.enable_auto_commit and self._group.holds_generation:
-                await self._quietly("the last auto-commit", self._commit_consumed(None))
-            await self._quietly("leaving the group", self._group.close())
-        await self._telemetry.close(self.settings.request_timeout_ms / 1000)  # the last push
+        group = self._group
+        if group is not None and self.settings.enable_auto_commit and group.holds_generation:
+            await self._quietly("the last auto-commit", self._commit_consumed(None))
+        # The last metrics push (KIP-714) goes while the member still has its id (its label).
+        await self._telemetry.close(self.settings.request_timeout_ms / 1000)
+        if group is not None:
+            await self._quietly("leaving the group", group.close())
         await self._tasks.close()
         await self._cluster.close()
 

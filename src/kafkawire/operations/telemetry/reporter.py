@@ -15,8 +15,11 @@ A background task of the client's supervisor, on by default (``enable_metrics_pu
   serving KIP-714) is tried again after the default interval, 5 minutes, as in Java.
 - On close, a client holding a subscription to metrics sends exactly one last push marked
   ``terminating`` (within the close's time), and nothing after it.
-- Telemetry never ends its client: whatever goes wrong in it is logged and stops the push,
-  and the client goes on.
+- Telemetry never ends its client: the task is *contained* in the client's supervisor, which
+  cancels it on close and logs an error it does not handle (at ERROR, with its traceback);
+  such an error stops the push, and the client goes on.
+- A broker that does not serve KIP-714 (Tansu, a Kafka broker without a telemetry exporter)
+  gets no request: the client asks again after the default interval, logging at DEBUG only.
 
 :meth:`TelemetryReporter.client_instance_id` waits for the first subscription (Java's
 ``clientInstanceId(timeout)``).
@@ -93,7 +96,7 @@ class TelemetryReporter:
     def start(self, supervisor: Supervisor) -> None:
         """Run the push as a task of ``supervisor`` (if it is enabled)."""
         if self._enabled:
-            self._task = supervisor.spawn("metrics push (KIP-714)", self._run)
+            self._task = supervisor.spawn("metrics push (KIP-714)", self._run, contained=True)
 
     async def client_instance_id(self, timeout: float | None = None) -> uuid.UUID | None:
         """The id the brokers gave this client, waiting up to ``timeout`` seconds (default:
@@ -148,9 +151,9 @@ class TelemetryReporter:
                     await self._push(subscription, terminating=False)
                 else:
                     await self._subscribe()
-        except Exception:  # whatever it is, it must not end the client: stop pushing
-            _log.exception("%s: the metrics push failed; no more metrics are pushed", self._client)
+        except Exception:  # the supervisor logs it; no more pushes, not even the last one
             self._stop()
+            raise
 
     async def _subscribe(self) -> None:
         self._move(_S.SUBSCRIPTION_IN_PROGRESS)
@@ -181,9 +184,16 @@ class TelemetryReporter:
         else:
             self._move(_S.SUBSCRIPTION_NEEDED)
             self._wait_ms = interval
-        if previous is None:
+        if subscription.wants_metrics and (previous is None or not previous.wants_metrics):
             _log.info(
-                "%s: client telemetry registered with client instance id %s",
+                "%s: pushing metrics every %d ms (client instance id %s)",
+                self._client,
+                interval,
+                subscription.client_instance_id,
+            )
+        elif previous is None:  # a broker that asks for no metrics (Tansu) makes no noise
+            _log.debug(
+                "%s: client instance id %s, no metrics asked for",
                 self._client,
                 subscription.client_instance_id,
             )
