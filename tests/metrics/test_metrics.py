@@ -147,3 +147,17 @@ def test_measurements_say_what_a_push_reports_as_sums() -> None:
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(ValueError, match="num_samples >= 1"):
         Metrics(num_samples=0)
+
+
+def test_every_value_is_a_float_even_when_ints_were_recorded() -> None:
+    metrics, _ = make()
+    sensor = metrics.sensor("lag")
+    for name, stat in [("a", Avg()), ("m", Max()), ("s", CumulativeSum()), ("v", Value())]:
+        sensor.add(MetricName(name, "g"), stat)
+    sensor.record(6)
+    assert {name: type(value) for name, value in metrics.as_dict()["g"].items()} == {
+        "a": float,
+        "m": float,
+        "s": float,
+        "v": float,
+    }

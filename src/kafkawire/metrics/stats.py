@@ -39,7 +39,7 @@ class Avg(Stat):
 
 class Max(Stat):
     def measure(self, sensor: Sensor, now: float) -> float:
-        return max((s.max for s in sensor.samples(now) if s.count), default=math.nan)
+        return float(max((s.max for s in sensor.samples(now) if s.count), default=math.nan))
 
 
 class Rate(Stat):
@@ -77,4 +77,4 @@ class Value(Stat):
     """The last value recorded (0 before any)."""
 
     def measure(self, sensor: Sensor, now: float) -> float:
-        return sensor.last
+        return float(sensor.last)  # recorded as given (an int, often)
