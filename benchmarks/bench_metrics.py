@@ -90,6 +90,11 @@ async def _consume(bootstrap: str) -> None:
                 count += len(records)
 
 
+async def _measure_on_tansu() -> None:
+    async with TansuBroker() as broker:
+        await _measure(broker.bootstrap)
+
+
 async def _measure(bootstrap: str) -> None:
     async with KafkaClient(bootstrap) as client:
         await client.create_topic(PRODUCE_TOPIC, partitions=1)
@@ -126,11 +131,7 @@ async def _measure(bootstrap: str) -> None:
 
 
 def main() -> None:
-    async def run() -> None:
-        async with TansuBroker() as broker:
-            await _measure(broker.bootstrap)
-
-    asyncio.run(run())
+    asyncio.run(_measure_on_tansu())
 
 
 if __name__ == "__main__":
