@@ -1,5 +1,6 @@
-"""``kafkawire consume``: records of a topic's partitions, read directly, or as a member of a
-consumer group (``--group``) that commits what it printed."""
+"""``kafkawire consume``: records of a topic's partitions, read directly, as a member of a
+consumer group (``--group``) that commits what it printed, or as a member of a share group
+(``--share-group``) that acknowledges what it printed."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 import click
 
 from kafkawire.client import EARLIEST, LATEST, KafkaClient
-from kafkawire.consumer import ConsumerRecord
+from kafkawire.consumer import AcknowledgeType, ConsumerRecord
 from kafkawire.records import Record
 
 from ._common import (
@@ -73,6 +74,14 @@ __all__ = ["consume"]
     help="Read as a member of consumer group G: its partitions are shared with the group's "
     "other members, and what was printed is committed (on exit too).",
 )
+@click.option(
+    "--share-group",
+    metavar="G",
+    help="Read as a member of share group G (KIP-932, Kafka 4.1+): records are shared "
+    "among the group's members one by one, and each one printed is acknowledged (accepted); "
+    "what was fetched but not printed is released for the others. Where the group starts "
+    "reading is the group's setting (share.auto.offset.reset).",
+)
 @stats_option
 @broker_options
 @debug_option
@@ -88,6 +97,7 @@ def consume(
     exit_at_end: bool,
     fmt: str,
     group: str | None,
+    share_group: str | None,
     stats: bool,
 ) -> None:
     """Print the records of TOPIC: new ones, unless told where to start.
@@ -105,6 +115,7 @@ def consume(
       kafkawire consume orders --partition 0 --offset -5 --exit-at-end
       kafkawire consume orders --timestamp 2026-11-23T09:00 --format json | jq .value
       kafkawire consume orders --group billing --from-beginning
+      kafkawire consume orders --share-group workers --max-messages 100
       kafkawire consume orders --group billing --max-messages 1000 --stats
     """
     starts = [from_beginning, offset is not None, timestamp is not None]
@@ -117,6 +128,11 @@ def consume(
         )
     if group is not None and exit_at_end:
         raise click.UsageError("--group reads until stopped: not with --exit-at-end")
+    if share_group is not None and (group is not None or any(starts) or partitions or exit_at_end):
+        raise click.UsageError(
+            "--share-group reads what the share group hands out: not with --group, "
+            "--from-beginning, --offset, --timestamp, --partition or --exit-at-end"
+        )
     start = EARLIEST if from_beginning else timestamp if timestamp is not None else LATEST
     count = 0
 
@@ -136,6 +152,8 @@ def consume(
     reading = (
         _read_in_group(broker, topic, group, from_beginning=from_beginning, show=show, stats=shown)
         if group is not None
+        else _read_shared(broker, topic, share_group, show=show)
+        if share_group is not None
         else _read(
             broker,
             topic,
@@ -195,6 +213,26 @@ async def _read_in_group(
         stats.watch(consumer, CONSUMER)
         async for record in consumer:
             done = show(record.partition, record)
+            if done:
+                await consumer.commit()
+                return
+
+
+async def _read_shared(
+    broker: BrokerArgs,
+    topic: str,
+    group: str,
+    *,
+    show: Callable[[int, Record | ConsumerRecord], bool],
+) -> None:
+    """As a member of share group ``group``: each record printed is accepted (the last ones
+    on exit, with the close of the share sessions); the rest is released when it closes."""
+    async with broker.share_consumer(
+        topic, group_id=group, share_acknowledgement_mode="explicit"
+    ) as consumer:
+        async for record in consumer:
+            done = show(record.partition, record)
+            consumer.acknowledge(record, AcknowledgeType.ACCEPT)
             if done:
                 await consumer.commit()
                 return

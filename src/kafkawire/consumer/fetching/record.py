@@ -9,6 +9,7 @@ several times more, and this loop runs once per record consumed.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +27,9 @@ class ConsumerRecord:
 
     ``key`` and ``value`` are bytes (or ``None``) unless the consumer has deserializers;
     ``leader_epoch`` is the partition leader epoch of its batch (``-1`` when unknown, as for
-    legacy message sets).
+    legacy message sets). ``delivery_count`` is how many times a share group has delivered
+    the record, this delivery included (``None`` outside share groups, as Java's
+    ``ConsumerRecord.deliveryCount()`` is empty there).
     """
 
     topic: str
@@ -38,6 +41,7 @@ class ConsumerRecord:
     value: Any
     headers: tuple[Header, ...] = ()
     leader_epoch: int = -1
+    delivery_count: int | None = None
 
 
 def _twin() -> type[Any]:
@@ -58,11 +62,13 @@ def consumer_records(
     *,
     key_deserializer: Deserializer | None,
     value_deserializer: Deserializer | None,
+    delivery_counts: Mapping[int, int] | None = None,
 ) -> int:
     """Append to ``out`` the records of ``batch`` from offset ``start`` on, as consumer
     records, deserialized, each offset once and in increasing order (a record below ``start``,
-    or below one appended before it, is skipped); the offset after the last one appended
-    (``start`` if none was).
+    or below one appended before it, is skipped); the offset after the last record read
+    (``start`` if none was). With ``delivery_counts`` (a share group's acquired records:
+    offset -> delivery count) only the offsets it holds are appended, with their counts.
 
     Raises :class:`~.errors.RecordDeserializationError` for a deserializer that raises
     (``out`` then ends with the record before it), and the records layer's errors for a batch
@@ -76,6 +82,11 @@ def consumer_records(
         if offset < start:  # before the position, or an offset repeated (a broken batch)
             continue
         start = offset + 1
+        delivery_count = None
+        if delivery_counts is not None:
+            delivery_count = delivery_counts.get(offset)
+            if delivery_count is None:
+                continue  # not acquired by this member
         key, value = record.key, record.value
         if key_deserializer is not None:
             try:
@@ -97,6 +108,7 @@ def consumer_records(
         r.value = value
         r.headers = record.headers
         r.leader_epoch = leader_epoch
+        r.delivery_count = delivery_count
         r.__class__ = ConsumerRecord
         append(r)
     return start
