@@ -4,6 +4,7 @@ the pushed OTLP with its own decoder."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -11,12 +12,10 @@ import pytest
 from kafkawire.consumer import Consumer, TopicPartition
 from kafkawire.operations.telemetry import TelemetryState
 from kafkawire.producer import Producer
-from kafkawire.testing import fresh_topic
+from kafkawire.testing import MockCluster, fresh_topic
 from kafkawire.testing.pytest_plugin import Broker
-from tests.consumer.helpers import eventually
 
 from .kip714 import CONSUMER_REQUIRED, PRODUCER_REQUIRED
-from .rdkafka_mock import rdkafka_mock
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 GET_SUBSCRIPTIONS, PUSH = 71, 72
@@ -51,20 +50,28 @@ async def test_the_mock_cluster_gives_an_instance_id_and_asks_for_no_metrics(
 async def test_the_mock_cluster_decodes_what_a_producer_and_a_consumer_push(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with rdkafka_mock(["org.apache.kafka."], push_interval_ms=100) as mock:
+    """On a mock of its own (the session's asks for no metrics, and must not start to)."""
+    async with MockCluster(brokers=1) as mock:
+        await mock.configure_telemetry(["org.apache.kafka."], push_interval_ms=100)
+        await mock.track_requests()
+
+        async def pushes_reach(count: int) -> None:
+            async with asyncio.timeout(20):
+                while (await mock.received_api_keys()).count(PUSH) < count:
+                    await asyncio.sleep(0.05)
+
         with caplog.at_level(logging.WARNING, logger="kafkawire"):
             async with Producer(mock.bootstrap) as producer:
                 await producer.send_and_wait("t", b"v", partition=0)
-                await eventually(lambda: mock.api_keys().count(PUSH) >= 2)
-                assert producer._telemetry.state is not TelemetryState.SUBSCRIPTION_NEEDED
+                await pushes_reach(2)
             async with Consumer(
                 bootstrap_servers=mock.bootstrap, group_id="g", group_protocol="consumer"
             ) as consumer:
                 consumer.assign([TopicPartition("t", 0)])
                 await consumer.getmany(timeout_ms=100)
-                before = mock.api_keys().count(PUSH)
-                await eventually(lambda: mock.api_keys().count(PUSH) >= before + 2)
-        assert mock.pushed_names >= PRODUCER_REQUIRED
-        assert mock.pushed_names >= CONSUMER_REQUIRED
-        assert mock.api_keys().count(GET_SUBSCRIPTIONS) == 2  # one per client: no errors
+                await pushes_reach((await mock.received_api_keys()).count(PUSH) + 2)
+        names = await mock.pushed_metric_names()
+        assert names >= PRODUCER_REQUIRED
+        assert names >= CONSUMER_REQUIRED
+        assert (await mock.received_api_keys()).count(GET_SUBSCRIPTIONS) == 2  # one per client
     assert not caplog.records
