@@ -15,7 +15,7 @@ deliveries. The future's :class:`BatchResult` carries what a delivery answers wi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,6 +143,12 @@ class Delivery:
 
     def done(self) -> bool:
         return self._future.done()
+
+    def add_done_callback(self, callback: Callable[[Delivery], object]) -> None:
+        """Call ``callback(delivery)`` on the event loop once the record is delivered or
+        failed (soon, if it is already), as Java's ``send(record, callback)`` does; the
+        callback reads the outcome with :meth:`result`."""
+        self._future.add_done_callback(lambda _: callback(self))
 
     def __await__(self) -> Generator[Any, None, RecordMetadata]:
         result = yield from asyncio.shield(self._future).__await__()
