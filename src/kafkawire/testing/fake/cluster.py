@@ -23,7 +23,9 @@ What a test may do besides connecting:
   transactions and share groups' record locks alike);
 - share groups: ``set_group_config`` (``share.auto.offset.reset``, ``share.record.lock
   .duration.ms``: :mod:`.group_configs`), ``share_partition`` (a share partition's start, end
-  and in-flight records).
+  and in-flight records);
+- client metrics (KIP-714, with ``client_telemetry=True``): ``telemetry.set_subscription``
+  and the ``telemetry.pushes`` clients sent (:mod:`.telemetry`).
 
 Everything runs on the event loop that entered the cluster; the set-up methods are plain
 (synchronous) calls on that loop, the ones that wait on sockets are coroutines. A handler or
@@ -54,6 +56,7 @@ from .request_log import RequestLog, api_key_of
 from .services import Services
 from .share import SharePartitions, SharePartitionState
 from .state import ClusterState, Partition, Topic, invalid_topic_name
+from .telemetry import TELEMETRY_APIS, ClientMetrics
 from .topic_configs import unknown_keys
 from .transactions import TransactionCoordinator
 
@@ -84,6 +87,9 @@ def served_versions(config: FakeConfig) -> dict[int, range]:
     for key, versions in implemented.items():
         known = APIS[key].versions
         served[key] = range(max(known.start, versions.start), min(known.stop, versions.stop))
+    if not config.client_telemetry:  # as a Kafka broker without a telemetry exporter
+        for key in TELEMETRY_APIS:
+            served.pop(key, None)
     for key, versions in config.api_versions.items():
         if key not in served:
             raise ValueError(f"FakeConfig.api_versions: the fake does not serve API key {key}")
@@ -130,6 +136,7 @@ class FakeCluster:
             },
             shares,
             served_versions(self.config),
+            ClientMetrics(self.config),
         )
         self.brokers = {node: BrokerServer(self, node) for node in self.state.brokers}
         self.hooks = Hooks()
@@ -172,6 +179,12 @@ class FakeCluster:
     def address(self, node_id: int) -> str:
         """``"127.0.0.1:port"`` of the broker ``node_id``."""
         return f"{HOST}:{self._broker(node_id).port}"
+
+    @property
+    def telemetry(self) -> ClientMetrics:
+        """Client metrics (KIP-714, with ``client_telemetry=True``): ``set_subscription``,
+        ``remove_subscription``, and the ``pushes`` received (:mod:`.telemetry`)."""
+        return self.services.telemetry
 
     @property
     def served(self) -> Mapping[int, range]:
