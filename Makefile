@@ -19,6 +19,7 @@ export KAFKAWIRE_REQUIRE_EXTENSIONS
 
 # Test processes: most tests wait on a broker's answer, not on the CPU, so more processes than
 # cores pays (each starts its own embedded broker and mock cluster). `make check` uses two.
+# loadgroup: the Spark tests share one worker and its one JVM (tests/worker_groups.py).
 PYTEST_WORKERS ?= 4
 
 .PHONY: all venv system-tools test check test-py313 lint types contracts schema schema-check docs pytest pytest-quick demo bench clean
@@ -73,7 +74,7 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 # The tests that need no broker and no Spark, with a few hypothesis examples each.
 pytest-quick: $(STAMP)
