@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import sys
+import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 
 import click
@@ -29,6 +30,7 @@ from ._common import (
     topic_name,
 )
 from ._json import record_json
+from ._stats import CONSUMER, KAFKA_CLIENT, Stats, stats_option
 
 __all__ = ["consume"]
 
@@ -80,6 +82,7 @@ __all__ = ["consume"]
     "what was fetched but not printed is released for the others. Where the group starts "
     "reading is the group's setting (share.auto.offset.reset).",
 )
+@stats_option
 @broker_options
 @debug_option
 def consume(
@@ -95,12 +98,15 @@ def consume(
     fmt: str,
     group: str | None,
     share_group: str | None,
+    stats: bool,
 ) -> None:
     """Print the records of TOPIC: new ones, unless told where to start.
 
     With --format json each record is a line {"topic", "partition", "offset", "timestamp",
     "key", "value", "headers"}; keys, values and header values are strings when they are
     UTF-8 and {"base64": "..."} when not, and headers are [key, value] pairs. Ctrl-C stops.
+    --stats adds, at the end, the client's rates and latencies (with --group, the consumer's:
+    fetches, lag, commits, rebalances).
 
     \b
     Examples:
@@ -110,6 +116,7 @@ def consume(
       kafkawire consume orders --timestamp 2026-11-23T09:00 --format json | jq .value
       kafkawire consume orders --group billing --from-beginning
       kafkawire consume orders --share-group workers --max-messages 100
+      kafkawire consume orders --group billing --max-messages 1000 --stats
     """
     starts = [from_beginning, offset is not None, timestamp is not None]
     if sum(starts) > 1:
@@ -141,8 +148,9 @@ def consume(
         sys.stdout.flush()
         return max_messages is not None and count >= max_messages
 
+    shown = Stats(stats)
     reading = (
-        _read_in_group(broker, topic, group, from_beginning=from_beginning, show=show)
+        _read_in_group(broker, topic, group, from_beginning=from_beginning, show=show, stats=shown)
         if group is not None
         else _read_shared(broker, topic, share_group, show=show)
         if share_group is not None
@@ -154,11 +162,14 @@ def consume(
             offset=offset,
             exit_at_end=exit_at_end,
             show=show,
+            stats=shown,
         )
     )
+    started = time.monotonic()
     # Ctrl-C is how a reader without --max-messages ends: the summary, and exit 0.
     with contextlib.suppress(KeyboardInterrupt):
         run(reading)
+    shown.print(time.monotonic() - started, [] if group else [("records read", count)])
     click.echo(f"Consumed {plural(count, 'record')}", err=True)
 
 
@@ -171,8 +182,10 @@ async def _read(
     offset: int | None,
     exit_at_end: bool,
     show: Callable[[int, Record | ConsumerRecord], bool],
+    stats: Stats,
 ) -> None:
     async with broker.client() as client:
+        stats.watch(client, KAFKA_CLIENT)
         starts = {
             p: await _first(client, topic, p, start, offset)
             for p in partitions or await _partitions_of(client, topic)
@@ -192,10 +205,12 @@ async def _read_in_group(
     *,
     from_beginning: bool,
     show: Callable[[int, Record | ConsumerRecord], bool],
+    stats: Stats,
 ) -> None:
     """As a member of ``group``: commits what was shown, as it goes and when it stops."""
     reset = "earliest" if from_beginning else "latest"
     async with broker.consumer(topic, group_id=group, auto_offset_reset=reset) as consumer:
+        stats.watch(consumer, CONSUMER)
         async for record in consumer:
             done = show(record.partition, record)
             if done:

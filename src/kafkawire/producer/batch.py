@@ -142,6 +142,7 @@ class Delivery:
         self._value_size = -1 if value is None else len(value)
 
     def done(self) -> bool:
+        """Whether the record was delivered or failed (awaiting the delivery would not wait)."""
         return self._future.done()
 
     def add_done_callback(self, callback: Callable[[Delivery], object]) -> None:

@@ -16,7 +16,15 @@ go) or SIGTERM arrives:
   ``rd_kafka_mock_sharegroup_set_<name>`` for each (every share group, and those to come);
 - ``{"op": "share_members", "group": "g"}``: ``{"ok": true, "members": [member ids]}``;
 - ``{"op": "share_assign", "group": "g", "assignment": {"member": [["topic", 0], ...]}}``:
-  a target assignment of the mock's (its assignor no longer runs for that group).
+  a target assignment of the mock's (its assignor no longer runs for that group);
+- ``{"op": "telemetry", "metrics": ["org.apache.kafka."], "push_interval_ms": 100}``: what
+  the mock's GetTelemetrySubscriptions asks clients for (KIP-714; by default nothing, every
+  5 minutes);
+- ``{"op": "track_requests"}``, then ``{"op": "requests"}``: ``{"ok": true, "api_keys":
+  [...]}``, the API key of every request received since;
+- ``{"op": "pushed_metrics"}``: ``{"ok": true, "names": [...]}``, the metric names the
+  mock's own OTLP decoder read from pushes (its ``MOCKTELEMETRY`` log lines, caught by a log
+  callback that writes every line to stderr as librdkafka would).
 
 The mock's own threads serve the brokers; diagnostics go to stderr, which the parent sends to
 a log file. The sharegroup functions are not in librdkafka's stable API: their signatures here
@@ -27,6 +35,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import re
 import signal
 import sys
 import threading
@@ -36,6 +45,8 @@ from typing import Any
 
 _PRODUCER = 0  # rd_kafka_type_t RD_KAFKA_PRODUCER
 _ERRSTR = 512
+_LOG_CB = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_char_p)
+_PUSHED_NAME = re.compile(r"string value: (org\.apache\.kafka\.\S+)")
 # The setters of rdkafka_mock_sharegrp.c that take (mcluster, int), by the suffix they add.
 SHARE_SETTERS = frozenset(
     {
@@ -90,6 +101,15 @@ class MockLibrary:
         )
         for name in SHARE_SETTERS:
             self._declare(f"rd_kafka_mock_sharegroup_set_{name}", None, [p, i])
+        self._declare("rd_kafka_conf_set_log_cb", None, [p, _LOG_CB])
+        self._declare(
+            "rd_kafka_mock_telemetry_set_requested_metrics", None, [p, ctypes.POINTER(s), z]
+        )
+        self._declare("rd_kafka_mock_telemetry_set_push_interval", None, [p, ctypes.c_int64])
+        self._declare("rd_kafka_mock_start_request_tracking", None, [p])
+        self._declare("rd_kafka_mock_get_requests", ctypes.POINTER(p), [p, ctypes.POINTER(z)])
+        self._declare("rd_kafka_mock_request_api_key", ctypes.c_int16, [p])
+        self._declare("rd_kafka_mock_request_destroy_array", None, [ctypes.POINTER(p), z])
         self.lib = lib
 
     def _declare(self, name: str, restype: Any, argtypes: list[Any]) -> None:
@@ -103,8 +123,13 @@ class Mock:
 
     def __init__(self, library: MockLibrary, brokers: int) -> None:
         self._lib = lib = library.lib
+        self.pushed_names: set[str] = set()
+        self._names_lock = threading.Lock()
+        self._log = _LOG_CB(self._logged)  # kept: librdkafka calls it for the handle's life
+        conf = lib.rd_kafka_conf_new()
+        lib.rd_kafka_conf_set_log_cb(conf, self._log)
         errstr = ctypes.create_string_buffer(_ERRSTR)
-        self._rk = lib.rd_kafka_new(_PRODUCER, lib.rd_kafka_conf_new(), errstr, _ERRSTR)
+        self._rk = lib.rd_kafka_new(_PRODUCER, conf, errstr, _ERRSTR)
         if not self._rk:
             raise RuntimeError(f"rd_kafka_new failed: {errstr.value.decode()}")
         self._cluster = lib.rd_kafka_mock_cluster_new(self._rk, brokers)
@@ -156,6 +181,27 @@ class Mock:
             for partitions in lists:
                 lib.rd_kafka_topic_partition_list_destroy(partitions)
 
+    def _logged(self, rk: int, level: int, facility: bytes, message: bytes) -> None:
+        """librdkafka's log line (on its threads): to stderr, and a pushed metric's name kept."""
+        text = message.decode(errors="replace")
+        sys.stderr.write(f"%{level}|{facility.decode(errors='replace')}| {text}\n")
+        found = _PUSHED_NAME.search(text) if facility == b"MOCKTELEMETRY" else None
+        if found:
+            with self._names_lock:
+                self.pushed_names.add(found.group(1))
+
+    def telemetry(self, metrics: list[str], push_interval_ms: int) -> None:
+        names = (ctypes.c_char_p * len(metrics))(*(m.encode() for m in metrics))
+        self._lib.rd_kafka_mock_telemetry_set_requested_metrics(self._cluster, names, len(metrics))
+        self._lib.rd_kafka_mock_telemetry_set_push_interval(self._cluster, push_interval_ms)
+
+    def requests(self) -> list[int]:
+        count = ctypes.c_size_t()
+        found = self._lib.rd_kafka_mock_get_requests(self._cluster, ctypes.byref(count))
+        keys = [self._lib.rd_kafka_mock_request_api_key(found[i]) for i in range(count.value)]
+        self._lib.rd_kafka_mock_request_destroy_array(found, count)
+        return keys
+
     def serve(self, command: dict[str, Any]) -> dict[str, Any]:
         op = command.get("op")
         if op == "share_settings":
@@ -166,6 +212,17 @@ class Mock:
         if op == "share_assign":
             self.share_assign(command["group"], command["assignment"])
             return {"ok": True}
+        if op == "telemetry":
+            self.telemetry(list(command["metrics"]), int(command["push_interval_ms"]))
+            return {"ok": True}
+        if op == "track_requests":
+            self._lib.rd_kafka_mock_start_request_tracking(self._cluster)
+            return {"ok": True}
+        if op == "requests":
+            return {"ok": True, "api_keys": self.requests()}
+        if op == "pushed_metrics":
+            with self._names_lock:
+                return {"ok": True, "names": sorted(self.pushed_names)}
         raise ValueError(f"unknown command {op!r}")
 
 

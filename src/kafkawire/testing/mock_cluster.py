@@ -12,6 +12,7 @@ The cluster lives as long as the client that created it, so it runs in a helper 
     async with MockCluster(share_auto_offset_reset="earliest") as cluster:
         cluster.bootstrap  # "127.0.0.1:PORT,127.0.0.1:PORT,127.0.0.1:PORT"
         await cluster.configure_share_groups(record_lock_duration_ms=2000)
+        await cluster.configure_telemetry(["org.apache.kafka."], push_interval_ms=100)
 
 Share groups on the mock start at the latest offset unless ``share_auto_offset_reset`` says
 ``"earliest"`` (Kafka's ``share.auto.offset.reset`` group config, which the mock has no
@@ -97,6 +98,7 @@ class MockCluster(EmbeddedBroker):
 
     @property
     def name(self) -> str:
+        """``librdkafka <version> mock cluster``."""
         return f"librdkafka {self.librdkafka_version} mock cluster"
 
     async def _launch(self, logdir: Path) -> None:
@@ -167,6 +169,28 @@ class MockCluster(EmbeddedBroker):
         stops for that group; a partition may go to several members, as Kafka's does)."""
         wanted = {member: [list(tp) for tp in tps] for member, tps in assignment.items()}
         await self._command({"op": "share_assign", "group": group_id, "assignment": wanted})
+
+    # --- client metrics (KIP-714) and the requests received -----------------------------------
+
+    async def configure_telemetry(self, metrics: Iterable[str], push_interval_ms: int) -> None:
+        """Make the mock's GetTelemetrySubscriptions ask clients for ``metrics`` (name
+        prefixes; ``"*"``: all) every ``push_interval_ms`` (by default it asks for none)."""
+        wanted = {"op": "telemetry", "metrics": list(metrics), "push_interval_ms": push_interval_ms}
+        await self._command(wanted)
+
+    async def pushed_metric_names(self) -> set[str]:
+        """The metric names the mock's own OTLP decoder read from the pushes so far."""
+        names: list[str] = (await self._command({"op": "pushed_metrics"}))["names"]
+        return set(names)
+
+    async def track_requests(self) -> None:
+        """Keep the API key of every request from now on (for :meth:`received_api_keys`)."""
+        await self._command({"op": "track_requests"})
+
+    async def received_api_keys(self) -> list[int]:
+        """The API keys of the requests received since :meth:`track_requests`, in order."""
+        keys: list[int] = (await self._command({"op": "requests"}))["api_keys"]
+        return keys
 
     async def _command(self, command: dict[str, Any]) -> dict[str, Any]:
         process = self._process

@@ -208,6 +208,7 @@ class ShareConsumer:
         self.subscribe([])
 
     def subscription(self) -> set[str]:
+        """The topics the consumer is subscribed to."""
         return set(self._topics)
 
     def assignment(self) -> set[TopicPartition]:

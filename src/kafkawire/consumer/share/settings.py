@@ -81,6 +81,7 @@ class ShareConsumerSettings(ApiTimeoutSettings):
 
     @property
     def explicit(self) -> bool:
+        """Whether ``share_acknowledgement_mode`` is ``"explicit"``."""
         return self.share_acknowledgement_mode == "explicit"
 
 
