@@ -206,6 +206,11 @@ class Cluster:
         hot paths that cache what they derive from it."""
         return self._metadata.current
 
+    def on_metadata(self, listener: Callable[[ClusterMetadata], None]) -> None:
+        """Call ``listener`` with each new metadata as it becomes :attr:`current_metadata`:
+        for hot paths that keep what they derive from it, and must not look it up per call."""
+        self._metadata.on_refresh(listener)
+
     def mark_metadata_stale(self) -> None:
         """Make the next :meth:`metadata` call ask a broker again."""
         self._metadata.mark_stale()

@@ -4,6 +4,9 @@ Rules:
 
 - A record joins the last batch of its partition if the batch stays within ``batch_size``;
   otherwise it starts a new batch (a record larger than ``batch_size`` gets a batch alone).
+  That last batch is the partition's *open* batch until it is taken to be sent, retried or
+  dropped; :meth:`RecordAccumulator.append_to_open` adds to it in a few steps (the producer's
+  common case), and :meth:`RecordAccumulator.append` does everything else.
 - The first batch of a partition is *ready* when it is full (a later batch exists, or it
   reached ``batch_size``), its linger has passed, or a flush or close is under way; and, after
   a failed attempt, once its retry backoff has passed.
@@ -28,7 +31,7 @@ from typing import NamedTuple
 from kafkawire.cluster import TopicPartition
 from kafkawire.records import Compression, HeaderInput
 
-from .batch import Delivery, ProducerBatch
+from .batch import Delivery, ProducerBatch, append_record
 from .errors import BufferFullError, RecordTooLargeError
 
 __all__ = ["RecordAccumulator"]
@@ -61,6 +64,8 @@ class RecordAccumulator:
         self._compression_level = compression_level
         self._delivery_timeout = delivery_timeout
         self._queues: dict[tuple[str, int], deque[ProducerBatch]] = {}
+        # The last batch of each partition while records may join it (see the module doc).
+        self._open: dict[tuple[str, int], ProducerBatch] = {}
         self._used = 0
         self._waiters: deque[_Waiter] = deque()
         self._closed_by: BaseException | None = None
@@ -122,14 +127,37 @@ class RecordAccumulator:
                 granted.set_result(None)
 
     def close(self, error: BaseException) -> None:
-        """End every wait for room, and refuse later ones, with ``error``."""
+        """End every wait for room, and refuse later ones (and every record), with ``error``."""
         self._closed_by = error
+        self._open.clear()
         while self._waiters:
             granted = self._waiters.popleft().granted
             if not granted.done():
                 granted.set_exception(error)
 
     # --- batches ---------------------------------------------------------------------------
+
+    def append_to_open(
+        self, topic: str, partition: int, key: bytes | None, value: bytes | None, memory: int
+    ) -> Delivery | None:
+        """Add a record without headers, stamped now, to its partition's open batch if both
+        the batch and ``buffer_memory`` have room for its ``memory`` and no send waits for
+        room; else change nothing and answer ``None`` (the caller then goes through
+        :meth:`append`). Keys and values are bytes or ``None``: the builder cannot refuse
+        such a record.
+        """
+        batch = self._open.get((topic, partition))
+        if batch is None:
+            return None
+        filled = batch.memory + memory
+        if filled > self._batch_size or self._used + memory > self._buffer_memory or self._waiters:
+            return None
+        delivery = append_record(batch.builder, batch.future, key, value)
+        batch.memory = filled
+        self._used += memory
+        if filled >= self._batch_size:
+            self.wakeup.set()
+        return delivery
 
     def append(  # noqa: PLR0917 - positional: it runs once per record, keywords cost there
         self,
@@ -182,13 +210,14 @@ class RecordAccumulator:
             self._give_back(memory)
             if not len(batch.builder):
                 queue.pop()
+                self._closed_to_records(batch)
                 self.unfinished.discard(batch)
                 batch.future.cancel()
             raise
         batch.memory += memory
         if batch.memory >= self._batch_size:
             self.wakeup.set()
-        return Delivery(batch, offset, timestamp, key, value)
+        return Delivery(batch.future, offset, timestamp, key, value)
 
     def _new_batch(self, tp: TopicPartition, queue: deque[ProducerBatch]) -> ProducerBatch:
         batch = ProducerBatch(
@@ -198,6 +227,7 @@ class RecordAccumulator:
             created=time.monotonic(),
         )
         queue.append(batch)
+        self._open[tp] = batch
         self.unfinished.add(batch)
         batch.future.add_done_callback(lambda _: self.unfinished.discard(batch))
         # As Java's accumulator does on a new batch: the sender learns of its linger deadline
@@ -235,6 +265,12 @@ class RecordAccumulator:
         """Remove ``batch`` (the first of its partition) to send it."""
         popped = self._queues[batch.tp].popleft()
         assert popped is batch
+        self._closed_to_records(batch)
+
+    def _closed_to_records(self, batch: ProducerBatch) -> None:
+        """``batch`` leaves its queue (to be sent, failed or dropped): no record joins it."""
+        if self._open.get(batch.tp) is batch:
+            del self._open[batch.tp]
 
     def expired(self, now: float) -> list[ProducerBatch]:
         """Take out the queued batches whose delivery timeout has passed: each queue holds
@@ -245,6 +281,7 @@ class RecordAccumulator:
         for queue in self._queues.values():
             while queue and queue[0].created < created_before:
                 expired.append(queue.popleft())
+                self._closed_to_records(expired[-1])
         return expired
 
     def put_back(self, batch: ProducerBatch) -> None:
@@ -264,6 +301,7 @@ class RecordAccumulator:
             if partitions is None or tp in partitions:
                 taken += queue
                 queue.clear()
+                self._open.pop(tp, None)
         return taken
 
     @property

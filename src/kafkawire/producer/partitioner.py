@@ -7,15 +7,32 @@
   uniform form): one partition takes records until about ``batch_size`` bytes have gone to it,
   then another is chosen at random, so batches fill up instead of one record per partition.
 - A user's partitioner, when given, decides every record it sees.
+
+:func:`murmur2`, :func:`partition_for_key` and :func:`key_partitions` are compiled in the
+optional C extension ``kafkawire.producer._accel`` where it is built (and
+``KAFKAWIRE_NO_EXTENSIONS`` is not set); the pure functions here give the same answers and
+errors for bytes-like keys and int partition counts. :data:`ACCELERATED` says which are in
+use.
 """
 
 from __future__ import annotations
 
 import random
 import struct
+from array import array
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
-__all__ = ["Partitioner", "StickyPartitioner", "murmur2", "partition_for_key"]
+from kafkawire._extensions import load_optional
+
+__all__ = [
+    "ACCELERATED",
+    "Partitioner",
+    "StickyPartitioner",
+    "key_partitions",
+    "murmur2",
+    "partition_for_key",
+]
 
 _SEED = 0x9747B28C
 _M = 0x5BD1E995
@@ -28,8 +45,12 @@ class Partitioner(Protocol):
     def __call__(self, topic: str, key: bytes | None, partition_count: int) -> int: ...
 
 
-def murmur2(data: bytes) -> int:
+def murmur2_pure(data: bytes) -> int:
     """Kafka's 32-bit murmur2 of ``data`` (``Utils.murmur2``), as an unsigned int."""
+    try:
+        data = bytes(memoryview(data))
+    except TypeError:
+        raise TypeError(f"a key must be bytes-like, not {type(data).__name__}") from None
     length = len(data)
     h = (_SEED ^ length) & _MASK
     whole = length & ~3
@@ -52,9 +73,43 @@ def murmur2(data: bytes) -> int:
     return h
 
 
-def partition_for_key(key: bytes, partition_count: int) -> int:
+def partition_for_key_pure(key: bytes, partition_count: int) -> int:
     """The partition Kafka's Java client picks for ``key``."""
-    return (murmur2(key) & 0x7FFFFFFF) % partition_count
+    if partition_count < 1:
+        raise ValueError(f"a topic has at least one partition, not {partition_count}")
+    return (murmur2_pure(key) & 0x7FFFFFFF) % partition_count
+
+
+def key_partitions_pure(keys: Sequence[bytes | None], partition_count: int) -> bytes:
+    """:func:`partition_for_key` of each key (``-1`` for ``None``), as native int32 values."""
+    if partition_count < 1:
+        raise ValueError(f"a topic has at least one partition, not {partition_count}")
+    partitions = array("i", bytes(4 * len(keys)))
+    for index, key in enumerate(keys):
+        if key is None:
+            partitions[index] = -1
+        elif type(key) is bytes:
+            partitions[index] = (murmur2_pure(key) & 0x7FFFFFFF) % partition_count
+        else:
+            raise TypeError(f"keys[{index}] must be bytes or None, not {type(key).__name__}")
+    return partitions.tobytes()
+
+
+KeyPartitions = Callable[[Sequence[bytes | None], int], bytes]
+
+
+def _load_compiled() -> tuple[Callable[[bytes], int], Callable[[bytes, int], int], KeyPartitions]:
+    from . import _accel
+
+    return _accel.murmur2, _accel.partition_for_key, _accel.key_partitions
+
+
+_COMPILED = load_optional("kafkawire.producer._accel", _load_compiled)
+ACCELERATED = _COMPILED is not None
+"""Whether the key functions are the compiled ones."""
+murmur2, partition_for_key, key_partitions = (
+    (murmur2_pure, partition_for_key_pure, key_partitions_pure) if _COMPILED is None else _COMPILED
+)
 
 
 class StickyPartitioner:

@@ -42,7 +42,6 @@ from typing_extensions import Unpack
 from kafkawire.client.group_metadata import ConsumerGroupMetadata
 from kafkawire.cluster import (
     Cluster,
-    ClusterMetadata,
     ConnectionFactory,
     InvalidPartitionError,
     TopicPartition,
@@ -117,11 +116,14 @@ class Producer:
             f"producer {settings.client_id}", log=_log, wrap=_failure, on_failure=self._failed
         )
         self._transactions: TransactionManager | None = None
+        # Each topic's partition count, as the metadata last said: forgotten at each refresh.
         self._partition_counts: dict[str, int] = {}
-        self._counts_of: ClusterMetadata | None = None  # the metadata the counts come from
+        self._cluster.on_metadata(lambda _: self._partition_counts.clear())
         self._closed = False
         self._refusing = False  # closed or failed: send() looks at why (one flag, per record)
         self._yield_due = False  # the last send started a batch: the next lets the sender run
+        # The accumulator while send() may take its short path (see there), else None.
+        self._fast: RecordAccumulator | None = None
 
     # --- life cycle --------------------------------------------------------------------------
 
@@ -163,11 +165,14 @@ class Producer:
             supervisor=self._tasks,
         )
         self._sender_task = self._tasks.spawn("sender", self._sender.run)
+        if self._no_serializers and self._transactions is None:
+            self._fast = self._accumulator
 
     def _failed(self, failure: BaseException) -> None:
         """A task of the producer ended on an error it does not handle: the producer cannot
         go on. Every delivery pending fails with it, and every task ends."""
         self._refusing = True
+        self._fast = None
         assert self._accumulator is not None
         self._accumulator.close(failure)
         for batch in list(self._accumulator.unfinished):
@@ -204,6 +209,7 @@ class Producer:
         if self._closed:
             return
         self._closed = self._refusing = True
+        self._fast = None
         if self._accumulator is not None:
             self._accumulator.close(
                 ClientClosedError("the producer was closed while send() waited: nothing queued")
@@ -245,6 +251,41 @@ class Producer:
         Kafka cannot have, larger than ``max_request_size``), a topic the broker refuses (not
         authorized, invalid), a closed or failed producer, or no open transaction.
         """
+        # The common case in a few steps, for it runs once per record: bytes or None, no
+        # headers, no timestamp, a topic whose partition count is known, and room in the
+        # partition's open batch and in buffer_memory. Anything else, or a batch to start,
+        # takes the full path, with the partition chosen here (a sticky choice counts once).
+        fast = self._fast
+        if (
+            fast is not None
+            and headers is None
+            and timestamp_ms is None
+            and (value is None or value.__class__ is bytes)
+            and (key is None or key.__class__ is bytes)
+        ):
+            count = self._partition_counts.get(topic)
+            if count is not None:
+                size = _RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
+                if size <= self._max_record_size:
+                    if partition is None:
+                        partition = self._choose_partition(topic, key, size, count)
+                    elif partition.__class__ is not int or not 0 <= partition < count:
+                        partition = _checked_partition(topic, partition, count)
+                    delivery = fast.append_to_open(topic, partition, key, value, size)
+                    if delivery is not None:
+                        return delivery
+        return await self._send(topic, value, key, partition, timestamp_ms, headers)
+
+    async def _send(  # noqa: PLR0917 - send()'s arguments, passed on as they came
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int | None,
+        timestamp_ms: int | None,
+        headers: Sequence[HeaderInput] | None,
+    ) -> Delivery:
+        """:meth:`send`'s full path: any record, and waits."""
         accumulator = self._accumulator
         if accumulator is None or self._refusing:
             self._check_usable()
@@ -291,7 +332,7 @@ class Producer:
                 f"(0 to {_MAX_TIMESTAMP}), not {timestamp_ms!r}"
             )
         count = self._partition_counts.get(topic)
-        if count is None or self._counts_of is not self._cluster.current_metadata:
+        if count is None:
             count = await self._partition_count(topic, self._deadline())
         if partition is None:
             partition = self._choose_partition(topic, key, size, count)
@@ -366,10 +407,6 @@ class Producer:
     async def _partition_count(self, topic: str, deadline: float) -> int:
         """``topic``'s partition count, remembered until the metadata is refreshed."""
         count = len((await self._topic_metadata(topic, deadline)).partitions)
-        current = self._cluster.current_metadata
-        if self._counts_of is not current:
-            self._partition_counts.clear()
-            self._counts_of = current
         self._partition_counts[topic] = count
         return count
 

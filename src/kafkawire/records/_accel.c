@@ -820,8 +820,14 @@ append_arguments(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyO
     for (Py_ssize_t i = 0; i < keywords; i++) {
         PyObject *name = PyTuple_GET_ITEM(kwnames, i);
         int found = -1;
+        /* Callers pass interned names: compare identities first, then text. */
         for (int j = 0; j < 4 && found < 0; j++) {
-            if (name == interned[j] || PyUnicode_Compare(name, interned[j]) == 0) {
+            if (name == interned[j]) {
+                found = j;
+            }
+        }
+        for (int j = 0; j < 4 && found < 0; j++) {
+            if (PyUnicode_Compare(name, interned[j]) == 0) {
                 found = j;
             }
         }

@@ -1,0 +1,19 @@
+"""The producer's per-record steps, compiled (``_accel.c``); see
+:mod:`kafkawire.producer.partitioner` and :mod:`kafkawire.producer.batch`."""
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from kafkawire.records import RecordBatchBuilder
+
+def setup(delivery_class: type[Any]) -> None: ...
+def murmur2(data: bytes) -> int: ...
+def partition_for_key(key: bytes, partition_count: int) -> int: ...
+def key_partitions(keys: Sequence[bytes | None], partition_count: int) -> bytes: ...
+def append(
+    builder: RecordBatchBuilder,
+    future: asyncio.Future[Any],
+    key: bytes | None,
+    value: bytes | None,
+) -> Any: ...
