@@ -22,7 +22,7 @@ import asyncio
 import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from kafkawire._extensions import load_optional
 from kafkawire.cluster import TopicPartition
@@ -46,8 +46,7 @@ class RecordMetadata:
     serialized_value_size: int
 
 
-@dataclass(frozen=True, slots=True)
-class BatchResult:
+class BatchResult(NamedTuple):
     tp: TopicPartition
     base_offset: int  # -1 when unknown
     log_append_time: int  # -1 unless the topic stamps records with the broker's time
