@@ -8,12 +8,14 @@ import warnings
 from array import array
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kafkawire.producer import murmur2, partition_for_key, partitioner
 from kafkawire.producer.partitioner import StickyPartitioner
+from kafkawire.records.columns import column
 
 with warnings.catch_warnings():
     # kafka-python 3.0 loads its schemas through a deprecated importlib.resources call.
@@ -92,9 +94,12 @@ def test_the_compiled_key_hash_gives_what_the_pure_one_gives(key: bytes, count: 
 def test_key_partitions_are_partition_for_key_of_each_key(
     keys: list[bytes | None], count: int
 ) -> None:
-    chosen = array("i", partitioner.key_partitions(keys, count))
+    chosen = array("i", partitioner.key_partitions(column(keys, "keys"), count))
     assert chosen.tolist() == [-1 if k is None else partition_for_key(k, count) for k in keys]
-    assert partitioner.key_partitions_pure(keys, count) == chosen.tobytes()
+    assert partitioner.key_partitions_pure(column(keys, "keys"), count) == chosen.tobytes()
+    arrow = column(pa.array(keys, pa.binary()), "keys")
+    assert partitioner.key_partitions(arrow, count) == chosen.tobytes()
+    assert partitioner.key_partitions_pure(arrow, count) == chosen.tobytes()
 
 
 @pytest.mark.parametrize(
@@ -102,8 +107,8 @@ def test_key_partitions_are_partition_for_key_of_each_key(
     [
         partitioner.partition_for_key,
         partitioner.partition_for_key_pure,
-        lambda key, count: partitioner.key_partitions([key], count),
-        lambda key, count: partitioner.key_partitions_pure([key], count),
+        lambda key, count: partitioner.key_partitions(column([key], "keys"), count),
+        lambda key, count: partitioner.key_partitions_pure(column([key], "keys"), count),
     ],
     ids=["compiled", "pure", "compiled list", "pure list"],
 )

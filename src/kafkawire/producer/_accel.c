@@ -7,8 +7,9 @@
  *
  * - murmur2(data), partition_for_key(key, count): Kafka's hash of a key (Java's
  *   Utils.murmur2) and the partition Java's BuiltInPartitioner.partitionForKey picks with it.
- * - key_partitions(keys, count): partition_for_key of every key of a list (-1 for None), as
- *   an array of int32, for Producer.send_batch.
+ * - key_partitions(keys, count): partition_for_key of every key of a column (see
+ *   _columns.h; -1 for None), as an array of int32, and group_by_partition(partitions,
+ *   count): the record indexes grouped by partition, for Producer.send_batch.
  * - append(builder, future, key, value): stamp a record with the wall clock's milliseconds,
  *   append it to a batch builder (its append method, called as Python calls it), and return
  *   its Delivery. The Delivery is built as the record decoders build records, without
@@ -20,6 +21,8 @@
 #include <structmember.h>
 #include <stdint.h>
 #include <time.h>
+
+#include "../_columns.h"
 
 #ifndef Py_T_OBJECT_EX
 #define Py_T_OBJECT_EX T_OBJECT_EX
@@ -145,37 +148,104 @@ key_partitions(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t na
     if (partition_count(args[1], &count) < 0) {
         return NULL;
     }
-    /* A tuple or list of its own: no Python code runs below, but a list may be any size. */
-    PyObject *keys = PySequence_Fast(args[0], "keys must be a sequence");
-    if (keys == NULL) {
+    Column keys;
+    if (column_open(&keys, args[0], "keys", -1) < 0) {
         return NULL;
     }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(keys);
-    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int32_t));
+    if (keys.length < 0) {
+        column_close(&keys);
+        PyErr_SetString(PyExc_TypeError, "keys: not a column of known length");
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, keys.length * (Py_ssize_t)sizeof(int32_t));
     if (out == NULL) {
-        Py_DECREF(keys);
+        column_close(&keys);
         return NULL;
     }
     int32_t *partitions = (int32_t *)PyBytes_AS_STRING(out);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *key = PySequence_Fast_GET_ITEM(keys, i);
-        uint32_t hash;
-        if (key == Py_None) {
-            partitions[i] = -1;
-            continue;
-        }
-        if (!PyBytes_CheckExact(key)) {
-            PyErr_Format(PyExc_TypeError, "keys[%zd] must be bytes or None, not %.100s", i,
-                         Py_TYPE(key)->tp_name);
+    for (Py_ssize_t i = 0; i < keys.length; i++) {
+        const char *data;
+        Py_ssize_t size;
+        int found = column_get(&keys, i, "keys", &data, &size);
+        if (found < 0) {
             Py_DECREF(out);
-            Py_DECREF(keys);
+            column_close(&keys);
             return NULL;
         }
-        hash = murmur2_of((const unsigned char *)PyBytes_AS_STRING(key), PyBytes_GET_SIZE(key));
-        partitions[i] = (int32_t)((hash & 0x7fffffffu) % (unsigned long)count);
+        partitions[i] = found ? (int32_t)((murmur2_of((const unsigned char *)data, size) &
+                                           0x7fffffffu) %
+                                          (unsigned long)count)
+                              : -1;
     }
-    Py_DECREF(keys);
+    column_close(&keys);
     return out;
+}
+
+static PyObject *
+group_by_partition(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "group_by_partition() takes 2 arguments (%zd given)",
+                     nargs);
+        return NULL;
+    }
+    long count;
+    if (partition_count(args[1], &count) < 0) {
+        return NULL;
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    const int32_t *partitions = view.buf;
+    Py_ssize_t n = view.len / (Py_ssize_t)sizeof(int32_t);
+    PyObject *order = NULL, *bounds = NULL, *result = NULL;
+    /* Counting sort, stable: group g holds the records of partition g, group count those
+     * of -1 (no partition yet), each in their order. */
+    Py_ssize_t *starts = PyMem_Calloc((size_t)count + 2, sizeof(Py_ssize_t));
+    if (starts == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t partition = partitions[i];
+        if (partition < -1 || partition >= count) {
+            PyErr_Format(PyExc_ValueError, "record %zd: partition %d is not one of %ld", i,
+                         (int)partition, count);
+            goto done;
+        }
+        starts[(partition < 0 ? count : partition) + 1]++;
+    }
+    for (long g = 0; g <= count; g++) {
+        starts[g + 1] += starts[g];
+    }
+    bounds = PyList_New(count + 2);
+    if (bounds == NULL) {
+        goto done;
+    }
+    for (long g = 0; g < count + 2; g++) {
+        PyObject *bound = PyLong_FromSsize_t(starts[g]);
+        if (bound == NULL) {
+            goto done;
+        }
+        PyList_SET_ITEM(bounds, g, bound);
+    }
+    order = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(int32_t));
+    if (order == NULL) {
+        goto done;
+    }
+    int32_t *out = (int32_t *)PyBytes_AS_STRING(order);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int32_t partition = partitions[i];
+        out[starts[partition < 0 ? count : partition]++] = (int32_t)i;
+    }
+    result = PyTuple_Pack(2, order, bounds);
+done:
+    PyMem_Free(starts);
+    Py_XDECREF(order);
+    Py_XDECREF(bounds);
+    PyBuffer_Release(&view);
+    return result;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -318,6 +388,9 @@ static PyMethodDef methods[] = {
     {"key_partitions", (PyCFunction)(void (*)(void))key_partitions, METH_FASTCALL,
      "key_partitions(keys, partition_count)\n--\n\npartition_for_key of each key (-1 for "
      "None), as int32 values."},
+    {"group_by_partition", (PyCFunction)(void (*)(void))group_by_partition, METH_FASTCALL,
+     "group_by_partition(partitions, partition_count)\n--\n\nRecord indexes grouped by "
+     "partition (int32, stable; those of -1 last) and each group's bounds."},
     {"append", (PyCFunction)(void (*)(void))append, METH_FASTCALL,
      "append(builder, future, key, value)\n--\n\nAppend a record stamped now; its Delivery."},
     {NULL, NULL, 0, NULL},

@@ -32,6 +32,7 @@ from kafkawire.cluster import TopicPartition
 from kafkawire.records import Compression, HeaderInput
 
 from .batch import Delivery, ProducerBatch, append_record
+from .bulk import Columns, Span
 from .errors import BufferFullError, RecordTooLargeError
 
 __all__ = ["RecordAccumulator"]
@@ -76,6 +77,10 @@ class RecordAccumulator:
 
     # --- memory ----------------------------------------------------------------------------
 
+    @property
+    def buffer_memory(self) -> int:
+        return self._buffer_memory
+
     async def reserve(self, size: int, deadline: float) -> None:
         """Wait until ``size`` bytes fit in ``buffer_memory`` (until ``deadline``,
         ``time.monotonic()``), then count them as used. Cancelled, or failed, it holds none."""
@@ -112,6 +117,10 @@ class RecordAccumulator:
         """Give back what ``batch`` held, once it is done."""
         self._give_back(batch.memory)
         batch.memory = 0
+
+    def unreserve(self, size: int) -> None:
+        """Give back ``size`` bytes :meth:`reserve` counted that no record took."""
+        self._give_back(size)
 
     def _give_back(self, size: int) -> None:
         self._used -= size
@@ -185,11 +194,7 @@ class RecordAccumulator:
             if self._used + memory > self._buffer_memory or self._waiters:
                 return None
             self._used += memory
-        # Keyed by a plain (topic, partition) tuple, equal to (and hashed as) the
-        # TopicPartition a new batch is made with: no TopicPartition is made per record.
-        queue = self._queues.get((topic, partition))
-        if queue is None:
-            queue = self._queues[TopicPartition(topic, partition)] = deque()
+        queue = self._queue(topic, partition)
         batch = queue[-1] if queue else None
         # Batches fill by their records' uncompressed size, as Java's do before it has
         # learned a compression ratio: a compressed batch only comes out smaller.
@@ -208,16 +213,76 @@ class RecordAccumulator:
             # Refused (the builder changed nothing): give its memory back, and drop the batch
             # if it was made for this record alone.
             self._give_back(memory)
-            if not len(batch.builder):
-                queue.pop()
-                self._closed_to_records(batch)
-                self.unfinished.discard(batch)
-                batch.future.cancel()
+            self._drop_if_empty(batch)
             raise
         batch.memory += memory
         if batch.memory >= self._batch_size:
             self.wakeup.set()
         return Delivery(batch.future, offset, timestamp, key, value)
+
+    def append_columns(
+        self,
+        topic: str,
+        partition: int,
+        columns: Columns,
+        span: Span,
+        *,
+        reserved: int,
+        soft_room: int,
+    ) -> tuple[ProducerBatch | None, int, int, int, int]:
+        """Append records of ``columns`` (``span``: which, in order) to the partition's open
+        batch, or to a new one, while each fits in the batch and in ``reserved``, memory that
+        :meth:`reserve` counted already; stop before a record once ``soft_room`` is used (-1:
+        never). A record larger than ``batch_size`` gets a new batch alone.
+
+        Returns the batch (``None`` if nothing was appended), the offset of the first record
+        appended in it, how many were, the memory they took, and the memory of the record
+        that did not fit ``reserved`` (0: none), for which the caller reserves more.
+        """
+        if self._closed_by is not None:
+            raise self._closed_by
+        batch = self._open.get((topic, partition))
+        if batch is None or batch.memory >= self._batch_size:
+            batch = self._new_batch(TopicPartition(topic, partition), self._queue(topic, partition))
+        try:
+            while True:
+                first = len(batch.builder)
+                room = min(self._batch_size - batch.memory, reserved)
+                taken, used, upcoming = columns.append_to(batch.builder, span, room, soft_room)
+                if taken or not upcoming or upcoming > reserved:
+                    break
+                if first:  # the batch is too full for the next record: a new batch
+                    batch = self._new_batch(batch.tp, self._queue(topic, partition))
+                    continue
+                # Larger than batch_size: alone in its batch.
+                taken, used, upcoming = columns.append_to(batch.builder, span, upcoming, -1)
+                break
+        except BaseException:
+            self._drop_if_empty(batch)
+            raise
+        if not taken:
+            self._drop_if_empty(batch)
+            return None, 0, 0, 0, upcoming
+        batch.memory += used
+        if batch.memory >= self._batch_size:
+            self.wakeup.set()
+        return batch, first, taken, used, upcoming
+
+    def _queue(self, topic: str, partition: int) -> deque[ProducerBatch]:
+        # Keyed by a plain (topic, partition) tuple, equal to (and hashed as) the
+        # TopicPartition a new batch is made with: no TopicPartition is made per record.
+        queue = self._queues.get((topic, partition))
+        if queue is None:
+            queue = self._queues[TopicPartition(topic, partition)] = deque()
+        return queue
+
+    def _drop_if_empty(self, batch: ProducerBatch) -> None:
+        """Take out ``batch`` (its partition's last) if no record is in it."""
+        if not len(batch.builder):
+            self._queues[batch.tp].pop()
+            self._closed_to_records(batch)
+            self.unfinished.discard(batch)
+            batch.future.cancel()
 
     def _new_batch(self, tp: TopicPartition, queue: deque[ProducerBatch]) -> ProducerBatch:
         batch = ProducerBatch(

@@ -28,7 +28,20 @@ from kafkawire._extensions import load_optional
 from kafkawire.cluster import TopicPartition
 from kafkawire.records import Compression, HeaderInput, RecordBatchBuilder
 
-__all__ = ["BatchResult", "Delivery", "ProducerBatch", "RecordMetadata", "append_record"]
+__all__ = [
+    "HEADER_OVERHEAD",
+    "RECORD_OVERHEAD",
+    "BatchResult",
+    "Delivery",
+    "ProducerBatch",
+    "RecordMetadata",
+    "append_record",
+]
+
+# What a record counts for against batch_size and buffer_memory: this, its key's and value's
+# lengths, and per header HEADER_OVERHEAD and its key's (UTF-8) and value's lengths.
+RECORD_OVERHEAD = 21  # a v2 record's length, attributes, deltas and lengths at their widest
+HEADER_OVERHEAD = 10  # a header's key and value lengths at their widest
 
 
 @dataclass(frozen=True, slots=True)
