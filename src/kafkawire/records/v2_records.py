@@ -33,13 +33,21 @@ import linecache
 import textwrap
 from array import array
 from collections.abc import Callable, Sequence
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 from kafkawire._extensions import load_optional
 
 from .columns import NONE, ColumnSpec, items, timestamp_items
 from .errors import CorruptRecordError, InvalidRecordError
-from .model import NO_TIMESTAMP, BytesLike, Header, HeaderTwin, Record, RecordTwin
+from .model import (
+    NO_TIMESTAMP,
+    BytesLike,
+    Header,
+    HeaderTwin,
+    Record,
+    RecordTwin,
+    records_into,
+)
 from .varint import SMALL_VARINT_LIMIT, encode_varint, read_raw, read_varint, small_varints
 
 __all__ = [
@@ -52,6 +60,8 @@ __all__ = [
     "measure_columns",
     "measure_columns_pure",
     "read_records",
+    "read_records_into",
+    "read_records_into_pure",
     "read_records_pure",
 ]
 
@@ -226,7 +236,54 @@ def read_records_pure(
     return _LOG_APPEND_TIME(buf, base_offset, log_append_time, count)
 
 
-def _load_compiled() -> tuple[ReadRecordsFunction, type[EncodedRecordsPure], MeasureColumns]:
+class ReadRecordsIntoFunction(Protocol):
+    """The signature :func:`read_records_into_pure` and the compiled loop share."""
+
+    def __call__(
+        self,
+        buf: bytes,
+        *,
+        base_offset: int,
+        base_timestamp: int,
+        log_append_time: int | None,
+        count: int,
+        out: list[Any],
+        cls: type[Any],
+        names: tuple[str, ...],
+        values: tuple[Any, ...],
+        start: int,
+    ) -> int: ...
+
+
+def read_records_into_pure(
+    buf: bytes,
+    *,
+    base_offset: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    count: int,
+    out: list[Any],
+    cls: type[Any],
+    names: tuple[str, ...],
+    values: tuple[Any, ...],
+    start: int,
+) -> int:
+    """:func:`read_records_pure`'s records from offset ``start`` on, as instances of ``cls``
+    appended to ``out`` (see :meth:`~kafkawire.records.model.LazyRecords.read_into`); the
+    offset after the last appended."""
+    records = read_records_pure(
+        buf,
+        base_offset=base_offset,
+        base_timestamp=base_timestamp,
+        log_append_time=log_append_time,
+        count=count,
+    )
+    return records_into(records, out, cls=cls, names=names, values=values, start=start)
+
+
+def _load_compiled() -> tuple[
+    ReadRecordsFunction, type[EncodedRecordsPure], MeasureColumns, ReadRecordsIntoFunction
+]:
     """The C loop, the C :class:`EncodedRecords` and the C :func:`measure_columns`, set up
     for this module's classes (see :func:`load_optional`)."""
     from . import _accel
@@ -238,6 +295,7 @@ def _load_compiled() -> tuple[ReadRecordsFunction, type[EncodedRecordsPure], Mea
         _accel.read_records,
         cast("type[EncodedRecordsPure]", _accel.EncodedRecords),
         _accel.measure_columns,
+        _accel.read_records_into,
     )
 
 
@@ -571,4 +629,7 @@ class."""
 read_records: ReadRecordsFunction = read_records_pure if _COMPILED is None else _COMPILED[0]
 EncodedRecords: type[EncodedRecordsPure] = EncodedRecordsPure if _COMPILED is None else _COMPILED[1]
 measure_columns: MeasureColumns = measure_columns_pure if _COMPILED is None else _COMPILED[2]
+read_records_into: ReadRecordsIntoFunction = (
+    read_records_into_pure if _COMPILED is None else _COMPILED[3]
+)
 """What a v2 batch builder appends records to: the compiled class where it is built."""
