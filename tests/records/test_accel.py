@@ -73,18 +73,25 @@ def test_kafkawire_no_extensions_forces_the_pure_loop() -> None:
 # -- the two loops, head to head ------------------------------------------------------------
 
 
-def _outcome(
-    read: Callable[..., tuple[Record, ...]], buf: bytes, **kwargs: Any
-) -> tuple[str, object]:
-    """What a loop gives, as the batch decoder reports it: the records, or the error reason."""
+def _read(read: Callable[..., Any], buf: bytes, **kwargs: Any) -> tuple[str, Any]:
+    """``("read", what a loop returned)``, or its error as the batch decoder reports it."""
     try:
-        records = read(buf, **kwargs)
+        return "read", read(buf, **kwargs)
     except CorruptRecordError as exc:
         return "error", exc.reason
     except IndexError:
         return "error", "a record runs past the end of the batch"
     except UnicodeDecodeError:
         return "error", "a header key is not UTF-8"
+
+
+def _outcome(
+    read: Callable[..., tuple[Record, ...]], buf: bytes, **kwargs: Any
+) -> tuple[str, object]:
+    """What a loop gives, as the batch decoder reports it: the records, or the error reason."""
+    kind, records = _read(read, buf, **kwargs)
+    if kind == "error":
+        return kind, records
     assert type(records) is tuple
     for record in records:
         assert type(record) is Record
@@ -519,22 +526,10 @@ def _outcome_into(
     read: Callable[..., int], buf: bytes, start: int, **kwargs: Any
 ) -> tuple[str, object]:
     out: list[Any] = []
-    try:
-        after = read(
-            buf,
-            **kwargs,
-            out=out,
-            cls=_Placed,
-            names=("topic", "partition"),
-            values=("t", 3),
-            start=start,
-        )
-    except CorruptRecordError as exc:
-        return "error", exc.reason
-    except IndexError:
-        return "error", "a record runs past the end of the batch"
-    except UnicodeDecodeError:
-        return "error", "a header key is not UTF-8"
+    into = {"cls": _Placed, "names": ("topic", "partition"), "values": ("t", 3)}
+    kind, after = _read(read, buf, **kwargs, out=out, **into, start=start)
+    if kind == "error":
+        return kind, after
     assert all(type(placed) is _Placed for placed in out)
     return "records", (after, [dataclasses.astuple(placed) for placed in out])
 

@@ -392,9 +392,7 @@ class Producer:
                 f"send_batch(): record {at} is {largest} bytes, more than max_request_size "
                 f"({settings.max_request_size}) or buffer_memory ({settings.buffer_memory}) take"
             )
-        count = self._partition_counts.get(topic)
-        if count is None:
-            count = await self._partition_count(topic, self._deadline())
+        count = await self._partition_count(topic, self._deadline())
         found = bulk.routes(topic, records, partition, count, settings.partitioner)
         segments = await bulk.queue(
             accumulator,

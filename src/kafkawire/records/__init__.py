@@ -53,6 +53,7 @@ from .model import (
     LegacyRecordBatch,
     Record,
     RecordBatch,
+    RecordsAs,
     TimestampType,
 )
 from .reader import decode_batches
@@ -88,6 +89,7 @@ __all__ = [
     "Record",
     "RecordBatch",
     "RecordBatchBuilder",
+    "RecordsAs",
     "RecordsError",
     "TimestampType",
     "UnsupportedCodecError",

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 from .budget import DecompressionBudget
 from .compression import compress
 from .errors import CorruptRecordError, InvalidRecordError, RecordsError, UnsupportedCodecError
-from .model import BytesLike, Compression, LazyRecords, Record, RecordBatch
+from .model import BytesLike, Compression, LazyRecords, Record, RecordBatch, RecordsAs
 from .v2_records import read_records, read_records_into
 
 __all__ = ["HEADER", "MIN_BATCH_LENGTH", "decode_batch", "encode_batch"]
@@ -121,15 +121,8 @@ class _Payload(NamedTuple):
     def decode(self) -> tuple[Record, ...]:
         return self._read(read_records)
 
-    def decode_into(
-        self,
-        out: list[Any],
-        *,
-        cls: type[Any],
-        names: tuple[str, ...],
-        values: tuple[Any, ...],
-        start: int,
-    ) -> int:
+    def decode_into(self, out: list[Any], shape: RecordsAs, start: int) -> int:
+        cls, names, values = shape
         return self._read(
             partial(read_records_into, out=out, cls=cls, names=names, values=values, start=start)
         )

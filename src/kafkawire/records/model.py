@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
 
 from .errors import CorruptRecordError
 
@@ -31,6 +31,7 @@ __all__ = [
     "LegacyRecordBatch",
     "Record",
     "RecordBatch",
+    "RecordsAs",
     "TimestampType",
 ]
 
@@ -99,8 +100,18 @@ RecordTwin = _twin(Record)
 HeaderTwin = _twin(Header)
 
 
-ReadInto = Callable[..., int]
-"""``read_into(out, *, cls, names, values, start)``: see :meth:`LazyRecords.read_into`."""
+class RecordsAs(NamedTuple):
+    """How :meth:`LazyRecords.read_into` builds records: as instances of ``cls``, a slotted
+    class whose fields are a record's (``offset``, ``timestamp``, ``key``, ``value``,
+    ``headers``) and ``names``, set to ``values`` (the same for every record of a batch)."""
+
+    cls: type[Any]
+    names: tuple[str, ...]
+    values: tuple[Any, ...]
+
+
+ReadInto = Callable[[list[Any], RecordsAs, int], int]
+"""``read_into(out, shape, start)``: see :meth:`LazyRecords.read_into`."""
 
 _INT64_MAX = (1 << 63) - 1
 
@@ -122,28 +133,19 @@ class LazyRecords(Sequence[Record]):
         self._decode_into = decode_into
         self._records: tuple[Record, ...] | None = None
 
-    def read_into(
-        self,
-        out: list[Any],
-        *,
-        cls: type[Any],
-        names: tuple[str, ...],
-        values: tuple[Any, ...],
-        start: int,
-    ) -> int:
+    def read_into(self, out: list[Any], shape: RecordsAs, start: int) -> int:
         """Append to ``out`` the records from offset ``start`` on, each offset once and in
         increasing order (one below ``start`` or below one appended before it is skipped),
-        as instances of ``cls``: a slotted class whose fields are a record's (``offset``,
-        ``timestamp``, ``key``, ``value``, ``headers``) and ``names``, set to ``values``. The
-        offset after the last appended (``start`` if none was).
+        built as ``shape`` says. The offset after the last appended (``start`` if none
+        was).
 
         Built straight from the payload where the format can (no :class:`Record` is made,
         and none is kept), else from :attr:`records`. A batch that cannot be decoded raises
         its error, ``out`` then maybe holding records appended before it (drop them).
         """
         if self._records is None and self._decode_into is not None:
-            return self._decode_into(out, cls=cls, names=names, values=values, start=start)
-        return records_into(self._all(), out, cls=cls, names=names, values=values, start=start)
+            return self._decode_into(out, shape, start)
+        return records_into(self._all(), out, shape, start)
 
     def _all(self) -> tuple[Record, ...]:
         records = self._records
@@ -184,17 +186,10 @@ class LazyRecords(Sequence[Record]):
         return f"LazyRecords({self._records!r})"
 
 
-def records_into(
-    records: Sequence[Record],
-    out: list[Any],
-    *,
-    cls: type[Any],
-    names: tuple[str, ...],
-    values: tuple[Any, ...],
-    start: int,
-) -> int:
+def records_into(records: Sequence[Record], out: list[Any], shape: RecordsAs, start: int) -> int:
     """:meth:`LazyRecords.read_into` from decoded records."""
-    extras = tuple(zip(names, values, strict=True))
+    cls = shape.cls
+    extras = tuple(zip(shape.names, shape.values, strict=True))
     for record in records:
         offset = record.offset
         if offset > _INT64_MAX or offset < -_INT64_MAX - 1:

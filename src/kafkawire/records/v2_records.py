@@ -45,6 +45,7 @@ from .model import (
     Header,
     HeaderTwin,
     Record,
+    RecordsAs,
     RecordTwin,
     records_into,
 )
@@ -67,6 +68,7 @@ __all__ = [
 
 ReadRecords = Callable[[bytes, int, int, int], tuple[Record, ...]]
 MeasureColumns = Callable[..., tuple[int, int, int]]
+ReadRecordsInto = Callable[..., int]  # read_records_into_pure's keywords
 
 
 class ReadRecordsFunction(Protocol):
@@ -236,25 +238,6 @@ def read_records_pure(
     return _LOG_APPEND_TIME(buf, base_offset, log_append_time, count)
 
 
-class ReadRecordsIntoFunction(Protocol):
-    """The signature :func:`read_records_into_pure` and the compiled loop share."""
-
-    def __call__(
-        self,
-        buf: bytes,
-        *,
-        base_offset: int,
-        base_timestamp: int,
-        log_append_time: int | None,
-        count: int,
-        out: list[Any],
-        cls: type[Any],
-        names: tuple[str, ...],
-        values: tuple[Any, ...],
-        start: int,
-    ) -> int: ...
-
-
 def read_records_into_pure(
     buf: bytes,
     *,
@@ -269,8 +252,9 @@ def read_records_into_pure(
     start: int,
 ) -> int:
     """:func:`read_records_pure`'s records from offset ``start`` on, as instances of ``cls``
-    appended to ``out`` (see :meth:`~kafkawire.records.model.LazyRecords.read_into`); the
-    offset after the last appended."""
+    with ``names`` set to ``values``, appended to ``out`` (see
+    :meth:`~kafkawire.records.model.LazyRecords.read_into`); the offset after the last
+    appended."""
     records = read_records_pure(
         buf,
         base_offset=base_offset,
@@ -278,11 +262,11 @@ def read_records_into_pure(
         log_append_time=log_append_time,
         count=count,
     )
-    return records_into(records, out, cls=cls, names=names, values=values, start=start)
+    return records_into(records, out, RecordsAs(cls, names, values), start)
 
 
 def _load_compiled() -> tuple[
-    ReadRecordsFunction, type[EncodedRecordsPure], MeasureColumns, ReadRecordsIntoFunction
+    ReadRecordsFunction, type[EncodedRecordsPure], MeasureColumns, ReadRecordsInto
 ]:
     """The C loop, the C :class:`EncodedRecords` and the C :func:`measure_columns`, set up
     for this module's classes (see :func:`load_optional`)."""
@@ -466,20 +450,10 @@ class EncodedRecordsPure:
             index = pos if indexes is None else indexes[pos]
             if not 0 <= index < count:
                 raise ValueError(f"order[{pos}] is {index}, not a record")
-            key, value = (
-                _column_item(key_items, index, "keys"),
-                _column_item(value_items, index, "values"),
-            )
+            key, value, record_headers = _record_at(key_items, value_items, headers, index)
             stamp = timestamp if stamps is None else _stamp(stamps, index)
-            record_headers = None if headers is None else headers[index]
             weight = _measure(
-                key,
-                value,
-                record_headers,
-                overhead=overhead,
-                header_overhead=header_overhead,
-                records=self,
-                timestamp=stamp,
+                key, value, record_headers, (overhead, header_overhead), self, timestamp=stamp
             )
             if 0 <= room - used < weight:
                 upcoming = weight
@@ -505,20 +479,10 @@ def measure_columns_pure(
     largest_at = -1
     probe = EncodedRecordsPure()
     for index in range(count):
-        key, value = (
-            _column_item(key_items, index, "keys"),
-            _column_item(value_items, index, "values"),
-        )
-        record_headers = None if headers is None else headers[index]
+        key, value, record_headers = _record_at(key_items, value_items, headers, index)
         try:
             weight = _measure(
-                key,
-                value,
-                record_headers,
-                overhead=overhead,
-                header_overhead=header_overhead,
-                records=probe,
-                timestamp=0,
+                key, value, record_headers, (overhead, header_overhead), probe, timestamp=0
             )
         except TypeError as exc:
             raise TypeError(f"record {index}: {exc}") from None
@@ -550,6 +514,14 @@ def _open_columns(
     return count, key_items, value_items, stamps
 
 
+def _record_at(
+    keys: Sequence[object], values: Sequence[object], headers: Any, index: int
+) -> tuple[bytes | None, bytes | None, Any]:
+    """Record ``index``'s key, value (checked) and headers."""
+    key, value = _column_item(keys, index, "keys"), _column_item(values, index, "values")
+    return key, value, None if headers is None else headers[index]
+
+
 def _column_item(column: Sequence[object], index: int, what: str) -> bytes | None:
     item = column[index]
     if item is not None and type(item) is not bytes:
@@ -570,14 +542,15 @@ def _measure(
     key: bytes | None,
     value: bytes | None,
     headers: object,
-    *,
-    overhead: int,
-    header_overhead: int,
+    overheads: tuple[int, int],
     records: EncodedRecordsPure,
+    *,
     timestamp: int,
 ) -> int:
-    """A record's measure (see :meth:`EncodedRecordsPure.append_columns`), raising first what
-    appending it to ``records`` would raise (in the compiled twin's order)."""
+    """A record's measure (see :meth:`EncodedRecordsPure.append_columns`; ``overheads``:
+    per record and per header), raising first what appending it to ``records`` would raise
+    (in the compiled twin's order)."""
+    overhead, header_overhead = overheads
     base = records.base_timestamp if len(records) else timestamp
     if not _INT64_MIN <= timestamp - base <= _INT64_MAX:
         raise InvalidRecordError(f"{timestamp - base} does not fit in a varlong")
@@ -629,7 +602,5 @@ class."""
 read_records: ReadRecordsFunction = read_records_pure if _COMPILED is None else _COMPILED[0]
 EncodedRecords: type[EncodedRecordsPure] = EncodedRecordsPure if _COMPILED is None else _COMPILED[1]
 measure_columns: MeasureColumns = measure_columns_pure if _COMPILED is None else _COMPILED[2]
-read_records_into: ReadRecordsIntoFunction = (
-    read_records_into_pure if _COMPILED is None else _COMPILED[3]
-)
+read_records_into: ReadRecordsInto = read_records_into_pure if _COMPILED is None else _COMPILED[3]
 """What a v2 batch builder appends records to: the compiled class where it is built."""

@@ -18,7 +18,7 @@ from typing import Any
 from kafkawire.cluster import TopicPartition
 from kafkawire.consumer.errors import RecordDeserializationError
 from kafkawire.consumer.settings import Deserializer
-from kafkawire.records import Batch, Header, LazyRecords, TimestampType
+from kafkawire.records import Batch, Header, LazyRecords, RecordsAs, TimestampType
 
 __all__ = ["ConsumerRecord"]
 
@@ -77,13 +77,10 @@ def consumer_records(
     leader_epoch = getattr(batch, "partition_leader_epoch", -1)  # none in legacy message sets
     records = batch.records
     if key_deserializer is None and value_deserializer is None and isinstance(records, LazyRecords):
-        return records.read_into(
-            out,
-            cls=ConsumerRecord,
-            names=_CONSTANT_FIELDS,
-            values=(topic, partition, timestamp_type, leader_epoch),
-            start=start,
+        shape = RecordsAs(
+            ConsumerRecord, _CONSTANT_FIELDS, (topic, partition, timestamp_type, leader_epoch)
         )
+        return records.read_into(out, shape, start)
     append = out.append
     for record in records:
         offset = record.offset
