@@ -19,9 +19,10 @@ export KAFKAWIRE_REQUIRE_EXTENSIONS
 
 # Test processes: most tests wait on a broker's answer, not on the CPU, so more processes than
 # cores pays (each starts its own embedded broker and mock cluster). `make check` uses two.
+# loadgroup: the Spark tests share one worker and its one JVM (tests/worker_groups.py).
 PYTEST_WORKERS ?= 4
 
-.PHONY: all venv system-tools test check test-py313 lint types contracts schema schema-check pytest pytest-quick demo bench clean
+.PHONY: all venv system-tools test check test-py313 lint types contracts schema schema-check docs pytest pytest-quick demo bench clean
 
 all: test
 
@@ -43,9 +44,11 @@ $(STAMP): $(INSTALL_INPUTS)
 
 venv: $(STAMP)
 
+LINTED := src codegen tests benchmarks docs/extensions hatch_build.py
+
 lint: $(STAMP)
-	$(BIN)/ruff check src codegen tests benchmarks hatch_build.py
-	$(BIN)/ruff format --check src codegen tests benchmarks hatch_build.py
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
 
 types: $(STAMP)
 	$(BIN)/mypy $(MYPY_FLAGS)
@@ -64,8 +67,15 @@ schema-check: $(STAMP)
 		$(BIN)/python -m codegen import --shared $(SHARED) --out schema-json --check; fi
 	$(BIN)/python -m codegen generate --schema schema-json --out src/kafkawire/messages --check
 
+# The documentation site (mkdocs.yml): the guides under docs/ and the API reference rendered
+# from the docstrings, into site/ (git-ignored). --strict: a warning (a broken link, a docstring
+# griffe cannot read) fails the build (not with --quiet, which hides warnings from --strict too).
+# Nothing is fetched from the network. The variable only silences mkdocs-material's banner.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 pytest: $(STAMP)
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 # The tests that need no broker and no Spark, with a few hypothesis examples each.
 pytest-quick: $(STAMP)
@@ -84,7 +94,7 @@ system-tools:
 		>/dev/null 2>&1; } \
 		|| echo "note: java is not installed; the Spark tests (tests/spark) will be skipped"
 
-test: system-tools lint types contracts schema-check pytest
+test: system-tools lint types contracts schema-check docs pytest
 
 # The loop while developing (about a minute): every static check, and the tests that need no
 # broker and no Spark. CI runs `make test`, which runs everything.
@@ -108,4 +118,4 @@ bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf .venv .venv-py313 .venv-demo .mypy_cache .pytest_cache .ruff_cache .hypothesis
+	rm -rf .venv .venv-py313 .venv-demo .mypy_cache .pytest_cache .ruff_cache .hypothesis site

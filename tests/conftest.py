@@ -3,39 +3,41 @@
 The broker fixtures (``tansu_broker``, ``mock_cluster``, ``kafka_broker``) come from the same
 plugin that users of ``kafkawire.testing`` load.
 
-Hypothesis budgets, by ``KAFKAWIRE_HYPOTHESIS_PROFILE``: ``kafkawire`` (the default, what `make
-test` and CI run) gives each property a modest budget, since the round trips alone run once per
-generated class (about 700) and per decoder; ``quick`` (`make check`, the loop while
-developing) runs a few examples of each, enough to catch a broken codec in seconds. Tests that
-set ``max_examples`` themselves keep it in both.
+Hypothesis budgets, by ``KAFKAWIRE_HYPOTHESIS_PROFILE`` (``kafkawire``, the default; ``quick``
+for `make check`; ``thorough``): ``tests/budgets.py``.
 
 ``pki`` (a throwaway CA and certificates, ``tests/net/pki.py``) and ``secured_cluster`` (the
 fake cluster behind TLS and SASL, in a thread: ``tests/net/secure_front.py``) serve the tests of
 every entry point against a secured cluster.
 """
 
-import os
 import shutil
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
 
+from tests.budgets import PROFILE, register_profiles
 from tests.net.pki import Pki, make_pki
 from tests.net.sasl_server import SaslSession
 from tests.net.secure_front import ThreadedSecureCluster
 from tests.net.secured import server_context
+from tests.worker_groups import SharedWorkerScheduling
 
 pytest_plugins = ["kafkawire.testing.pytest_plugin"]
 
-settings.register_profile(
-    "kafkawire",
-    max_examples=12,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.register_profile("quick", settings.get_profile("kafkawire"), max_examples=3)
-settings.load_profile(os.environ.get("KAFKAWIRE_HYPOTHESIS_PROFILE", "kafkawire"))
+register_profiles()
+settings.load_profile(PROFILE)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist's
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadgroup`` (what `make test` runs) with the Spark tests on one worker:
+    ``tests/worker_groups.py``."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    return SharedWorkerScheduling(config, log)
 
 
 @pytest.fixture(scope="session")

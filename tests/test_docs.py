@@ -1,4 +1,5 @@
-"""Every file the README and docs/ point to is one a reader of the repository can open."""
+"""Every file the README and the pages under docs/ point to is one a reader of the repository can
+open (mkdocs --strict checks the links between pages of the site too)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def _references(text: str) -> set[str]:

@@ -1,6 +1,8 @@
-"""The README's Python snippets run as written and print what their comments say.
+"""The Python snippets of the README and of the documentation pages under docs/ run as written
+and print what their comments say.
 
-A snippet that defines ``test_*`` functions has them called, as pytest would.
+A snippet that defines ``test_*`` functions has them called, as pytest would. Blocks marked
+``py`` rather than ``python`` are shown, not run (they need a secured cluster or Spark).
 """
 
 from __future__ import annotations
@@ -12,8 +14,14 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-README = Path(__file__).parents[1] / "README.md"
-SNIPPETS = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+ROOT = Path(__file__).parents[1]
+README = ROOT / "README.md"
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
+SNIPPETS = [
+    (f"{page.relative_to(ROOT)} snippet {i}", snippet)
+    for page in PAGES
+    for i, snippet in enumerate(re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S))
+]
 
 
 def _promised_output(snippet: str) -> list[str]:
@@ -35,16 +43,16 @@ def test_readme_opens_with_the_two_commands_then_says_what_kafkawire_is() -> Non
     assert text.index("asyncio Kafka client") < re.search(r"\bCI\b", text).start()  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("snippet", SNIPPETS, ids=[f"snippet{i}" for i in range(len(SNIPPETS))])
-def test_readme_snippet_runs(snippet: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(("name", "snippet"), SNIPPETS, ids=[name for name, _ in SNIPPETS])
+def test_snippet_runs(name: str, snippet: str, capsys: pytest.CaptureFixture[str]) -> None:
     namespace: dict[str, object] = {}
     # The snippet's own name and source, so that what reads a function's source (hypothesis
-    # does, to seed its examples) reads the snippet, not README.md at the snippet's line 1.
-    name = f"<README.md snippet {SNIPPETS.index(snippet)}>"
-    linecache.cache[name] = (len(snippet), None, snippet.splitlines(keepends=True), name)
-    exec(compile(snippet, name, "exec"), namespace)
-    for name, test in namespace.items():
-        if name.startswith("test_") and callable(test):
+    # does, to seed its examples) reads the snippet, not the page at the snippet's line 1.
+    filename = f"<{name}>"
+    linecache.cache[filename] = (len(snippet), None, snippet.splitlines(keepends=True), filename)
+    exec(compile(snippet, filename, "exec"), namespace)
+    for key, test in namespace.items():
+        if key.startswith("test_") and callable(test):
             # No deadline: the first example also builds the message's codec.
             settings(deadline=None)(test)()
     printed = capsys.readouterr().out.splitlines()

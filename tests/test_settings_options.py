@@ -35,7 +35,13 @@ from kafkawire.cluster.security import (
     SecuritySettings,
     StoreType,
 )
-from kafkawire.consumer import Consumer, ConsumerOptions, ConsumerSettings
+from kafkawire.consumer import (
+    Consumer,
+    ConsumerOptions,
+    ConsumerSettings,
+    ShareConsumerOptions,
+    ShareConsumerSettings,
+)
 from kafkawire.consumer.settings import Deserializer
 from kafkawire.net.sasl import SaslMechanism, TokenProvider
 from kafkawire.producer import Partitioner, Producer, ProducerOptions, ProducerSettings
@@ -50,6 +56,7 @@ SETTINGS_AND_OPTIONS = [
     (ApiTimeoutSettings, ApiTimeoutOptions),
     (ProducerSettings, ProducerOptions),
     (ConsumerSettings, ConsumerOptions),
+    (ShareConsumerSettings, ShareConsumerOptions),
     (AdminSettings, AdminOptions),
     (KafkaClientSettings, KafkaClientOptions),
 ]
@@ -111,11 +118,14 @@ def option_types(settings: type) -> dict[str, Any]:
     return types
 
 
+REQUIRED: dict[type, dict[str, object]] = {ShareConsumerSettings: {"group_id": "g"}}
+
+
 def build(settings: type, **options: object) -> object:
     required = (
         {} if settings in (ClientSettings, SecuritySettings) else {"bootstrap_servers": BOOTSTRAP}
     )
-    return settings(**{**required, **options})
+    return settings(**{**required, **REQUIRED.get(settings, {}), **options})
 
 
 def is_secret(settings: type, option: str) -> bool:

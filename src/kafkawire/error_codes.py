@@ -53,14 +53,17 @@ class ErrorCode(NamedTuple):
 
     @property
     def retriable(self) -> bool:
+        """Whether the same request may succeed if sent again after a backoff."""
         return Trait.RETRIABLE in self.traits
 
     @property
     def invalid_metadata(self) -> bool:
+        """Whether metadata must be fetched again before the retry."""
         return Trait.STALE_METADATA in self.traits
 
     @property
     def invalid_coordinator(self) -> bool:
+        """Whether the coordinator must be looked up again before the retry."""
         return Trait.STALE_COORDINATOR in self.traits
 
 
@@ -207,3 +210,4 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
     _E(132, "STREAMS_TOPOLOGY_FENCED", _F, "The streams topology epoch is outdated."),
     _E(133, "SHARE_SESSION_LIMIT_REACHED", _R, "The broker has reached its share-session limit."),
 )
+"""Every error code Kafka defines but ``NONE``, in code order: one :class:`ErrorCode` each."""

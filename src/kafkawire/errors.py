@@ -10,6 +10,8 @@ Everything kafkawire raises on purpose derives from :class:`KafkawireError`:
 - :class:`ConnectionClosedError`: the peer closed the stream, possibly inside a frame;
 - :class:`ClientClosedError`: the client was closed while (or before) a call ran;
 - :class:`EventLoopError`: a client used from an event loop other than its own;
+- :class:`TelemetryDisabledError`: ``client_instance_id()`` of a client that pushes no
+  metrics (``enable_metrics_push=False``);
 - :class:`BrokerError`: the broker answered with an error code; one named subclass per code
   (``NotLeaderOrFollowerError``, ``UnknownTopicOrPartitionError``, ...).
 
@@ -35,6 +37,7 @@ __all__ = [
     "FrameError",
     "KafkawireError",
     "ProtocolError",
+    "TelemetryDisabledError",
     "UnknownMessageError",
     "error_for_code",
     "raise_for_code",
@@ -117,6 +120,11 @@ class ClientClosedError(KafkawireError):
 
 class EventLoopError(KafkawireError, RuntimeError):
     """A client or connection was used from an event loop other than the one it belongs to."""
+
+
+class TelemetryDisabledError(KafkawireError, RuntimeError):
+    """``client_instance_id()`` of a client created with ``enable_metrics_push=False``: it has
+    no id (Java's ``clientInstanceId`` throws ``IllegalStateException`` there)."""
 
 
 # Broker error codes ------------------------------------------------------------------------------

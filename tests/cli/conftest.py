@@ -1,20 +1,38 @@
-"""Run the installed ``kafkawire`` console script the way a user does: in a subprocess."""
+"""Run the ``kafkawire`` command: in this process (``run``), or as the installed console script
+in a subprocess, the way a user does (``kafkawire_script``).
+
+``run`` calls the same click group the script calls, with its own stdin, stdout, stderr and
+environment (click's ``CliRunner``), on a thread of its own: a command runs its own event loop
+(``asyncio.run``), which a thread may do while an async test's loop waits. It answers as
+``subprocess.run`` would (exit code, stdout, stderr; bytes when the input is bytes), and saves
+starting an interpreter per command (about a second each on a loaded machine). The tests of
+``tests/cli/test_script.py`` and ``test_broker.py`` run the real script: its entry point, its
+exit codes as the shell sees them, and signals.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner, Result
 
 from kafkawire.cli._settings import ENVIRONMENT
+from kafkawire.cli.app import cli
 
-Run = Callable[..., subprocess.CompletedProcess[str]]
+Run = Callable[..., subprocess.CompletedProcess[Any]]
+
+# The tests say which broker they mean, and how to reach it; a KAFKAWIRE_BOOTSTRAP (or security
+# setting) from the shell would not.
+SHELL_ONLY = frozenset({"KAFKAWIRE_BOOTSTRAP", "KAFKAWIRE_COMMAND_CONFIG", *ENVIRONMENT})
 
 
 @pytest.fixture(scope="session")
@@ -26,27 +44,52 @@ def kafkawire_script() -> str:
 
 
 @pytest.fixture
-def run(kafkawire_script: str) -> Run:
-    # The tests say which broker they mean, and how to reach it; a KAFKAWIRE_BOOTSTRAP (or
-    # security setting) from the shell would not.
-    shell_only = {"KAFKAWIRE_BOOTSTRAP", "KAFKAWIRE_COMMAND_CONFIG", *ENVIRONMENT}
-    base_env = {k: v for k, v in os.environ.items() if k not in shell_only}
-
+def run() -> Run:
     def run(
         *args: str,
         input: str | bytes | None = None,
         timeout: float = 60,
         env: dict[str, str] | None = None,
-    ) -> Any:
-        text = not isinstance(input, bytes)
-        return subprocess.run(
-            [kafkawire_script, *args],
-            input=input,
-            capture_output=True,
-            text=text,
-            timeout=timeout,
-            check=False,
-            env={**base_env, **(env or {})},
-        )
+    ) -> subprocess.CompletedProcess[Any]:
+        overrides: dict[str, str | None] = {
+            **dict.fromkeys(SHELL_ONLY.intersection(os.environ)),
+            **(env or {}),
+        }
+        outcome: list[Result | BaseException] = []
+
+        def invoke() -> None:
+            try:
+                outcome.append(in_process(list(args), input, overrides))
+            except BaseException as exc:  # raised again in the test's thread
+                outcome.append(exc)
+
+        thread = threading.Thread(target=invoke, name=f"kafkawire {' '.join(args[:2])}")
+        thread.start()
+        thread.join(timeout)
+        if thread.is_alive():
+            raise subprocess.TimeoutExpired(["kafkawire", *args], timeout)
+        (result,) = outcome
+        if isinstance(result, BaseException):
+            raise result
+        if isinstance(input, bytes):
+            out, err = result.stdout_bytes, result.stderr_bytes
+        else:
+            out, err = result.stdout, result.stderr
+        return subprocess.CompletedProcess(["kafkawire", *args], result.exit_code, out, err)
 
     return run
+
+
+def in_process(args: list[str], input: str | bytes | None, env: dict[str, str | None]) -> Result:
+    """``kafkawire ARGS`` as the script's ``main`` runs it; the handlers ``--debug`` adds to
+    kafkawire's logger (on this run's stderr) are taken off again afterwards."""
+    logger = logging.getLogger("kafkawire")
+    handlers, level = list(logger.handlers), logger.level
+    logger.addHandler(logging.NullHandler())  # as main() does
+    try:
+        return CliRunner(catch_exceptions=False).invoke(
+            cli, args, input=input, env=env, prog_name="kafkawire"
+        )
+    finally:
+        logger.handlers[:] = handlers
+        logger.setLevel(level)

@@ -3,7 +3,7 @@
 The same three settings (security.protocol, sasl.mechanism, sasl.jaas.config, and the test CA)
 given three ways: ``-X``, ``--command-config`` (a Java properties file) and ``KAFKAWIRE_*``
 variables. The cluster is the fake cluster behind the TLS and SASL front of ``tests/net``, in
-a thread of this process; the command runs in a subprocess, as a user runs it.
+a thread of this process; the command runs in this process too (``run``, conftest.py).
 """
 
 from __future__ import annotations

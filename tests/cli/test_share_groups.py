@@ -1,5 +1,6 @@
 """``kafkawire groups`` on share groups: listing them by type, describing their members, start
-offsets and lag. The fake cluster runs in a thread; the command in a subprocess."""
+offsets and lag. The fake cluster runs in a thread; the command in another (``run``,
+conftest.py)."""
 
 from __future__ import annotations
 

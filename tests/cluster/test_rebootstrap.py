@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from typing import Any
 
 import pytest
 
-from kafkawire.cluster import Backoff, Cluster, ClusterMetadata, ConnectionSettings
+from kafkawire.cluster import Backoff, Cluster, ClusterMetadata, ConnectionSettings, _search
 from kafkawire.cluster._pool import ConnectionPool
 from kafkawire.cluster._search import BrokerSearch
 from kafkawire.cluster.metadata import BrokerAddress
@@ -19,6 +18,7 @@ from kafkawire.net import Connection
 from tests.net.fakebroker import WAIT, FakeBroker, FakeClient
 
 from .hostile import metadata_answer
+from .stopped_clock import StoppedClock
 from .test_faults import answer_offsets, offsets_of
 
 FAST = Backoff(initial=0.01, maximum=0.02)
@@ -110,16 +110,18 @@ def test_known_brokers_first_then_the_bootstrap_addresses_first_once_none_can_be
     assert [key for key, _, _ in same.candidates(metadata)] == [KNOWN]
 
 
-async def test_metadata_sought_for_longer_than_the_trigger_rebootstraps(
-    caplog: pytest.LogCaptureFixture,
+def test_metadata_sought_for_longer_than_the_trigger_rebootstraps(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     caplog.set_level(logging.INFO, logger="kafkawire.cluster")
+    clock = StoppedClock()
+    monkeypatch.setattr(_search, "time", clock)
     search, metadata = search_of(ConnectionPool(never_connects), trigger=0.01)
     search.seeking()
     assert first(search, metadata) == KNOWN
-    until = time.monotonic() + 0.02
-    while time.monotonic() < until:
-        await asyncio.sleep(0.005)
+    clock.now += 0.01
+    assert first(search, metadata) == KNOWN  # not past it yet
+    clock.now += 0.001
     assert first(search, metadata) == BOOTSTRAP
     assert first(search, metadata) == KNOWN  # the trigger counts again from there
     search.found()

@@ -78,6 +78,13 @@ async def until(condition: Callable[[], bool], *members: Any, timeout: float = 2
         )
 
 
+async def eventually(condition: Callable[[], bool], timeout: float = 10) -> None:
+    """Wait, without polling anything, until ``condition`` holds (or fail after ``timeout``)."""
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
 class Recorder(ConsumerRebalanceListener):
     """Records each callback as ``(event, partitions)``; ``on_partitions_assigned`` is
     ``async`` on purpose (listeners may be either)."""

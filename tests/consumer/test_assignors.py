@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from kafkawire.cluster import TopicPartition
 from kafkawire.consumer.group.assignors import Member, assign
+from tests.budgets import examples
 
 Assignment = dict[str, list[TopicPartition]]
 STICKY = ["sticky", "cooperative-sticky"]
@@ -555,7 +556,7 @@ def change(
     return after
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=st.data(), name=st.sampled_from(STICKY), alike=st.booleans())
 def test_random_groups_and_changes(data: st.DataObject, name: str, alike: bool) -> None:
     """testReassignmentWithRandomSubscriptionsAndChanges and testLargeAssignmentWithMultiple
@@ -590,7 +591,7 @@ def check_kept_what_quotas_allow(
     assert kept == best, (kept, best, result)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(data=st.data())
 def test_a_member_leaving_moves_only_its_partitions(data: st.DataObject) -> None:
     """With the same topics for all, when a member leaves a balanced group the others keep

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafkawire.consumer import Consumer, ConsumerRecord, TopicPartition
+from tests.budgets import examples
 from tests.cluster.hostile import FakeCluster
 from tests.consumer.helpers import read
 from tests.consumer.session_broker import Fault, SeenFetch, SessionLeader
@@ -140,7 +141,7 @@ FAULTS: list[Fault] = ["ok", "ok", "ok", 70, 71, "drop"]
 
 
 @settings(
-    max_examples=25,
+    max_examples=examples(25),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

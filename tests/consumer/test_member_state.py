@@ -18,8 +18,10 @@ from kafkawire.consumer.group.kip848_member import Kip848Member
 from kafkawire.consumer.group.member_state import CLASSIC_MOVES, KIP848_MOVES, MemberState
 from kafkawire.consumer.group.membership import GroupContext, GroupMembership
 from kafkawire.consumer.inbox import Inbox
+from kafkawire.consumer.metrics import ConsumerMetrics
 from kafkawire.consumer.settings import ConsumerSettings
 from kafkawire.consumer.tasks import BackgroundTasks
+from kafkawire.metrics import Metrics
 
 S = MemberState
 PROTOCOLS: dict[type[GroupMembership], Mapping[MemberState, frozenset[MemberState]]] = {
@@ -45,6 +47,7 @@ def member(kind: type[GroupMembership], state: MemberState) -> GroupMembership:
         commit=nothing,
         inbox=Inbox(tasks),
         tasks=tasks,
+        metrics=ConsumerMetrics(Metrics(), settings, lambda: 0),
     )
     made = kind(context)
     made.state = state

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from kafkawire.consumer import CommitFailedError, Consumer, OffsetAndMetadata, TopicPartition
-from kafkawire.testing.fake import FakeCluster
+from kafkawire.testing.fake import FakeCluster, ManualClock
 from tests.consumer.helpers import Committing, produce_to_all, until
 
 PARTITIONS, EACH = 6, 10
@@ -38,11 +38,15 @@ SHORT: dict[str, Any] = {
 @pytest.fixture
 async def cluster() -> AsyncIterator[FakeCluster]:
     """The fake with short group timers: sessions from 100 ms (Kafka refuses under 6 s by
-    default), KIP-848 heartbeats every 50 ms and sessions of a second."""
+    default), KIP-848 heartbeats every 50 ms and sessions of a second; on a clock that stands
+    still, so that no session expires when a loaded machine delays a heartbeat: members come
+    and go by joining and leaving, as each test says (a member that stops polling leaves by
+    itself, on its own real-time ``max_poll_interval_ms``)."""
     async with FakeCluster(
         group_min_session_timeout_ms=100,
         consumer_group_heartbeat_interval_ms=50,
         consumer_group_session_timeout_ms=1000,
+        clock=ManualClock(),
     ) as cluster:
         cluster.create_topic(TOPIC, PARTITIONS)
         yield cluster

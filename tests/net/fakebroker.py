@@ -24,7 +24,12 @@ from kafkawire.protocol import decode_request, encode_response, read_frame
 
 Handler = Callable[["FakeClient", Any, Any], Awaitable[Any]]
 
-ALL_APIS: dict[int, range] = {key: info.versions for key, info in APIS.items()}
+# Every API but KIP-714's: these fakes answer only what a test scripts, and a client pushes
+# metrics to any broker that lists GetTelemetrySubscriptions (71) and PushTelemetry (72).
+TELEMETRY_APIS = frozenset({71, 72})
+ALL_APIS: dict[int, range] = {
+    key: info.versions for key, info in APIS.items() if key not in TELEMETRY_APIS
+}
 
 
 def messages(api_key: int, version: int) -> ModuleType:

@@ -69,10 +69,12 @@ async def test_init_producer_id_is_retried_with_backoff_and_warned_about_once(
     fake_cluster: FakeCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake_cluster.create_topic("t")
-    until = time.monotonic() + 0.5
+    refusals = 4  # counted, not timed: a loaded machine makes fewer calls in a time window
 
     def not_yet(request: Any, ctx: HookContext) -> Any:
-        if time.monotonic() < until:
+        nonlocal refusals
+        if refusals:
+            refusals -= 1
             return init_producer_id_answer(ctx, 15)  # COORDINATOR_NOT_AVAILABLE
         return None
 
@@ -82,8 +84,7 @@ async def test_init_producer_id_is_retried_with_backoff_and_warned_about_once(
     ) as producer:
         delivery = producer.send_and_wait("t", b"v", partition=0)
         assert (await asyncio.wait_for(delivery, WAIT)).offset == 0
-    asked = len(fake_cluster.requests.of("InitProducerId"))
-    assert asked > 2  # each call (a request timeout long) gave up, and the sender went on
+    assert len(fake_cluster.requests.of("InitProducerId")) >= 5  # four refused, then answered
     assert len([w for w in _warnings(caplog) if "producer id" in w]) == 1
 
 

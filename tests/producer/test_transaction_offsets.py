@@ -18,7 +18,7 @@ from kafkawire.cluster import TopicPartition
 from kafkawire.consumer import Consumer, ConsumerStateError
 from kafkawire.errors import IllegalGenerationError, UnknownMemberIdError
 from kafkawire.producer import ConsumerGroupMetadata, Producer, TransactionStateError
-from kafkawire.testing.fake import FakeCluster
+from kafkawire.testing.fake import FakeCluster, ManualClock
 from kafkawire.testing.pytest_plugin import Broker
 from tests.net.fakebroker import WAIT
 from tests.producer.faults import TXN_OFFSET_COMMIT
@@ -48,8 +48,10 @@ async def group_member(cluster: FakeCluster) -> AsyncIterator[ConsumerGroupMetad
 
 @pytest.fixture
 async def cluster() -> AsyncIterator[FakeCluster]:
-    """The fake, with sessions of a second allowed (Kafka's minimum is 6 s)."""
-    async with FakeCluster(group_min_session_timeout_ms=100) as cluster:
+    """The fake, with sessions of a second allowed (Kafka's minimum is 6 s), on a clock that
+    stands still: the member's session does not expire when a loaded machine delays a
+    heartbeat, so its generation stays the one a test reads."""
+    async with FakeCluster(group_min_session_timeout_ms=100, clock=ManualClock()) as cluster:
         cluster.create_topic("t")
         yield cluster
 

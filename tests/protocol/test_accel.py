@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from kafkawire.errors import DecodeError
 from kafkawire.protocol import codec, codec_for, decode, encode
 from kafkawire.testing.strategies import messages
+from tests.budgets import examples
 
 from .catalog import all_classes, class_id
 
@@ -36,8 +37,8 @@ BUILT = importlib.util.find_spec("kafkawire.protocol._accel") is not None
 needs_accel = pytest.mark.skipif(
     not codec.ACCELERATED, reason="the C extension is not built, or disabled"
 )
-# About 700 classes each: a small budget per class and test keeps the module to a few seconds.
-PER_CLASS = settings(max_examples=3)
+# About 780 classes each: a small budget per class and test keeps the module to a few seconds.
+PER_CLASS = settings(max_examples=examples(3))
 
 
 def assert_same(got: Any, expected: Any, path: str = "") -> None:

@@ -19,6 +19,7 @@ from kafkawire.messages.metadata import v1 as metadata_v1
 from kafkawire.messages.metadata import v12 as metadata_v12
 from kafkawire.messages.testdata.simple_example_message import v1 as example_v1
 from kafkawire.protocol import decode, decode_request, encode
+from tests.budgets import examples
 
 
 def _metadata_v12() -> metadata_v12.MetadataResponse:
@@ -154,7 +155,7 @@ FUZZED = [
 
 
 # Fuzzing gets a larger budget than the round trips: these are few, and they guard the network edge.
-FUZZ = settings(max_examples=400)
+FUZZ = settings(max_examples=examples(400))
 
 
 @pytest.mark.parametrize("cls", FUZZED, ids=lambda c: f"{c.__module__}.{c.__name__}")

@@ -17,6 +17,7 @@ from kafkawire.messages.produce import v11 as produce_v11
 from kafkawire.protocol import encode, encode_request
 from kafkawire.protocol.primitives import FIXED_FORMATS, INTEGER_RANGES
 from kafkawire.testing.strategies import messages
+from tests.budgets import examples
 
 from .catalog import all_classes
 
@@ -114,7 +115,7 @@ def _integer_fields(cls: type[Any]) -> list[tuple[str, str, bool]]:
 WITH_INTEGERS = [cls for cls in all_classes() if _integer_fields(cls)]
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.data())
 def test_an_integer_out_of_range_is_named_with_its_range_in_words(data: st.DataObject) -> None:
     cls = data.draw(st.sampled_from(WITH_INTEGERS), label="class")

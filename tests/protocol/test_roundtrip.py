@@ -6,13 +6,14 @@ import dataclasses
 from typing import Any, ClassVar
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafkawire.errors import EncodeError
 from kafkawire.messages import APIS, RequestMessage, ResponseMessage, request_type, response_type
 from kafkawire.protocol import decode, encode
 from kafkawire.testing.strategies import messages
+from tests.budgets import examples
 
 from .catalog import all_classes, api_classes, class_id, other_classes
 
@@ -49,6 +50,7 @@ def test_headers_data_and_test_messages_are_generated() -> None:
 
 @pytest.mark.parametrize("cls", all_classes(), ids=class_id)
 def test_round_trip(cls: type[Any]) -> None:
+    @settings(max_examples=examples(6))  # per class and decoder (tests/budgets.py)
     @given(messages(cls))
     def check(message: Any) -> None:
         data = encode(message)

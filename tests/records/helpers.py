@@ -20,16 +20,17 @@ from kafkawire.records import (
     Record,
     RecordBatchBuilder,
 )
+from tests.budgets import examples
 
 # Every test that draws examples uses this budget: enough to find edge cases, while the
-# whole records suite stays well under a minute on two cores.
+# whole records suite stays well under a minute on two cores (tests/budgets.py).
 SETTINGS = settings(
-    max_examples=30,
+    max_examples=examples(30),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 # For the cheap properties worth more examples: fuzzing, codec bounds.
-THOROUGH = settings(SETTINGS, max_examples=300)
+THOROUGH = settings(SETTINGS, max_examples=examples(300))
 
 MiB = 1024 * 1024
 # What a measured peak may pass its bound by: interpreter noise and the test's own objects,

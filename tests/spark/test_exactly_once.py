@@ -31,6 +31,7 @@ from tests.net.fakebroker import ALL_APIS, FakeBroker, FakeClient, messages
 from tests.transaction_log import raw_log, read_committed
 
 from .conftest import creates_topics, fill, new_topic, start_copy
+from .streaming import run_to_end
 
 LIMIT = 6
 
@@ -89,16 +90,14 @@ def test_a_batch_committed_before_a_restart_is_not_written_again(
     there the marker is lost and the batch is written again."""
     bootstrap = tansu_broker.bootstrap
     source, sink, written = _topics(tansu_broker, LIMIT)  # one batch
-    first = _start(spark, bootstrap, source, sink, tmp_path)
-    first.awaitTermination()
+    first = run_to_end(lambda: _start(spark, bootstrap, source, sink, tmp_path))
     assert first.exception() is None
     last = max(p["batchId"] for p in first.recentProgress if p["numInputRows"])
     # As if the driver died after committing the batch to Kafka and before the checkpoint
     # recorded it: Spark runs it again, with the same id and input.
     for name in (str(last), f".{last}.crc"):
         (tmp_path / "commits" / name).unlink()
-    again = _start(spark, bootstrap, source, sink, tmp_path)
-    again.awaitTermination()
+    again = run_to_end(lambda: _start(spark, bootstrap, source, sink, tmp_path))
     assert again.exception() is None
     rerun = [p for p in again.recentProgress if p["batchId"] == last and p["numInputRows"]]
     assert rerun, f"batch {last} was not run again"
@@ -137,8 +136,7 @@ def test_a_failed_attempt_leaves_nothing_visible(
     visible, total = _committed(bootstrap, sink)
     assert victim not in {value for _, value in visible}
     assert total > sum(visible.values())  # the failed attempt's first rows are in the log
-    again = _start(spark, bootstrap, source, sink, checkpoint, frame=poisoned)
-    again.awaitTermination()
+    again = run_to_end(lambda: _start(spark, bootstrap, source, sink, checkpoint, frame=poisoned))
     assert again.exception() is None
     assert _committed(bootstrap, sink)[0] == Counter(written)
 

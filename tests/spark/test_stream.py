@@ -11,6 +11,7 @@ from pyspark.sql import SparkSession
 from kafkawire.testing.pytest_plugin import Broker
 
 from .conftest import creates_topics, fill, new_topic, read_back, start_copy
+from .streaming import run_to_end
 
 LIMIT = 6
 
@@ -19,8 +20,7 @@ def _run_once(
     spark: SparkSession, bootstrap: str, source: str, sink: str, checkpoint: Path, *, limit: int
 ) -> list[int]:
     """One availableNow run; the number of input rows of each of its batches."""
-    query = start_copy(spark, bootstrap, source, sink, checkpoint, limit=limit)
-    query.awaitTermination()
+    query = run_to_end(lambda: start_copy(spark, bootstrap, source, sink, checkpoint, limit=limit))
     assert query.exception() is None
     return [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
 

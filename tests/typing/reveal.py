@@ -9,7 +9,7 @@ from typing import TypeVar, reveal_type
 from kafkawire.admin import Admin
 from kafkawire.client import KafkaClient
 from kafkawire.cluster import Cluster
-from kafkawire.consumer import Consumer
+from kafkawire.consumer import AcknowledgeType, Consumer, ShareConsumer
 from kafkawire.messages import RequestMessage, ResponseMessage, request_type, response_type
 from kafkawire.messages.metadata import v4 as metadata_v4
 from kafkawire.messages.metadata.v12 import MetadataRequest, MetadataResponse
@@ -62,6 +62,17 @@ async def client_sends(client: KafkaClient, cluster: Cluster, conn: Connection) 
     Consumer("t", bootstrap_servers="h:1", default_api_timeout_ms="5")  # error: Argument "default_api_timeout_ms" to "Consumer" has incompatible type "str"; expected "int"
     Admin("h:1", default_api_timeout_ms=5.0)  # error: Argument "default_api_timeout_ms" to "Admin" has incompatible type "float"; expected "int"
     Admin("h:1", linger_ms=5)  # error: Unexpected keyword argument "linger_ms" for "Admin"
+
+
+async def share_consumes(consumer: ShareConsumer) -> None:
+    batch = await consumer.getmany(timeout_ms=100)
+    reveal_type(batch)  # revealed: dict[tuple[str, int, fallback=kafkawire.cluster.metadata.TopicPartition], list[kafkawire.consumer.fetching.record.ConsumerRecord]]
+    record = next(iter(batch.values()))[0]
+    reveal_type(record.delivery_count)  # revealed: int | None
+    consumer.acknowledge(record, AcknowledgeType.RELEASE)
+    reveal_type(await consumer.commit())  # revealed: dict[tuple[str, int, fallback=kafkawire.cluster.metadata.TopicPartition], kafkawire.errors.KafkawireError | None]
+    ShareConsumer("t", bootstrap_servers="h:1", group_id="g", share_acknowledgement_mode="manual")  # error: Argument "share_acknowledgement_mode" to "ShareConsumer" has incompatible type
+    consumer.acknowledge(record, "ACCEPT")  # error: Argument 2 to "acknowledge" of "ShareConsumer" has incompatible type "str"; expected "AcknowledgeType"
 
 
 async def client_returns(client: KafkaClient) -> MetadataResponse:

@@ -27,6 +27,8 @@ __all__ = [
 
 
 class ResourceType(enum.IntEnum):
+    """The kind of resource an ACL is about (Kafka's ``ResourceType``; ``ANY`` only in filters)."""
+
     UNKNOWN = 0
     ANY = 1
     TOPIC = 2
@@ -38,6 +40,9 @@ class ResourceType(enum.IntEnum):
 
 
 class PatternType(enum.IntEnum):
+    """How an ACL's resource name matches: ``LITERAL`` (that name, or ``*`` for all),
+    ``PREFIXED`` (every name starting with it); ``ANY`` and ``MATCH`` only in filters."""
+
     UNKNOWN = 0
     ANY = 1
     MATCH = 2
@@ -46,6 +51,8 @@ class PatternType(enum.IntEnum):
 
 
 class AclOperation(enum.IntEnum):
+    """What an ACL allows or denies (Kafka's ``AclOperation``; ``ANY`` only in filters)."""
+
     UNKNOWN = 0
     ANY = 1
     ALL = 2
@@ -64,6 +71,8 @@ class AclOperation(enum.IntEnum):
 
 
 class AclPermission(enum.IntEnum):
+    """Whether an ACL allows or denies its operation (``ANY`` only in filters)."""
+
     UNKNOWN = 0
     ANY = 1
     DENY = 2
@@ -99,6 +108,7 @@ class AclFilter:
 
 class AclsMixin(AdminBase):
     async def create_acls(self, bindings: Iterable[AclBinding]) -> ItemResults[AclBinding, None]:
+        """Create each ACL binding; the result maps every binding to ``None`` or its own error."""
         wanted = list(bindings)
         request = create_acls.CreateAclsRequest(
             creations=tuple(
@@ -125,6 +135,7 @@ class AclsMixin(AdminBase):
         )
 
     async def describe_acls(self, acl_filter: AclFilter = AclFilter()) -> list[AclBinding]:
+        """The ACL bindings that match ``acl_filter`` (by default: every binding)."""
         request = describe_acls.DescribeAclsRequest(**_filter_fields(acl_filter))
         response = await self._send(request)
         raise_top_level(response)

@@ -7,12 +7,16 @@ share groups, partition offsets, cluster and log dirs, ACLs, SCRAM credentials),
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from typing_extensions import Unpack
 
+from kafkawire.client.observability import Observable
 from kafkawire.cluster import Cluster, ConnectionFactory
 from kafkawire.cluster.java_settings import build_settings
+from kafkawire.cluster.supervisor import Supervisor
+from kafkawire.operations.telemetry import TelemetryReporter
 
 from .acls import AclsMixin
 from .cluster_info import ClusterInfoMixin
@@ -26,6 +30,8 @@ from .topics import TopicsMixin
 
 __all__ = ["Admin"]
 
+_log = logging.getLogger(__name__)
+
 
 class Admin(
     TopicsMixin,
@@ -36,6 +42,7 @@ class Admin(
     ClusterInfoMixin,
     AclsMixin,
     ScramMixin,
+    Observable,
 ):
     """``async with Admin("host:9092") as admin: await admin.list_topics()``.
 
@@ -58,16 +65,31 @@ class Admin(
             settings.bootstrap_servers,
             settings.client_settings(call_timeout_ms=settings.default_api_timeout_ms),
             connect=connect,
+            metrics=settings.metrics_registry(),
+            metric_group_prefix="admin-client",
+        )
+        client = f"admin client {settings.client_id}"
+        self._tasks = Supervisor(client, log=_log)  # the metrics push (KIP-714), if enabled
+        self._telemetry = TelemetryReporter(
+            self._cluster,
+            client=client,
+            enabled=settings.enable_metrics_push,
+            wait=settings.default_api_timeout_ms / 1000,
         )
 
     async def __aenter__(self) -> Admin:
         await self._cluster.__aenter__()
+        self._telemetry.start(self._tasks)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
     async def close(self) -> None:
+        """Send the last metrics push (KIP-714) and close every connection; calls still in
+        flight end with ``ClientClosedError``."""
+        await self._telemetry.close(self.settings.request_timeout_ms / 1000)  # the last push
+        await self._tasks.close()
         await self._cluster.close()
 
     @property

@@ -21,17 +21,25 @@ _DESCRIBE_CLUSTER = 60
 
 @dataclass(frozen=True, slots=True)
 class ClusterDescription:
+    """The cluster as DescribeCluster (or Metadata) answers: its id, controller and brokers."""
+
     cluster_id: str | None
-    controller_id: int  # -1 when the cluster names none
+    controller_id: int
+    """-1 when the cluster names none."""
     brokers: tuple[BrokerAddress, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class LogDirDescription:
+    """One log directory of a broker, as DescribeLogDirs answers."""
+
     path: str
-    error: str | None  # the error's name, where the directory is offline
-    sizes: dict[TopicPartition, int]  # bytes of each partition kept there
-    total_bytes: int  # -1 where the broker does not say (before v4)
+    error: str | None
+    """The error's name, where the directory is offline."""
+    sizes: dict[TopicPartition, int]
+    """Bytes of each partition kept there."""
+    total_bytes: int
+    """-1 where the broker does not say (before v4)."""
     usable_bytes: int
 
 

@@ -33,6 +33,9 @@ V = TypeVar("V")
 
 
 class ConfigResourceType(enum.IntEnum):
+    """The kind of resource whose configs are described or altered (Kafka's
+    ``ConfigResource.Type``)."""
+
     TOPIC = 2
     BROKER = 4
     BROKER_LOGGER = 8
@@ -41,6 +44,9 @@ class ConfigResourceType(enum.IntEnum):
 
 
 class ConfigSource(enum.IntEnum):
+    """Where a config's value comes from: a dynamic setting, the broker's static file, or the
+    default."""
+
     UNKNOWN = 0
     DYNAMIC_TOPIC_CONFIG = 1
     DYNAMIC_BROKER_CONFIG = 2
@@ -53,6 +59,9 @@ class ConfigSource(enum.IntEnum):
 
 
 class AlterConfigOp(enum.IntEnum):
+    """How an incremental alteration changes a config: set it, delete it (back to its default),
+    or append to or subtract from a list-valued one."""
+
     SET = 0
     DELETE = 1
     APPEND = 2
@@ -68,21 +77,27 @@ class ConfigResource(NamedTuple):
 
     @classmethod
     def topic(cls, name: str) -> ConfigResource:
+        """The configs of the topic ``name``."""
         return cls(ConfigResourceType.TOPIC, name)
 
     @classmethod
     def broker(cls, node_id: int) -> ConfigResource:
+        """The configs of the broker ``node_id``."""
         return cls(ConfigResourceType.BROKER, str(node_id))
 
     @classmethod
     def group(cls, group_id: str) -> ConfigResource:
+        """The configs of the group ``group_id``."""
         return cls(ConfigResourceType.GROUP, group_id)
 
 
 @dataclass(frozen=True, slots=True)
 class ConfigEntry:
+    """One config of a resource, as DescribeConfigs answers."""
+
     name: str
-    value: str | None  # None for a sensitive value
+    value: str | None
+    """None for a sensitive value."""
     source: ConfigSource
     read_only: bool
     sensitive: bool

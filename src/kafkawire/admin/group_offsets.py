@@ -34,9 +34,14 @@ leader epoch committed with it: the one committed-offset type, which the consume
 
 @dataclass(frozen=True, slots=True)
 class PartitionLag:
-    committed: int  # -1: nothing committed
-    end: int  # the partition's end offset (its high watermark)
-    lag: int | None  # records between the two; None when nothing is committed
+    """How far a group's committed offset is behind a partition's end."""
+
+    committed: int
+    """-1: nothing committed."""
+    end: int
+    """The partition's end offset (its high watermark)."""
+    lag: int | None
+    """Records between the two; None when nothing is committed."""
 
 
 class _Reset(enum.Enum):
@@ -56,10 +61,12 @@ class ResetTo:
 
     @classmethod
     def earliest(cls) -> ResetTo:
+        """Each partition's first offset (its log start)."""
         return cls(_Reset.EARLIEST)
 
     @classmethod
     def latest(cls) -> ResetTo:
+        """Each partition's end offset (after its last record)."""
         return cls(_Reset.LATEST)
 
     @classmethod

@@ -36,28 +36,42 @@ _CONSUMER = "consumer"
 
 @dataclass(frozen=True, slots=True)
 class GroupListing:
+    """A group as ListGroups names it."""
+
     group_id: str
-    protocol_type: str  # "consumer" for consumer groups, "" for groups that only commit
-    state: str  # "" where the broker's ListGroups is older than v4
-    type: str  # "classic", "consumer" (KIP-848) or "share" (KIP-932); "" before ListGroups v5
+    protocol_type: str
+    """``"consumer"`` for consumer groups, ``""`` for groups that only commit."""
+    state: str
+    """``""`` where the broker's ListGroups is older than v4."""
+    type: str
+    """``"classic"``, ``"consumer"`` (KIP-848) or ``"share"`` (KIP-932); ``""`` before ListGroups
+    v5."""
 
 
 @dataclass(frozen=True, slots=True)
 class MemberDescription:
+    """One member of a group, its subscription and assignment decoded."""
+
     member_id: str
     group_instance_id: str | None
     client_id: str
     client_host: str
-    topics: tuple[str, ...]  # what it subscribes to (consumer groups)
-    assignment: tuple[TopicPartition, ...]  # the partitions assigned to it (consumer groups)
+    topics: tuple[str, ...]
+    """What it subscribes to (consumer groups)."""
+    assignment: tuple[TopicPartition, ...]
+    """The partitions assigned to it (consumer groups)."""
 
 
 @dataclass(frozen=True, slots=True)
 class GroupDescription:
+    """A group as DescribeGroups (or ConsumerGroupDescribe) answers: its state, protocol and
+    members."""
+
     group_id: str
     state: str
     protocol_type: str
-    protocol: str  # the assignor chosen, such as "range"
+    protocol: str
+    """The assignor chosen, such as ``"range"``."""
     members: tuple[MemberDescription, ...]
 
 

@@ -26,17 +26,22 @@ _MIN_ITERATIONS = 4096  # RFC 7677's minimum, and Kafka's
 
 
 class ScramMechanism(enum.IntEnum):
+    """The SCRAM mechanisms a broker keeps credentials for."""
+
     UNKNOWN = 0
     SCRAM_SHA_256 = 1
     SCRAM_SHA_512 = 2
 
     @property
     def hash_name(self) -> str:
+        """The ``hashlib`` name of the mechanism's hash (``"sha256"`` or ``"sha512"``)."""
         return {1: "sha256", 2: "sha512"}[self.value]
 
 
 @dataclass(frozen=True, slots=True)
 class ScramCredential:
+    """A user's SCRAM credential as the broker describes it: its mechanism and iteration count."""
+
     mechanism: ScramMechanism
     iterations: int
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import attrs
 
 from kafkawire.cluster.java_settings import ApiTimeoutOptions, ApiTimeoutSettings
-from kafkawire.cluster.validators import not_negative, text
+from kafkawire.cluster.validators import boolean, not_negative, text
 
 __all__ = ["AdminOptions", "AdminSettings"]
 
@@ -22,9 +22,14 @@ class AdminSettings(ApiTimeoutSettings):
     client_id: str = attrs.field(default="kafkawire-admin", validator=text)
     operation_timeout_ms: int = attrs.field(default=30000, validator=not_negative)
     """What create and delete requests ask the broker to wait for (their ``timeout_ms``)."""
+    enable_metrics_push: bool = attrs.field(default=False, validator=boolean)
+    """Push the admin client's metrics to the brokers that ask for them (KIP-714). Off by
+    default, as in Java's ``AdminClientConfig`` (the producer and the consumer push by
+    default)."""
 
 
 class AdminOptions(ApiTimeoutOptions, total=False):
     """:class:`AdminSettings`' fields but ``bootstrap_servers``, as keyword arguments."""
 
     operation_timeout_ms: int
+    enable_metrics_push: bool

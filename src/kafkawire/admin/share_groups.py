@@ -33,22 +33,30 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class ShareMemberDescription:
+    """One member of a share group and the partitions it reads."""
+
     member_id: str
     client_id: str
     client_host: str
     rack_id: str | None
     member_epoch: int
-    topics: tuple[str, ...]  # what it subscribes to
-    assignment: tuple[TopicPartition, ...]  # the partitions it reads (shared with others)
+    topics: tuple[str, ...]
+    """What it subscribes to."""
+    assignment: tuple[TopicPartition, ...]
+    """The partitions it reads (shared with others)."""
 
 
 @dataclass(frozen=True, slots=True)
 class ShareGroupDescription:
+    """A share group as ShareGroupDescribe answers: its state, epochs, assignor and members."""
+
     group_id: str
-    state: str  # "Empty", "Stable" (Kafka's share-group states)
+    state: str
+    """``"Empty"``, ``"Stable"`` (Kafka's share-group states)."""
     group_epoch: int
     assignment_epoch: int
-    assignor: str  # "simple"
+    assignor: str
+    """``"simple"``."""
     members: tuple[ShareMemberDescription, ...]
 
 

@@ -8,6 +8,7 @@ import re
 __all__ = ["MAX_TOPIC_NAME_LENGTH", "topic_name_problem"]
 
 MAX_TOPIC_NAME_LENGTH = 249
+"""The longest topic name Kafka allows."""
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 
 

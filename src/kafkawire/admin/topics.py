@@ -56,8 +56,11 @@ class CreatedTopic:
 
 @dataclass(frozen=True, slots=True)
 class PartitionDescription:
+    """One partition of a described topic: its leader, replicas and in-sync replicas."""
+
     partition: int
-    leader: int  # -1 while no leader is elected
+    leader: int
+    """-1 while no leader is elected."""
     leader_epoch: int
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
@@ -66,6 +69,8 @@ class PartitionDescription:
 
 @dataclass(frozen=True, slots=True)
 class TopicDescription:
+    """A topic as the cluster's metadata describes it."""
+
     name: str
     topic_id: uuid.UUID | None
     internal: bool

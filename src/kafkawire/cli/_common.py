@@ -16,7 +16,7 @@ import click
 from kafkawire.admin import Admin, AdminSettings, topic_name_problem
 from kafkawire.client import KafkaClient
 from kafkawire.cluster import SecuritySettings, parse_bootstrap
-from kafkawire.consumer import Consumer, ConsumerSettings
+from kafkawire.consumer import Consumer, ConsumerSettings, ShareConsumer, ShareConsumerSettings
 from kafkawire.errors import KafkawireError
 from kafkawire.producer import Producer, ProducerSettings
 
@@ -112,13 +112,19 @@ class BrokerArgs:
         given = {**defaults, **self.java.options(ProducerSettings), **options}
         return built(ProducerSettings, lambda: Producer(self.bootstrap, **given))
 
-    def consumer(self, topic: str, **options: Any) -> Consumer:
+    def _reader_defaults(self) -> dict[str, Any]:
+        """What a reader (a consumer or a share consumer) is given unless told otherwise."""
         ms = int(self.timeout * 1000)
-        defaults = {
+        return {
             "client_id": "kafkawire-cli",
             "request_timeout_ms": max(ms, 1000),
             "default_api_timeout_ms": ms,
             "socket_connection_setup_timeout_ms": ms,
+        }
+
+    def consumer(self, topic: str, **options: Any) -> Consumer:
+        defaults = {
+            **self._reader_defaults(),
             # A short session: a console reader that goes away should hand its partitions
             # back soon (and brokers that hold a join for half of it answer sooner).
             "session_timeout_ms": 10_000,
@@ -127,6 +133,13 @@ class BrokerArgs:
         given = {**defaults, **self.java.options(ConsumerSettings), **options}
         return built(
             ConsumerSettings, lambda: Consumer(topic, bootstrap_servers=self.bootstrap, **given)
+        )
+
+    def share_consumer(self, topic: str, **options: Any) -> ShareConsumer:
+        given = {**self._reader_defaults(), **self.java.options(ShareConsumerSettings), **options}
+        return built(
+            ShareConsumerSettings,
+            lambda: ShareConsumer(topic, bootstrap_servers=self.bootstrap, **given),
         )
 
     def client(self) -> KafkaClient:

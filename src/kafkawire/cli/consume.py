@@ -1,5 +1,6 @@
-"""``kafkawire consume``: records of a topic's partitions, read directly, or as a member of a
-consumer group (``--group``) that commits what it printed."""
+"""``kafkawire consume``: records of a topic's partitions, read directly, as a member of a
+consumer group (``--group``) that commits what it printed, or as a member of a share group
+(``--share-group``) that acknowledges what it printed."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import asyncio
 import contextlib
 import json
 import sys
+import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 
 import click
 
 from kafkawire.client import EARLIEST, LATEST, KafkaClient
-from kafkawire.consumer import ConsumerRecord
+from kafkawire.consumer import AcknowledgeType, ConsumerRecord
 from kafkawire.records import Record
 
 from ._common import (
@@ -28,6 +30,7 @@ from ._common import (
     topic_name,
 )
 from ._json import record_json
+from ._stats import CONSUMER, KAFKA_CLIENT, Stats, stats_option
 
 __all__ = ["consume"]
 
@@ -71,6 +74,15 @@ __all__ = ["consume"]
     help="Read as a member of consumer group G: its partitions are shared with the group's "
     "other members, and what was printed is committed (on exit too).",
 )
+@click.option(
+    "--share-group",
+    metavar="G",
+    help="Read as a member of share group G (KIP-932, Kafka 4.1+): records are shared "
+    "among the group's members one by one, and each one printed is acknowledged (accepted); "
+    "what was fetched but not printed is released for the others. Where the group starts "
+    "reading is the group's setting (share.auto.offset.reset).",
+)
+@stats_option
 @broker_options
 @debug_option
 def consume(
@@ -85,12 +97,16 @@ def consume(
     exit_at_end: bool,
     fmt: str,
     group: str | None,
+    share_group: str | None,
+    stats: bool,
 ) -> None:
     """Print the records of TOPIC: new ones, unless told where to start.
 
     With --format json each record is a line {"topic", "partition", "offset", "timestamp",
     "key", "value", "headers"}; keys, values and header values are strings when they are
     UTF-8 and {"base64": "..."} when not, and headers are [key, value] pairs. Ctrl-C stops.
+    --stats adds, at the end, the client's rates and latencies (with --group, the consumer's:
+    fetches, lag, commits, rebalances).
 
     \b
     Examples:
@@ -99,6 +115,8 @@ def consume(
       kafkawire consume orders --partition 0 --offset -5 --exit-at-end
       kafkawire consume orders --timestamp 2026-11-23T09:00 --format json | jq .value
       kafkawire consume orders --group billing --from-beginning
+      kafkawire consume orders --share-group workers --max-messages 100
+      kafkawire consume orders --group billing --max-messages 1000 --stats
     """
     starts = [from_beginning, offset is not None, timestamp is not None]
     if sum(starts) > 1:
@@ -110,6 +128,11 @@ def consume(
         )
     if group is not None and exit_at_end:
         raise click.UsageError("--group reads until stopped: not with --exit-at-end")
+    if share_group is not None and (group is not None or any(starts) or partitions or exit_at_end):
+        raise click.UsageError(
+            "--share-group reads what the share group hands out: not with --group, "
+            "--from-beginning, --offset, --timestamp, --partition or --exit-at-end"
+        )
     start = EARLIEST if from_beginning else timestamp if timestamp is not None else LATEST
     count = 0
 
@@ -125,9 +148,12 @@ def consume(
         sys.stdout.flush()
         return max_messages is not None and count >= max_messages
 
+    shown = Stats(stats)
     reading = (
-        _read_in_group(broker, topic, group, from_beginning=from_beginning, show=show)
+        _read_in_group(broker, topic, group, from_beginning=from_beginning, show=show, stats=shown)
         if group is not None
+        else _read_shared(broker, topic, share_group, show=show)
+        if share_group is not None
         else _read(
             broker,
             topic,
@@ -136,11 +162,14 @@ def consume(
             offset=offset,
             exit_at_end=exit_at_end,
             show=show,
+            stats=shown,
         )
     )
+    started = time.monotonic()
     # Ctrl-C is how a reader without --max-messages ends: the summary, and exit 0.
     with contextlib.suppress(KeyboardInterrupt):
         run(reading)
+    shown.print(time.monotonic() - started, [] if group else [("records read", count)])
     click.echo(f"Consumed {plural(count, 'record')}", err=True)
 
 
@@ -153,8 +182,10 @@ async def _read(
     offset: int | None,
     exit_at_end: bool,
     show: Callable[[int, Record | ConsumerRecord], bool],
+    stats: Stats,
 ) -> None:
     async with broker.client() as client:
+        stats.watch(client, KAFKA_CLIENT)
         starts = {
             p: await _first(client, topic, p, start, offset)
             for p in partitions or await _partitions_of(client, topic)
@@ -174,12 +205,34 @@ async def _read_in_group(
     *,
     from_beginning: bool,
     show: Callable[[int, Record | ConsumerRecord], bool],
+    stats: Stats,
 ) -> None:
     """As a member of ``group``: commits what was shown, as it goes and when it stops."""
     reset = "earliest" if from_beginning else "latest"
     async with broker.consumer(topic, group_id=group, auto_offset_reset=reset) as consumer:
+        stats.watch(consumer, CONSUMER)
         async for record in consumer:
             done = show(record.partition, record)
+            if done:
+                await consumer.commit()
+                return
+
+
+async def _read_shared(
+    broker: BrokerArgs,
+    topic: str,
+    group: str,
+    *,
+    show: Callable[[int, Record | ConsumerRecord], bool],
+) -> None:
+    """As a member of share group ``group``: each record printed is accepted (the last ones
+    on exit, with the close of the share sessions); the rest is released when it closes."""
+    async with broker.share_consumer(
+        topic, group_id=group, share_acknowledgement_mode="explicit"
+    ) as consumer:
+        async for record in consumer:
+            done = show(record.partition, record)
+            consumer.acknowledge(record, AcknowledgeType.ACCEPT)
             if done:
                 await consumer.commit()
                 return

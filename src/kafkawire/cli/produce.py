@@ -28,6 +28,7 @@ from ._common import (
     topic_name,
 )
 from ._input import Header, InputRecord, InvalidLine, json_record, numbered_records, text_record
+from ._stats import PRODUCER, Stats, stats_option
 from ._tally import DeliveryTally
 
 __all__ = ["produce"]
@@ -73,6 +74,7 @@ _JSON_EXPANSION = 6
     metavar="N",
     help="Send every record to partition N. [default: by key, as Kafka's Java client does]",
 )
+@stats_option
 @broker_options
 @debug_option
 def produce(
@@ -85,6 +87,7 @@ def produce(
     headers: dict[str, str],
     compression: str,
     partition: int | None,
+    stats: bool,
 ) -> None:
     """Send each line of stdin (or --file) to TOPIC as a record.
 
@@ -95,7 +98,7 @@ def produce(
     A line longer than a record can be (the producer's max_request_size, six times that for
     JSON) is refused. Shows a progress bar with the rate when stderr is a terminal, and a
     summary at the end; a bad line stops the input, and the summary says how many records
-    before it were written.
+    before it were written. --stats adds the producer's rates and latencies.
 
     \b
     Examples:
@@ -103,6 +106,7 @@ def produce(
       kafkawire produce orders --key-separator : --header source=import < orders.txt
       kafkawire produce orders --format json --file records.jsonl --compression zstd
       kafkawire consume a --format json --exit-at-end | kafkawire produce b --format json
+      kafkawire produce orders --stats < orders.txt
     """
     common: list[Header] = [(k, v.encode()) for k, v in headers.items()]
     separator = key_separator.encode() if key_separator else None
@@ -112,13 +116,21 @@ def produce(
 
     target = _Target(topic, partition, _JSON_EXPANSION if fmt == "json" else 1)
     started = time.monotonic()
+    shown = Stats(stats)
     with _progress() as advance:
         tally, error = run(
             _send_all(
-                broker, target, source=source, parse=parse, compression=compression, advance=advance
+                broker,
+                target,
+                source=source,
+                parse=parse,
+                compression=compression,
+                advance=advance,
+                stats=shown,
             )
         )
     seconds = time.monotonic() - started
+    shown.print(seconds)  # before the summary: a failure below still shows them
     records = plural(tally.written, "record")
     where = f"to {topic}"
     if tally.partitions:
@@ -150,12 +162,14 @@ async def _send_all(
     parse: Callable[[bytes], InputRecord],
     compression: str,
     advance: Callable[[], None],
+    stats: Stats,
 ) -> tuple[DeliveryTally, str | None]:
     """Send every line; return the tally of the deliveries and the error that stopped the
     input (a bad line, a record the producer refuses, or a failed delivery)."""
     tally = DeliveryTally()
     error = None
     async with broker.producer(compression_type=compression) as producer:
+        stats.watch(producer, PRODUCER)
         topic = target.topic
         if target.partition is not None:
             await _check_partition(producer, topic, target.partition)

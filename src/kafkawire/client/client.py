@@ -102,7 +102,10 @@ class KafkaClient:
             KafkaClientSettings, caller, given.pop("bootstrap_servers", None), settings, given
         )
         self.cluster = Cluster(
-            self.settings.bootstrap_servers, self.settings.cluster_settings(), connect=connect
+            self.settings.bootstrap_servers,
+            self.settings.cluster_settings(),
+            connect=connect,
+            metrics=self.settings.metrics_registry(),
         )
 
     async def __aenter__(self) -> KafkaClient:
@@ -113,7 +116,16 @@ class KafkaClient:
         await self.close()
 
     async def close(self) -> None:
+        """Close every connection; calls still in flight end with ``ClientClosedError``."""
         await self.cluster.close()
+
+    def metrics(self) -> dict[str, dict[str, float]]:
+        """The client's metrics now, ``{group: {name: value}}``: connections made
+        (``kafka-client-metrics``: ``connection-creation-rate``, ``-total``,
+        ``connection-count``) and each broker's request latencies
+        (``kafka-client-node-metrics,node-id=node-1``: ``request-latency-avg``, ``-max``);
+        see :meth:`kafkawire.producer.Producer.metrics`."""
+        return self.cluster.metrics.as_dict()
 
     @overload
     async def send(self, request: RequestMessage[R], *, negotiate: Literal[False] = ...) -> R: ...

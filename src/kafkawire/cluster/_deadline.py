@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import math
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -52,7 +53,10 @@ async def bounded(what: str, deadline: float, closed: Callable[[], bool]) -> Asy
     except TimeoutError:
         if not scope.expired():
             raise
-        raise RequestTimeoutError(f"{what}: no answer within {budget:.3g} s") from None
+        # Rounded up to 10 ms: the budget is measured as the scope opens, a moment after the
+        # call's deadline was set, and "within 0.996 s" for a 1 s timeout reads as a bug.
+        shown = math.ceil(budget * 100) / 100
+        raise RequestTimeoutError(f"{what}: no answer within {shown:.3g} s") from None
     except KafkawireError as exc:
         if closed() and not isinstance(exc, ClientClosedError):
             raise ClientClosedError(f"{what}: the client was closed") from exc

@@ -14,12 +14,15 @@ Rules:
   connection: the connection answers in order, so a new one serves the next request sooner.
 - A retriable top-level error code in the response is raised, for the retry loop; any other
   comes back in the response as it came, for the caller to judge.
+- Each answer's latency (from the send to the answer, in ms) is told to ``on_answer`` with the
+  broker's key: the per-broker request latencies of the client's metrics.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+import time
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from kafkawire.errors import ConnectionClosedError
@@ -38,10 +41,17 @@ __all__ = ["Exchange"]
 class Exchange:
     """Sends a request where the router says and reads what its answer means."""
 
-    def __init__(self, pool: ConnectionPool, router: Router, deadlines: Deadlines) -> None:
+    def __init__(
+        self,
+        pool: ConnectionPool,
+        router: Router,
+        deadlines: Deadlines,
+        on_answer: Callable[[NodeKey, float], None],
+    ) -> None:
         self._pool = pool
         self._router = router
         self._deadlines = deadlines
+        self._on_answer = on_answer
 
     async def attempt(
         self,
@@ -66,6 +76,7 @@ class Exchange:
     ) -> Any:
         """The response ``pending`` (a request on ``conn`` to ``key``) awaits, after the
         health record is updated; a retriable top-level error code raised."""
+        sent = time.monotonic()
         try:
             response = await pending
         except (RequestTimeoutError, ConnectionClosedError, ConnectError) as exc:
@@ -78,6 +89,7 @@ class Exchange:
                 self._pool.drop(conn)
             raise
         self._pool.answered(key)
+        self._on_answer(key, (time.monotonic() - sent) * 1000)
         error = top_level_error(response)
         if error is not None and error.retriable:
             raise error

@@ -41,6 +41,8 @@ __all__ = ["ConnectionFactory", "ConnectionPool", "NodeKey", "Purpose", "purpose
 _log = logging.getLogger(__name__)
 
 ConnectionFactory = Callable[[str, int], Awaitable[Connection]]
+"""``connect(host, port)``: how the pool opens a connection to a broker; tests pass their own
+to the clients' ``connect=``."""
 NodeKey = int | tuple[str, int]  # a broker's node id, or a bootstrap address before metadata
 Purpose = Literal["normal", "produce", "fetch", "group", "slow"]
 Candidate = tuple[NodeKey, str, int]  # (key, host, port)
@@ -81,8 +83,10 @@ class ConnectionPool:
         reconnect_backoff: Backoff = RECONNECT_BACKOFF,
         *,
         warn_interval: float = WARN_INTERVAL,
+        on_connected: Callable[[], None] | None = None,
     ) -> None:
         self._connect = connect
+        self._on_connected = on_connected  # told of each connection opened (for metrics)
         self._connections: dict[tuple[NodeKey, Purpose], Connection] = {}
         self._opening: dict[tuple[NodeKey, Purpose], asyncio.Task[Connection]] = {}
         self._health = BrokerHealth(reconnect_backoff, warn_interval=warn_interval)
@@ -140,6 +144,8 @@ class ConnectionPool:
                 raise
             self._health.connected(key)
         self._connections[slot] = conn
+        if self._on_connected is not None:
+            self._on_connected()
         return conn
 
     def _opened(self, slot: tuple[NodeKey, Purpose], task: asyncio.Task[Connection]) -> None:
@@ -179,6 +185,16 @@ class ConnectionPool:
         return self.open_connection(key) is not None or self._health.retry_at(key) <= (
             time.monotonic()
         )
+
+    def open_count(self) -> int:
+        """How many connections are open now."""
+        return sum(1 for c in self._connections.values() if not c.closed)
+
+    def failing(self) -> list[tuple[str, int]]:
+        """The brokers whose last attempts failed and that have not answered since: each
+        described (as :meth:`describe`) with its failures in a row."""
+        failing = ((key, self._health.failures(key)) for key in self._addresses)
+        return [(self.describe(key), count) for key, count in failing if count]
 
     def describe(self, key: NodeKey) -> str:
         """``broker 3 (host:9092)`` or ``bootstrap address host:9092``, for messages."""

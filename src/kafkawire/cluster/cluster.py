@@ -22,6 +22,8 @@ and checks, at each public entry, that the client is usable (:mod:`._loop`; not 
   broker refuses by closing the connection twice ends the call.
 - :mod:`._writes`: requests written in the order callers make them (a producer's batches).
 - :mod:`._pool` and :mod:`._health`: connections per broker and purpose, reconnect backoff.
+- :mod:`._metrics`: connections made and each broker's request latencies, recorded in the
+  client's :class:`~kafkawire.metrics.Metrics` (:attr:`Cluster.metrics`).
 
 After :meth:`Cluster.close`, calls in flight end with
 :class:`~kafkawire.errors.ClientClosedError` (not retried), no connection or task of the
@@ -39,6 +41,7 @@ from typing_extensions import Unpack
 
 from kafkawire.errors import ClientClosedError, KafkawireError
 from kafkawire.messages import RequestMessage, ResponseMessage
+from kafkawire.metrics import Metrics
 from kafkawire.net import Connection
 
 from ._coordinators import CoordinatorCache
@@ -46,6 +49,7 @@ from ._deadline import Deadlines
 from ._exchange import Exchange
 from ._loop import LoopBinding
 from ._metadata_cache import MetadataCache
+from ._metrics import ConnectionMetrics
 from ._pool import ConnectionFactory, ConnectionPool, Purpose
 from ._retry import RequestRefusedError, Retries
 from ._router import Router
@@ -72,7 +76,9 @@ class Cluster:
 
     The cluster layer's entry point, for the clients built on it (applications use those).
     Options are those of :class:`ClientSettings` (seconds), as keyword arguments or as
-    ``settings``. ``connect`` replaces how a connection is opened (for tests).
+    ``settings``. ``connect`` replaces how a connection is opened (for tests). ``metrics`` is
+    the client's registry, where connections and request latencies are recorded under
+    ``metric_group_prefix`` (Java's ``metricGrpPrefix``: ``producer``, ``consumer``, ...).
     """
 
     def __init__(
@@ -81,6 +87,8 @@ class Cluster:
         settings: ClientSettings | None = None,
         *,
         connect: ConnectionFactory | None = None,
+        metrics: Metrics | None = None,
+        metric_group_prefix: str = "kafka-client",
         **options: Unpack[ClientOptions],
     ) -> None:
         if settings is not None and options:
@@ -88,7 +96,14 @@ class Cluster:
         self.settings = settings or ClientSettings.from_options(type(self).__name__, dict(options))
         s = self.settings
         self._loop = LoopBinding()
-        self._pool = pool = ConnectionPool(connect or self._open_connection, s.reconnect_backoff)
+        self.metrics = metrics or Metrics()
+        """The client's metrics (see :mod:`kafkawire.metrics`)."""
+        recorded = ConnectionMetrics(self.metrics, metric_group_prefix, self._open_connections)
+        self._pool = pool = ConnectionPool(
+            connect or self._open_connection,
+            s.reconnect_backoff,
+            on_connected=recorded.connection_created,
+        )
         # Each collaborator gets what it uses (not the Cluster): here, whether it is closed.
         self._deadlines = Deadlines(
             call_timeout=s.retry_timeout,
@@ -106,11 +121,14 @@ class Cluster:
         )
         self._coordinators = CoordinatorCache(self._search, self._metadata, self._deadlines)
         self._router = Router(self._pool, self._search, self._metadata, self._coordinators)
-        self._exchange = Exchange(self._pool, self._router, self._deadlines)
+        self._exchange = Exchange(self._pool, self._router, self._deadlines, recorded.answered)
         self._writes = OrderedWrites(
             self._pool, self._exchange, self._router, self._metadata, self._deadlines
         )
         self._retries = Retries(s.backoff, self._deadlines, lambda: pool.closed)
+
+    def _open_connections(self) -> int:
+        return self._pool.open_count()
 
     def _open_connection(self, host: str, port: int) -> Awaitable[Connection]:
         s = self.settings
@@ -138,6 +156,7 @@ class Cluster:
 
     @property
     def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
         return self._pool.closed
 
     async def close(self) -> None:
@@ -210,6 +229,11 @@ class Cluster:
         """Call ``listener`` with each new metadata as it becomes :attr:`current_metadata`:
         for hot paths that keep what they derive from it, and must not look it up per call."""
         self._metadata.on_refresh(listener)
+
+    def failing_brokers(self) -> list[tuple[str, int]]:
+        """The brokers whose last connects or requests failed, not answering since: each
+        described (``broker 3 (host:9092)``) with its failures in a row."""
+        return self._pool.failing()
 
     def mark_metadata_stale(self) -> None:
         """Make the next :meth:`metadata` call ask a broker again."""

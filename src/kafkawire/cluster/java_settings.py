@@ -24,6 +24,8 @@ from typing import Any, TypeVar
 
 import attrs
 
+from kafkawire.metrics import Metrics
+
 from ._search import RecoveryStrategy
 from .backoff import Backoff
 from .security import SecurityOptions, SecuritySettings
@@ -72,6 +74,18 @@ class ConnectionSettings(SecuritySettings):
     metadata_recovery_rebootstrap_trigger_ms: int = attrs.field(
         default=300000, validator=not_negative
     )
+    metrics_sample_window_ms: int = attrs.field(default=30000, validator=positive)
+    """The window of a metric's samples: rates and averages in ``metrics()`` cover up to
+    ``metrics_num_samples`` such windows (Java's ``metrics.sample.window.ms``)."""
+
+    metrics_num_samples: int = attrs.field(default=2, validator=positive)
+    """How many sample windows a rate or an average covers (Java's ``metrics.num.samples``)."""
+
+    def metrics_registry(self) -> Metrics:
+        """A new metrics registry with these sample windows, for the client's own."""
+        return Metrics(
+            sample_window_ms=self.metrics_sample_window_ms, num_samples=self.metrics_num_samples
+        )
 
     def client_settings(self, *, call_timeout_ms: int) -> ClientSettings:
         """The cluster layer's settings, one call bounded by ``call_timeout_ms``."""
@@ -111,6 +125,8 @@ class ConnectionOptions(SecurityOptions, total=False):
     reconnect_backoff_max_ms: int
     metadata_recovery_strategy: RecoveryStrategy
     metadata_recovery_rebootstrap_trigger_ms: int
+    metrics_sample_window_ms: int
+    metrics_num_samples: int
 
 
 @attrs.frozen(kw_only=True)

@@ -35,6 +35,8 @@ class TopicPartition(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class BrokerAddress:
+    """Where a broker listens, by its node id (and its rack, where it names one)."""
+
     node_id: int
     host: str
     port: int
@@ -43,8 +45,11 @@ class BrokerAddress:
 
 @dataclass(frozen=True, slots=True)
 class PartitionMetadata:
+    """One partition as Metadata describes it: its leader, the leader's epoch and the replicas."""
+
     partition: int
-    leader_id: int  # -1 while no leader is elected
+    leader_id: int
+    """-1 while no leader is elected."""
     leader_epoch: int
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
@@ -53,6 +58,8 @@ class PartitionMetadata:
 
 @dataclass(frozen=True, slots=True)
 class TopicMetadata:
+    """One topic as Metadata describes it: its id, error code and partitions by number."""
+
     name: str
     topic_id: uuid.UUID | None
     error_code: int
@@ -71,6 +78,7 @@ class ClusterMetadata:
 
     @classmethod
     def from_response(cls, response: Any) -> ClusterMetadata:
+        """Index a MetadataResponse of any version (topics without a name are left out)."""
         brokers = {
             b.node_id: BrokerAddress(b.node_id, b.host, b.port, getattr(b, "rack", None))
             for b in response.brokers
@@ -105,9 +113,11 @@ class ClusterMetadata:
         )
 
     def age(self) -> float:
+        """Seconds since this metadata was fetched."""
         return time.monotonic() - self.fetched_at
 
     def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        """The name of the topic with ``topic_id``, or ``None`` if no known topic has it."""
         return next((t.name for t in self.topics.values() if t.topic_id == topic_id), None)
 
     def leader_for(self, topic: str, partition: int) -> int:

@@ -49,9 +49,15 @@ __all__ = [
 ]
 
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+"""``security_protocol``: whether connections use TLS, SASL, both or neither."""
 SaslMechanismName = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"]
+"""``sasl_mechanism``: the SASL mechanisms kafkawire speaks."""
 StoreType = Literal["PEM", "JKS", "PKCS12"]
+"""``ssl_truststore_type`` and ``ssl_keystore_type``: only PEM is read; JKS and PKCS12 are
+refused with the command that converts them."""
 EndpointIdentification = Literal["https", ""]
+"""``ssl_endpoint_identification_algorithm``: ``"https"`` checks that the certificate names the
+host; ``""`` checks the chain only."""
 
 _TEXT = optional(text)
 _SECRET = secret(optional(text))

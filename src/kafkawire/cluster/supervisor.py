@@ -13,6 +13,9 @@ something always knows it exists, ends it and hears how it ended. Rules:
   and empties the inbox; :attr:`Supervisor.failed` is set while it waits), wrapped by the
   owner's ``wrap``, and ``on_failure`` is called with it. While one waits, later failures are
   logged only.
+- A *contained* task's unexpected error is logged the same way but is not the client's: it
+  does not wait in the inbox and ``on_failure`` is not told (the KIP-714 metrics push: Java's
+  telemetry never fails its client).
 - Restart policy, per task: a *lasting* task (one that runs for the client's life: the
   consumer's fetcher and membership) runs again ``restart_delay`` after such an error; a
   one-shot task (a request, a commit) ends, and its owner does the work anew if it must.
@@ -84,19 +87,22 @@ class Supervisor:
         """The failure waiting in the inbox, if one does (it stays there)."""
         return self._failure
 
-    def spawn(self, name: str, work: Work, *, lasting: bool = False) -> asyncio.Task[None]:
+    def spawn(
+        self, name: str, work: Work, *, lasting: bool = False, contained: bool = False
+    ) -> asyncio.Task[None]:
         """Run ``work()`` beside the application as the task ``name``; ``lasting``: run it
-        again after an unexpected error (see the module doc)."""
+        again after an unexpected error; ``contained``: such an error is only logged (see the
+        module doc)."""
         if self._closed:
             raise ClientClosedError(f"the {self.client} is closed: {name} is not started")
         task = asyncio.create_task(
-            self._guard(name, work, lasting), name=f"kafkawire {self.client}: {name}"
+            self._guard(name, work, lasting, contained), name=f"kafkawire {self.client}: {name}"
         )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _guard(self, name: str, work: Work, lasting: bool) -> None:
+    async def _guard(self, name: str, work: Work, lasting: bool, contained: bool) -> None:
         while True:
             try:
                 await work()
@@ -104,12 +110,12 @@ class Supervisor:
             except ClientClosedError:
                 return  # the client is closing
             except Exception as exc:  # whatever it is, the owner hears of it
-                self._report(name, exc)
+                self._report(name, exc, contained)
             if not lasting:
                 return
             await asyncio.sleep(self._restart_delay)
 
-    def _report(self, name: str, error: Exception) -> None:
+    def _report(self, name: str, error: Exception, contained: bool) -> None:
         self._log.error(
             "%s: %s stopped on an error it does not handle: %s",
             self.client,
@@ -117,7 +123,7 @@ class Supervisor:
             error,
             exc_info=error,
         )
-        if self._failure is not None:  # one at a time: later ones are logged only
+        if contained or self._failure is not None:  # one at a time: later ones logged only
             return
         failure = self._wrap(name, error)
         if failure is not error:

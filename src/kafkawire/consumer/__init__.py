@@ -1,7 +1,8 @@
 """The asyncio consumer: fetching, positions, consumer groups and offsets.
 
 ``async with Consumer("topic", group_id="g", bootstrap_servers="host:9092") as consumer:``
-then ``async for record in consumer: ...``.
+then ``async for record in consumer: ...``. Share groups (KIP-932): :class:`ShareConsumer`
+(:mod:`.share`).
 """
 
 from kafkawire.cluster import TopicPartition
@@ -23,8 +24,19 @@ from .fetching.record import ConsumerRecord
 from .group.listener import ConsumerRebalanceListener
 from .offsets import OffsetAndTimestamp
 from .settings import ConsumerOptions, ConsumerSettings
+from .share import (
+    AcknowledgementCommitCallback,
+    AcknowledgeType,
+    ShareConsumer,
+    ShareConsumerOptions,
+    ShareConsumerSettings,
+    ShareRecordDeserializationError,
+    ShareSessionEndedError,
+)
 
 __all__ = [
+    "AcknowledgeType",
+    "AcknowledgementCommitCallback",
     "BackgroundTaskError",
     "CommitFailedError",
     "Consumer",
@@ -40,6 +52,11 @@ __all__ = [
     "OffsetAndTimestamp",
     "OffsetOutOfRangeError",
     "RecordDeserializationError",
+    "ShareConsumer",
+    "ShareConsumerOptions",
+    "ShareConsumerSettings",
+    "ShareRecordDeserializationError",
+    "ShareSessionEndedError",
     "TopicPartition",
     "UnsupportedGroupProtocolError",
 ]

@@ -28,9 +28,11 @@ from typing import Any, TypeVar
 from typing_extensions import Unpack
 
 from kafkawire.client.group_metadata import ConsumerGroupMetadata
+from kafkawire.client.observability import Observable
 from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition, build_settings
 from kafkawire.errors import ClientClosedError, KafkawireError, StaleMemberEpochError
 from kafkawire.net.errors import RequestTimeoutError
+from kafkawire.operations.telemetry import TelemetryReporter
 
 from ._waiting import wait_any
 from .commits import Generation, OffsetAndMetadata, OffsetStore
@@ -43,7 +45,9 @@ from .group.classic_member import ClassicMember
 from .group.kip848_member import Kip848Member
 from .group.listener import ConsumerRebalanceListener
 from .group.membership import GroupContext, GroupMembership
+from .health import ConsumerHealth, ConsumerParts, consumer_health
 from .inbox import Inbox
+from .metrics import ConsumerMetrics, telemetry_labels, timed_poll
 from .offsets import OffsetAndTimestamp, OffsetLookup
 from .settings import ConsumerOptions, ConsumerSettings
 from .tasks import BackgroundTasks, is_transient
@@ -55,7 +59,7 @@ _log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class Consumer:
+class Consumer(Observable):
     """``async with Consumer("topic", bootstrap_servers="host:9092") as consumer: ...``.
 
     Options are :class:`ConsumerSettings`' (the Java client's names), as keyword arguments or
@@ -78,6 +82,18 @@ class Consumer:
             settings.bootstrap_servers,
             settings.client_settings(call_timeout_ms=settings.default_api_timeout_ms),
             connect=connect,
+            metrics=settings.metrics_registry(),
+            metric_group_prefix="consumer",
+        )
+        self._metrics = ConsumerMetrics(
+            self._cluster.metrics, settings, lambda: len(self._subscriptions.assigned())
+        )
+        self._telemetry = TelemetryReporter(
+            self._cluster,
+            client=f"consumer {settings.client_id}",
+            enabled=settings.enable_metrics_push,
+            wait=settings.default_api_timeout_ms / 1000,
+            labels=lambda: telemetry_labels(settings, self._group),
         )
         self._subscriptions = SubscriptionState(settings.auto_offset_reset, self._changed)
         self._lookup = OffsetLookup(self._cluster, read_committed=settings.read_committed)
@@ -90,6 +106,7 @@ class Consumer:
             self._lookup,
             tasks=self._tasks,
             inbox=self._inbox,
+            metrics=self._metrics,
         )
         self._iterated: deque[ConsumerRecord] = deque()  # fetched for iteration, not yet yielded
         self._started = self._closed = False
@@ -110,6 +127,7 @@ class Consumer:
         if self._iterated:
             assigned = set(self._subscriptions.assigned())
             self._drop_iterated(lambda tp: tp not in assigned)
+        self._metrics.assignment_changed(lambda tp: self._subscriptions.get(tp) is not None)
         self._fetcher.wake()
 
     # --- life cycle --------------------------------------------------------------------------
@@ -126,6 +144,7 @@ class Consumer:
             await self._cluster.close()
             raise
         self._fetcher.start()
+        self._telemetry.start(self._tasks)
         self._started = True
         if self._subscriptions.topics and self._offsets is not None:
             self._start_group()
@@ -148,10 +167,13 @@ class Consumer:
         self._closing.set()  # wakes a getmany or position waiting: it sees the close
         for task in self._positioning:
             task.cancel()
-        if self._group is not None:
-            if self.settings.enable_auto_commit and self._group.holds_generation:
-                await self._quietly("the last auto-commit", self._commit_consumed(None))
-            await self._quietly("leaving the group", self._group.close())
+        group = self._group
+        if group is not None and self.settings.enable_auto_commit and group.holds_generation:
+            await self._quietly("the last auto-commit", self._commit_consumed(None))
+        # The last metrics push (KIP-714) goes while the member still has its id (its label).
+        await self._telemetry.close(self.settings.request_timeout_ms / 1000)
+        if group is not None:
+            await self._quietly("leaving the group", group.close())
         await self._tasks.close()
         await self._cluster.close()
 
@@ -164,6 +186,20 @@ class Consumer:
             _log.info("closing the consumer: %s failed: %s", what, exc)
         except Exception:  # close must release the connections whatever this was
             _log.exception("closing the consumer: %s failed", what)
+
+    def health(self) -> ConsumerHealth:
+        """Whether the consumer is making progress now, and why not (the rules:
+        :mod:`kafkawire.consumer.health`); a plain call, cheap."""
+        parts = ConsumerParts(
+            self.settings,
+            self._cluster,
+            self._subscriptions,
+            self._fetcher,
+            self._inbox,
+            self._metrics,
+            self._group,
+        )
+        return consumer_health(parts, started=self._started, closed=self._closed)
 
     def _check_running(self) -> None:
         if self._closed:
@@ -225,6 +261,8 @@ class Consumer:
             self._group.request_rejoin()
 
     def unsubscribe(self) -> None:
+        """Drop every subscribed topic and assigned partition (a group member leaves its
+        partitions)."""
         self._subscriptions.topics = frozenset()
         self._subscriptions.assign([])
         if self._group is not None:
@@ -252,6 +290,7 @@ class Consumer:
         task.add_done_callback(self._positioning.discard)
 
     def assignment(self) -> set[TopicPartition]:
+        """The partitions the consumer reads now (assigned by hand or by its group)."""
         return set(self._subscriptions.assigned())
 
     def group_metadata(self) -> ConsumerGroupMetadata:
@@ -271,6 +310,7 @@ class Consumer:
 
     # --- reading -----------------------------------------------------------------------------
 
+    @timed_poll
     async def getmany(
         self,
         *partitions: TopicPartition,
@@ -392,6 +432,7 @@ class Consumer:
     async def beginning_offsets(
         self, partitions: Iterable[TopicPartition]
     ) -> dict[TopicPartition, int]:
+        """The first offset of each partition (its log start offset)."""
         self._check_running()
         return await self._lookup.beginning(list(partitions))
 
@@ -414,12 +455,15 @@ class Consumer:
         self._subscriptions.pause(partitions)
 
     def resume(self, *partitions: TopicPartition) -> None:
+        """Fetch and return records of ``partitions`` again after :meth:`pause`."""
         self._subscriptions.resume(partitions)
 
     def paused(self) -> set[TopicPartition]:
+        """The partitions paused by :meth:`pause` and not yet resumed."""
         return self._subscriptions.paused()
 
     async def partitions_for(self, topic: str) -> set[int]:
+        """The partition numbers of ``topic``, from the cluster's metadata."""
         self._check_running()
         return set((await self._cluster.metadata([topic])).topics[topic].partitions)
 
@@ -438,6 +482,7 @@ class Consumer:
             commit=self._commit_consumed,
             inbox=self._inbox,
             tasks=self._tasks,
+            metrics=self._metrics,
         )
         self._group = self._membership()(context)
         if self.settings.enable_auto_commit:
@@ -530,7 +575,9 @@ class Consumer:
         assert self._offsets is not None
         store = self._offsets
         self._check_in_group()
+        sent = time.monotonic()
         await self._as_member(lambda generation: store.commit(offsets, generation))
+        self._metrics.committed((time.monotonic() - sent) * 1000)
 
     async def _committed(
         self, partitions: set[TopicPartition]

@@ -51,6 +51,15 @@ class Inbox:
         self._ended = error
         self._waiting.set()
 
+    @property
+    def waiting(self) -> BaseException | None:
+        """What the application's next call raises, if anything (it stays in the inbox)."""
+        if self._ended is not None:
+            return self._ended
+        if self._tasks.failure is not None:
+            return self._tasks.failure
+        return self._for_poll[0] if self._for_poll else None
+
     def raise_failures(self) -> None:
         """Raise what any call raises: a task's unexpected failure (once), then the error
         that ended the membership (every time)."""

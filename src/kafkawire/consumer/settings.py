@@ -137,6 +137,9 @@ class ConsumerSettings(ApiTimeoutSettings):
     value_deserializer: Deserializer | None = attrs.field(
         default=None, validator=optional(function)
     )
+    enable_metrics_push: bool = attrs.field(default=True, validator=boolean)
+    """Push the consumer's metrics to the brokers that ask for them (KIP-714), as Java's
+    consumer does by default; a broker without a subscription for it gets nothing."""
 
     def __attrs_post_init__(self) -> None:
         if self.heartbeat_interval_ms >= self.session_timeout_ms:
@@ -148,6 +151,7 @@ class ConsumerSettings(ApiTimeoutSettings):
 
     @property
     def read_committed(self) -> bool:
+        """Whether ``isolation_level`` is ``"read_committed"``."""
         return self.isolation_level == "read_committed"
 
 
@@ -173,5 +177,6 @@ class ConsumerOptions(ApiTimeoutOptions, total=False):
     session_timeout_ms: int
     heartbeat_interval_ms: int
     check_crcs: bool
+    enable_metrics_push: bool
     key_deserializer: Deserializer | None
     value_deserializer: Deserializer | None

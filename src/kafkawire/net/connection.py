@@ -235,6 +235,7 @@ class Connection:
 
     @property
     def closed(self) -> bool:
+        """Whether the connection is closed (by :meth:`close`, the peer or an error)."""
         return self._close_reason is not None
 
     @property

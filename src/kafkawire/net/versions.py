@@ -71,6 +71,7 @@ class BrokerVersions:
 
     @classmethod
     def from_response(cls, peer: str, response: Any) -> BrokerVersions:
+        """The versions an ApiVersionsResponse of any version lists."""
         ranges = {
             entry.api_key: range(entry.min_version, entry.max_version + 1)
             for entry in response.api_keys

@@ -39,8 +39,11 @@ __all__ = [
 
 LIST_OFFSETS = list_offsets_latest.ListOffsetsRequest.__api_key__
 LATEST = -1  # ListOffsets timestamps with a special meaning
+"""The timestamp that asks ListOffsets for a partition's end offset (after its last record)."""
 EARLIEST = -2
+"""The timestamp that asks ListOffsets for a partition's first offset (its log start)."""
 MAX_TIMESTAMP = -3
+"""The timestamp that asks ListOffsets for the record with the largest timestamp (v7+)."""
 _CONSUMER = -1  # the replica id of a client, not a follower
 
 # The end-offset Fetch: Tansu 0.6.0 answers a Fetch with max_wait_ms=0 with no partitions;

@@ -81,6 +81,16 @@ class RecordAccumulator:
     def buffer_memory(self) -> int:
         return self._buffer_memory
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (the producer closed or failed)."""
+        return self._closed_by is not None
+
+    @property
+    def available(self) -> int:
+        """Bytes of ``buffer_memory`` not held by queued or in-flight records."""
+        return self._buffer_memory - self._used
+
     async def reserve(self, size: int, deadline: float) -> None:
         """Wait until ``size`` bytes fit in ``buffer_memory`` (until ``deadline``,
         ``time.monotonic()``), then count them as used. Cancelled, or failed, it holds none."""

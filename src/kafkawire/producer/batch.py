@@ -164,7 +164,14 @@ class Delivery:
         return self._offset == 0
 
     def done(self) -> bool:
+        """Whether the record was delivered or failed (awaiting the delivery would not wait)."""
         return self._future.done()
+
+    def add_done_callback(self, callback: Callable[[Delivery], object]) -> None:
+        """Call ``callback(delivery)`` on the event loop once the record is delivered or
+        failed (soon, if it is already), as Java's ``send(record, callback)`` does; the
+        callback reads the outcome with :meth:`result`."""
+        self._future.add_done_callback(lambda _: callback(self))
 
     def __await__(self) -> Generator[Any, None, RecordMetadata]:
         result = yield from asyncio.shield(self._future).__await__()

@@ -142,11 +142,20 @@ def _load_compiled() -> tuple[
 _COMPILED = load_optional("kafkawire.producer._accel", _load_compiled)
 ACCELERATED = _COMPILED is not None
 """Whether the key functions are the compiled ones."""
-murmur2, partition_for_key, key_partitions, group_by_partition = (
+_CHOSEN = (
     (murmur2_pure, partition_for_key_pure, key_partitions_pure, group_by_partition_pure)
     if _COMPILED is None
     else _COMPILED
 )
+murmur2: Callable[[bytes], int] = _CHOSEN[0]
+"""Kafka's 32-bit murmur2 of ``data`` (``Utils.murmur2``), as an unsigned int."""
+partition_for_key: Callable[[bytes, int], int] = _CHOSEN[1]
+"""``partition_for_key(key, partition_count)``: the partition Kafka's Java client picks for
+``key``."""
+key_partitions: KeyPartitions = _CHOSEN[2]
+"""See :func:`key_partitions_pure`."""
+group_by_partition: GroupByPartition = _CHOSEN[3]
+"""See :func:`group_by_partition_pure`."""
 
 
 class StickyPartitioner:

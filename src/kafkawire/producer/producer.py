@@ -39,6 +39,7 @@ from typing import Any
 from typing_extensions import Unpack
 
 from kafkawire.client.group_metadata import ConsumerGroupMetadata
+from kafkawire.client.observability import Observable
 from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition
 from kafkawire.cluster.java_settings import build_settings
 from kafkawire.cluster.supervisor import Supervisor
@@ -49,6 +50,7 @@ from kafkawire.errors import (
     error_for_code,
 )
 from kafkawire.net.errors import RequestTimeoutError
+from kafkawire.operations.telemetry import TelemetryReporter
 from kafkawire.records import HeaderInput
 
 from . import bulk
@@ -57,7 +59,9 @@ from .arguments import check_headers, check_topic_name, checked_partition, heade
 from .batch import RECORD_OVERHEAD, Delivery, RecordMetadata
 from .bulk import BatchDelivery
 from .errors import ProducerFailedError, RecordTooLargeError, TransactionAbortedError
+from .health import ProducerHealth, producer_health
 from .idempotence import ProducerIdentity
+from .metrics import ProducerMetrics
 from .partitioner import StickyPartitioner, partition_for_key
 from .sender import Sender
 from .settings import ProducerOptions, ProducerSettings
@@ -71,7 +75,7 @@ _BATCH_OVERHEAD = 61  # a v2 batch header
 _MAX_TIMESTAMP = (1 << 63) - 1
 
 
-class Producer:
+class Producer(Observable):
     """``async with Producer(bootstrap_servers="host:9092") as producer: ...``.
 
     Options are :class:`ProducerSettings`' (the Java client's names), as keyword arguments or
@@ -99,6 +103,18 @@ class Producer:
             settings.bootstrap_servers,
             settings.client_settings(call_timeout_ms=settings.request_timeout_ms),
             connect=connect,
+            metrics=settings.metrics_registry(),
+            metric_group_prefix="producer",
+        )
+        self._metrics = ProducerMetrics(self._cluster.metrics, settings.buffer_memory)
+        txn = settings.transactional_id
+        labels = {} if txn is None else {"transactional_id": txn}  # Java's resource labels
+        self._telemetry = TelemetryReporter(
+            self._cluster,
+            client=f"producer {settings.client_id}",
+            enabled=settings.enable_metrics_push,
+            wait=settings.max_block_ms / 1000,
+            labels=lambda: labels,
         )
         self._sticky = StickyPartitioner(settings.batch_size)
         self._accumulator: RecordAccumulator | None = None
@@ -155,10 +171,20 @@ class Producer:
             identity,
             self._transactions,
             supervisor=self._tasks,
+            metrics=self._metrics,
         )
         self._sender_task = self._tasks.spawn("sender", self._sender.run)
         if self._no_serializers and self._transactions is None:
             self._fast = self._accumulator
+        self._metrics.attach(self._accumulator, self._sender)
+        self._telemetry.start(self._tasks)
+
+    def health(self) -> ProducerHealth:
+        """Whether the producer is making progress now, and why not (the rules:
+        :mod:`kafkawire.producer.health`); a plain call, cheap."""
+        return producer_health(
+            self.settings, self._accumulator, self._sender_task, self._tasks, self._cluster
+        )
 
     def _failed(self, failure: BaseException) -> None:
         """A task of the producer ended on an error it does not handle: the producer cannot
@@ -210,6 +236,8 @@ class Producer:
         if sender is not None and task is not None:
             sender.stop()
             await asyncio.wait([task], timeout=timeout)
+        bound = self.settings.request_timeout_ms / 1000  # the last metrics push's (KIP-714)
+        await self._telemetry.close(bound if timeout is None else min(timeout, bound))
         await self._tasks.close()
         unfinished = () if self._accumulator is None else self._accumulator.unfinished
         left = [b for b in unfinished if not b.future.done()]

@@ -44,6 +44,8 @@ Rules:
   AddPartitionsToTxn) run under the producer's :class:`~kafkawire.cluster.supervisor.Supervisor`:
   an error none of them handles reaches the producer, which fails every delivery with it and
   cancels them all.
+- Metrics (:mod:`.metrics`) are recorded per batch as it is built and sent, failed or retried,
+  and per request as it is answered; never per record.
 """
 
 from __future__ import annotations
@@ -72,6 +74,7 @@ from .accumulator import RecordAccumulator
 from .batch import ProducerBatch
 from .errors import DeliveryTimeoutError
 from .idempotence import ProducerIdentity
+from .metrics import ProducerMetrics
 from .settings import ProducerSettings
 from .throttled_log import ThrottledLog
 from .transactions import TransactionManager
@@ -139,8 +142,11 @@ class Sender:
         transactions: TransactionManager | None,
         *,
         supervisor: Supervisor,
+        metrics: ProducerMetrics,
     ) -> None:
         self._cluster = cluster
+        self._metrics = metrics
+        self._compressed = settings.compression_type != "none"
         self._supervisor = supervisor
         self._accumulator = accumulator
         self._settings = settings
@@ -194,6 +200,11 @@ class Sender:
         blocked = {tp for tp, flying in self._flying.items() if len(flying) >= limit}
         self._held = {tp for tp in self._held if self._flying[tp]}  # back: free to go again
         return blocked | self._held
+
+    @property
+    def requests_in_flight(self) -> int:
+        """Produce requests sent and not answered yet."""
+        return sum(self._in_flight.values())
 
     async def wait_idle(self) -> None:
         """Until no request is in flight."""
@@ -378,11 +389,17 @@ class Sender:
                     self._request(node, connection.version_for(PRODUCE), sending, metadata),
                     node_id=node,
                 )
+                sent = time.monotonic()
             response = await pending
         except KafkawireError as exc:
             for batch in sending:
                 self._failed_attempt(batch, exc)
         else:
+            self._metrics.request_answered(
+                sum(len(b) for b in sending),
+                (time.monotonic() - sent) * 1000,
+                getattr(response, "throttle_time_ms", 0),
+            )
             for batch in sending:
                 self._settle(batch, response, metadata)
         finally:
@@ -427,12 +444,15 @@ class Sender:
             )
         data: dict[str, list[tuple[int, bytes]]] = defaultdict(list)
         sequences = self._sequences
+        now = time.monotonic()
         for batch in batches:
             state = None if sequences is None else sequences.assign(batch)
-            data[batch.tp.topic].append(
-                (batch.tp.partition, batch.build(state, transactional=transactional))
-            )
+            payload = batch.build(state, transactional=transactional)
+            data[batch.tp.topic].append((batch.tp.partition, payload))
             batch.attempts += 1
+            size = len(payload)
+            ratio = size / batch.memory if self._compressed and batch.memory else 1.0
+            self._metrics.batch_sent(len(batch), size, ratio, (now - batch.created) * 1000)
         return produce_request(
             version,
             data,
@@ -498,6 +518,7 @@ class Sender:
             error,
         )
         self._held.add(batch.tp)
+        self._metrics.batch_retried(len(batch))
         self._accumulator.put_back(batch)
 
     def _expire(self, now: float) -> float:
@@ -547,6 +568,7 @@ class Sender:
             _name(batch.tp),
             error,
         )
+        self._metrics.batch_failed(len(batch))
         self.discard(batch, error)
 
     def discard(self, batch: ProducerBatch, error: BaseException) -> None:

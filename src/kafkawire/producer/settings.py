@@ -14,6 +14,7 @@ import attrs
 
 from kafkawire.cluster.java_settings import ConnectionOptions, ConnectionSettings
 from kafkawire.cluster.validators import (
+    boolean,
     function,
     integer,
     non_empty_text,
@@ -101,6 +102,9 @@ class ProducerSettings(ConnectionSettings):
 
     key_serializer: Serializer | None = attrs.field(default=None, validator=optional(function))
     value_serializer: Serializer | None = attrs.field(default=None, validator=optional(function))
+    enable_metrics_push: bool = attrs.field(default=True, validator=boolean)
+    """Push the producer's metrics to the brokers that ask for them (KIP-714), as Java's
+    producer does by default; a broker without a subscription for it gets nothing."""
 
     def __attrs_post_init__(self) -> None:
         if self.enable_idempotence:
@@ -144,6 +148,7 @@ class ProducerSettings(ConnectionSettings):
 
     @property
     def compression(self) -> Compression:
+        """``compression_type`` as the records layer's :class:`~kafkawire.records.Compression`."""
         return Compression[self.compression_type.upper()]
 
 
@@ -166,3 +171,4 @@ class ProducerOptions(ConnectionOptions, total=False):
     partitioner: Partitioner | None
     key_serializer: Serializer | None
     value_serializer: Serializer | None
+    enable_metrics_push: bool

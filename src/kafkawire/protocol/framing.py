@@ -39,13 +39,16 @@ __all__ = [
 
 # Kafka's own default for socket.request.max.bytes; fetch responses stay well below it.
 MAX_FRAME_SIZE = 100 * 1024 * 1024
+"""The default bound on one frame's size, in bytes (100 MiB)."""
 
 RequestHeader = (
     request_header_v0.RequestHeader
     | request_header_v1.RequestHeader
     | request_header_v2.RequestHeader
 )
+"""A request header of any version (v0 to v2)."""
 ResponseHeader = response_header_v0.ResponseHeader | response_header_v1.ResponseHeader
+"""A response header of any version (v0 or v1)."""
 
 _REQUEST_HEADERS: dict[int, type[Any]] = {
     0: request_header_v0.RequestHeader,
@@ -183,6 +186,7 @@ class FrameDecoder:
         return len(self._buffer)
 
     def feed(self, data: bytes) -> list[bytes]:
+        """Add ``data`` and return the payloads of the frames it completes, in order."""
         self._buffer += data
         frames: list[bytes] = []
         buffer = self._buffer

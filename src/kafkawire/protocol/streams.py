@@ -17,13 +17,23 @@ __all__ = ["FrameReader", "FrameWriter", "read_frame", "write_frame"]
 
 
 class FrameReader(Protocol):
-    async def readexactly(self, n: int, /) -> bytes: ...
+    """What :func:`read_frame` reads from: an ``asyncio.StreamReader`` fits."""
+
+    async def readexactly(self, n: int, /) -> bytes:
+        """Exactly ``n`` bytes; an ``EOFError`` if the stream ends first."""
+        ...
 
 
 class FrameWriter(Protocol):
-    def write(self, data: bytes, /) -> None: ...
+    """What :func:`write_frame` writes to: an ``asyncio.StreamWriter`` fits."""
 
-    async def drain(self) -> None: ...
+    def write(self, data: bytes, /) -> None:
+        """Queue ``data`` to be sent."""
+        ...
+
+    async def drain(self) -> None:
+        """Wait until the queued bytes may be added to without flooding the peer."""
+        ...
 
 
 async def read_frame(reader: FrameReader, *, max_frame_size: int = MAX_FRAME_SIZE) -> bytes:

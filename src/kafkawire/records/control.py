@@ -56,6 +56,7 @@ class EndTransactionMarker:
 
     @property
     def committed(self) -> bool:
+        """Whether the transaction was committed (not aborted)."""
         return self.type is ControlType.COMMIT
 
 

@@ -224,6 +224,8 @@ class _Attributes:
 
     @property
     def timestamp_type(self) -> TimestampType:
+        """Whether the timestamps are the producer's (create time) or the broker's (log-append
+        time)."""
         if self.attributes & _TIMESTAMP_TYPE_BIT:
             return TimestampType.LOG_APPEND_TIME
         return TimestampType.CREATE_TIME
@@ -257,6 +259,7 @@ class RecordBatch(_Attributes):
 
     @property
     def is_transactional(self) -> bool:
+        """A batch written in a transaction (read_committed consumers skip it if it aborted)."""
         return bool(self.attributes & _TRANSACTIONAL_BIT)
 
     @property
@@ -266,6 +269,7 @@ class RecordBatch(_Attributes):
 
     @property
     def last_offset(self) -> int:
+        """The offset of the batch's last record."""
         return self.base_offset + self.last_offset_delta
 
     @property
@@ -294,10 +298,12 @@ class LegacyRecordBatch(_Attributes):
 
     @property
     def last_offset(self) -> int:
+        """The offset of the last record held (the message's own offset)."""
         return self.offset
 
     @property
     def next_offset(self) -> int:
+        """The offset a consumer fetches next."""
         return self.offset + 1
 
 

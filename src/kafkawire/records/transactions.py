@@ -31,10 +31,14 @@ class AbortedTransactionLike(Protocol):
     """An aborted transaction as the FetchResponse lists it (its ``AbortedTransaction``)."""
 
     @property
-    def producer_id(self) -> int: ...
+    def producer_id(self) -> int:
+        """The producer whose transaction was aborted."""
+        ...
 
     @property
-    def first_offset(self) -> int: ...
+    def first_offset(self) -> int:
+        """The offset of the transaction's first record."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)

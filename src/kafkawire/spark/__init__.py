@@ -2,7 +2,7 @@
 
 ``pip install 'kafkawire[spark]'``; the top-level module ``pyspark_kafkawire`` makes PySpark
 register it by itself. Batch and streaming reads with the schema of Spark's Kafka source,
-batch and streaming writes (``.mode("append")``; at least once). See the README's "Spark".
+batch and streaming writes (``.mode("append")``; at least once). See docs/guide/spark.md.
 """
 
 from .offsets import DataLossError

@@ -341,7 +341,7 @@ def _check_names(opts: dict[str, str], known: tuple[str, ...], what: str) -> Non
         if name in _NOT_SUPPORTED:
             raise OptionError(
                 f"the option {_NOT_SUPPORTED[name]} of Spark's Kafka source is not supported by"
-                " kafkawire (README, Spark)"
+                " kafkawire (docs/guide/spark.md)"
             )
         if name == "path":
             raise OptionError(

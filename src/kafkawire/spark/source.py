@@ -70,25 +70,32 @@ def _with_client(options: ReadOptions, call: Callable[[KafkaClient], Awaitable[T
 class KafkawireDataSource(DataSource):
     """``spark.read.format("kafkawire")`` and friends: Kafka through kafkawire, no JVM package.
 
-    The options are those of Spark's Kafka source (README, "Spark"); the read schema is its
+    The options are those of Spark's Kafka source (docs/guide/spark.md); the read schema is its
     schema, with ``headers`` when ``includeHeaders`` is true.
     """
 
     @classmethod
     def name(cls) -> str:
+        """The format's name: ``"kafkawire"``."""
         return "kafkawire"
 
     def schema(self) -> str:
+        """The read schema of Spark's Kafka source, with ``headers`` when ``includeHeaders`` is
+        true."""
         include = str(self.options.get("includeHeaders", "false")).lower() == "true"
         return read_schema(include)
 
     def reader(self, schema: StructType) -> DataSourceReader:
+        """A batch read (``spark.read``): the offset ranges to read, one or more tasks per
+        partition."""
         return BatchReader(read_options(self.options, streaming=False))
 
     def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        """A streaming read (``spark.readStream``), its offsets kept in the query's checkpoint."""
         return StreamReader(read_options(self.options, streaming=True))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        """A batch write (``df.write``, at least once); ``exactlyOnce`` is refused here."""
         options = write_options(self.options)
         check_write_schema(schema, options, overwrite)
         if options.exactly_once:
@@ -99,6 +106,7 @@ class KafkawireDataSource(DataSource):
         return ArrowWriter(options)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        """A streaming write: at least once, or in transactions with ``exactlyOnce``."""
         options = write_options(self.options)
         check_write_schema(schema, options, overwrite=False)
         if options.exactly_once:

@@ -21,7 +21,7 @@ the checkpoint. So:
 
 A task that fails aborts its own transaction; one whose process died leaves it open until the
 task's next attempt fences it, or until the coordinator aborts it ``transaction.timeout.ms``
-after it began. The guarantee and its limits are in the README ("Spark").
+after it began. The guarantee and its limits are in docs/guide/spark.md.
 """
 
 from __future__ import annotations

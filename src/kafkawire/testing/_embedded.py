@@ -122,6 +122,7 @@ class EmbeddedBroker(abc.ABC):
 
     @property
     def pid(self) -> int:
+        """The broker process's id (a ``RuntimeError`` when it is not running)."""
         if self._process is None:
             raise RuntimeError(f"{type(self).__name__} is not running")
         return self._process.pid

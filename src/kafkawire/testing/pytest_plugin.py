@@ -59,6 +59,7 @@ __all__ = [
 
 ENV_BOOTSTRAP = "KAFKAWIRE_BOOTSTRAP"
 FAKE_BROKER_NAME = "kafkawire fake cluster"
+"""The name the fake cluster gives itself in its capabilities (``Broker.name``)."""
 _BROKER_FIXTURES = {"tansu": "tansu_broker", "mock_cluster": "mock_cluster", "fake": "fake_broker"}
 
 
@@ -72,6 +73,7 @@ class Broker:
 
     @property
     def name(self) -> str:
+        """The broker's name, as its capabilities give it (``Tansu 0.6.0``, ...)."""
         return self.capabilities.broker
 
     def require_api(self, api: int | str, version: int | None = None) -> None:

@@ -33,6 +33,8 @@ _CORRELATION_ID = 1
 
 
 class Address(NamedTuple):
+    """A broker's host and port; ``str()`` gives ``"host:port"``."""
+
     host: str
     port: int
 

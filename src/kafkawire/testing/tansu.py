@@ -102,6 +102,7 @@ class TansuBroker(EmbeddedBroker):
 
     @property
     def name(self) -> str:
+        """``Tansu <version>``."""
         return f"Tansu {self.version}"
 
     async def _launch(self, logdir: Path) -> None:

@@ -35,6 +35,8 @@ Rules this module keeps:
 - The loop and each fetch run as tasks of :mod:`kafkawire.consumer.tasks` (which also
   cancels them on close): transient errors (a lost or refused
   connection) are retried after a backoff, and an unexpected one reaches the application.
+- Metrics (:mod:`kafkawire.consumer.metrics`) are recorded per Fetch answer, per ``drain``
+  and per partition a ``drain`` hands records of (its lag); never per record.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from kafkawire.consumer._waiting import wait_event
 from kafkawire.consumer.errors import NoOffsetForPartitionError
 from kafkawire.consumer.errors import OffsetOutOfRangeError as OutOfRangeNoReset
 from kafkawire.consumer.inbox import Inbox
+from kafkawire.consumer.metrics import ConsumerMetrics
 from kafkawire.consumer.offsets import OffsetLookup
 from kafkawire.consumer.settings import ConsumerSettings
 from kafkawire.consumer.tasks import BackgroundTasks, is_transient
@@ -97,10 +100,12 @@ class Fetcher:
         *,
         tasks: BackgroundTasks,
         inbox: Inbox,
+        metrics: ConsumerMetrics,
     ) -> None:
         self._cluster = cluster
         self._tasks = tasks
         self._inbox = inbox
+        self._metrics = metrics
         self._settings = settings
         self._subscriptions = subscriptions
         self._lookup = lookup
@@ -118,11 +123,19 @@ class Fetcher:
         self._warned: set[int] = set()  # brokers whose dropped answers were warned of
         self._wake = asyncio.Event()
         self.ready = asyncio.Event()  # data for getmany
+        self.started_at: float | None = None  # time.monotonic() of start()
+        self.last_answer_at: float | None = None  # of the last Fetch answered
 
     # --- life cycle --------------------------------------------------------------------------
 
     def start(self) -> None:
+        self.started_at = time.monotonic()
         self._tasks.spawn("fetcher", self._run, lasting=True)
+
+    def stopped_partitions(self) -> int:
+        """Assigned partitions not fetched until they are seeked (an error stopped them)."""
+        states = ((self._subscriptions.get(tp), epoch) for tp, epoch in self._failed.items())
+        return sum(1 for state, epoch in states if state is not None and state.epoch == epoch)
 
     def wake(self) -> None:
         """Plan again: the assignment, a position or a pause changed."""
@@ -151,6 +164,7 @@ class Fetcher:
             if error is not None:
                 self._buffers = {tp: self._buffers.pop(tp), **self._buffers}  # first next time
                 if out:
+                    self._metrics.consumed(max_records - remaining)
                     return out
                 raise error
             queue = self._buffers.get(tp)
@@ -158,6 +172,8 @@ class Fetcher:
                 self._buffers[tp] = self._buffers.pop(tp)  # the others go first next time
         if remaining == max_records:
             self.ready.clear()
+        else:
+            self._metrics.consumed(max_records - remaining)
         return out
 
     def _drain_partition(
@@ -183,6 +199,8 @@ class Fetcher:
                 self._subscriptions.consumed(tp, done.epoch, done.position, done.leader_epoch)
             if done.exhausted:
                 queue.popleft()
+        if out and state is not None:
+            self._metrics.partition_read(tp, state)
         if not queue:
             del self._buffers[tp]
             self._wake.set()  # room to fetch it again
@@ -374,6 +392,7 @@ class Fetcher:
             self._broker_failed(leader, exc)
             return
         sent = session.build({tp: f for tp, (f, _) in wanted.items()}, topic_ids, version)
+        started = time.monotonic()
         try:
             response = await self._send(leader, version, sent)
         except ClientClosedError:
@@ -404,6 +423,8 @@ class Fetcher:
             self._answer_dropped(leader, problem)
             return
         total = sum(len(data.records or b"") for _, data in parts)
+        self.last_answer_at = now = time.monotonic()
+        self._metrics.fetched((now - started) * 1000, total)
         for tp, data in parts:
             self._take(tp, sent.partitions[tp].fetch_offset, wanted[tp][1], data, total)
 

@@ -168,7 +168,7 @@ class ClassicMember(GroupMembership):
 
     async def _heartbeat(self) -> None:
         request = heartbeat.HeartbeatRequest(**self._identity())
-        response = await self._cluster.send(request, negotiate=True)
+        response = await self._send_heartbeat(request)
         raise_for_code(response.error_code, f"heartbeat of group {self._group_id}")
 
     async def _beat(self) -> None:

@@ -175,7 +175,7 @@ class Kip848Member(GroupMembership):
         )
         acknowledging = self.state is _S.ACKNOWLEDGING  # this heartbeat is the acknowledgement
         try:
-            response = await self._cluster.send(request, negotiate=True)
+            response = await self._send_heartbeat(request)
             error = error_for_code(response.error_code, response.error_message)
             if error is not None:
                 raise error

@@ -28,7 +28,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from kafkawire.cluster import Cluster, TopicPartition
 from kafkawire.cluster.transitions import Transitions
@@ -37,6 +37,7 @@ from kafkawire.consumer.commits import Generation
 from kafkawire.consumer.errors import UnsupportedGroupProtocolError
 from kafkawire.consumer.fetching.subscription import SubscriptionState
 from kafkawire.consumer.inbox import Inbox
+from kafkawire.consumer.metrics import ConsumerMetrics
 from kafkawire.consumer.settings import ConsumerSettings
 from kafkawire.consumer.tasks import BackgroundTasks
 from kafkawire.errors import KafkawireError
@@ -73,6 +74,8 @@ class GroupContext:
     """Where errors for the application go."""
     tasks: BackgroundTasks
     """Where the membership's tasks run (see :mod:`kafkawire.consumer.tasks`)."""
+    metrics: ConsumerMetrics
+    """Where it records commits, heartbeats and rebalances."""
 
 
 class GroupMembership(ABC):
@@ -96,6 +99,7 @@ class GroupMembership(ABC):
         self._commit = context.commit
         self._inbox = context.inbox
         self._tasks = context.tasks
+        self._metrics = context.metrics
         self.listener: ConsumerRebalanceListener | None = None
         self.state = MemberState.UNJOINED
         self._round = 0  # moves on as the member enters RECONCILING
@@ -221,8 +225,17 @@ class GroupMembership(ABC):
         self.MOVES.check(old, new, f"the membership of group {self._group_id}")
         if new is _S.RECONCILING and old is not _S.RECONCILING:
             self._round += 1
+        self._metrics.member_moved(old, new)
         self.state = new
         _log.debug("group %s: %s -> %s", self._group_id, old.name, new.name)
+
+    async def _send_heartbeat(self, request: Any) -> Any:
+        """The protocol's heartbeat ``request`` to the coordinator; its answer's time is
+        recorded."""
+        sent = time.monotonic()
+        response = await self._cluster.send(request, negotiate=True)
+        self._metrics.heartbeat_answered((time.monotonic() - sent) * 1000)
+        return response
 
     def _current(self, round_: int) -> bool:
         """Whether work of reconciliation round ``round_`` may still change the assignment."""

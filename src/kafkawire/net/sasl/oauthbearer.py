@@ -58,6 +58,7 @@ class OAuthBearer:
         self._extensions = encode_extensions(extensions or {})
 
     async def start(self) -> OAuthBearerClient:
+        """A new exchange for one connection, with a token from the provider."""
         return OAuthBearerClient(await self._token_provider(), self._extensions)
 
 

@@ -22,12 +22,15 @@ class Plain:
         self._message = b"\0" + username.encode() + b"\0" + password.encode()
 
     async def start(self) -> Plain:
+        """The exchange for one connection: PLAIN's single message needs no state of its own."""
         return self
 
     def initial_response(self) -> bytes:
+        """The client's only message: the user name and password."""
         return self._message
 
     def receive(self, challenge: bytes) -> bytes | None:
+        """The broker's answer, which must be empty: PLAIN is done after one message."""
         if challenge:
             raise AuthenticationError("the server answered PLAIN with data; PLAIN expects none")
         return None

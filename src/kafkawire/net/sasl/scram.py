@@ -60,9 +60,11 @@ class Scram:
 
     @property
     def name(self) -> str:
+        """``"SCRAM-SHA-256"`` or ``"SCRAM-SHA-512"``."""
         return self._mechanism
 
     async def start(self) -> ScramClient:
+        """A new exchange for one connection (a fresh client nonce)."""
         return ScramClient(self._hash_name, self._username, self._password)
 
 

@@ -150,6 +150,7 @@ class ManualClock:
         self._timers: list[Timers] = []
 
     def now(self) -> float:
+        """The clock's time in seconds: where it started plus every :meth:`advance`."""
         return self._now
 
     def attach(self, timers: Timers) -> None:

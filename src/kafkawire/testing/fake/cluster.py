@@ -23,7 +23,9 @@ What a test may do besides connecting:
   transactions and share groups' record locks alike);
 - share groups: ``set_group_config`` (``share.auto.offset.reset``, ``share.record.lock
   .duration.ms``: :mod:`.group_configs`), ``share_partition`` (a share partition's start, end
-  and in-flight records).
+  and in-flight records);
+- client metrics (KIP-714, with ``client_telemetry=True``): ``telemetry.set_subscription``
+  and the ``telemetry.pushes`` clients sent (:mod:`.telemetry`).
 
 Everything runs on the event loop that entered the cluster; the set-up methods are plain
 (synchronous) calls on that loop, the ones that wait on sockets are coroutines. A handler or
@@ -54,6 +56,7 @@ from .request_log import RequestLog, api_key_of
 from .services import Services
 from .share import SharePartitions, SharePartitionState
 from .state import ClusterState, Partition, Topic, invalid_topic_name
+from .telemetry import TELEMETRY_APIS, ClientMetrics
 from .topic_configs import unknown_keys
 from .transactions import TransactionCoordinator
 
@@ -68,6 +71,8 @@ class FakeClusterError(Exception):
 
 @dataclass(frozen=True)
 class PartitionOffsets:
+    """A partition's log start offset, last stable offset and high watermark."""
+
     log_start_offset: int
     last_stable_offset: int
     high_watermark: int
@@ -82,6 +87,9 @@ def served_versions(config: FakeConfig) -> dict[int, range]:
     for key, versions in implemented.items():
         known = APIS[key].versions
         served[key] = range(max(known.start, versions.start), min(known.stop, versions.stop))
+    if not config.client_telemetry:  # as a Kafka broker without a telemetry exporter
+        for key in TELEMETRY_APIS:
+            served.pop(key, None)
     for key, versions in config.api_versions.items():
         if key not in served:
             raise ValueError(f"FakeConfig.api_versions: the fake does not serve API key {key}")
@@ -128,6 +136,7 @@ class FakeCluster:
             },
             shares,
             served_versions(self.config),
+            ClientMetrics(self.config),
         )
         self.brokers = {node: BrokerServer(self, node) for node in self.state.brokers}
         self.hooks = Hooks()
@@ -155,6 +164,7 @@ class FakeCluster:
             ) from failures[0]
 
     async def close(self) -> None:
+        """Stop every broker and the coordinators' timers (``async with`` calls it)."""
         for broker in self.brokers.values():
             await broker.stop()
         self.services.transactions.close()
@@ -167,7 +177,14 @@ class FakeCluster:
         return ",".join(self.address(node) for node in self.brokers)
 
     def address(self, node_id: int) -> str:
+        """``"127.0.0.1:port"`` of the broker ``node_id``."""
         return f"{HOST}:{self._broker(node_id).port}"
+
+    @property
+    def telemetry(self) -> ClientMetrics:
+        """Client metrics (KIP-714, with ``client_telemetry=True``): ``set_subscription``,
+        ``remove_subscription``, and the ``pushes`` received (:mod:`.telemetry`)."""
+        return self.services.telemetry
 
     @property
     def served(self) -> Mapping[int, range]:
@@ -175,6 +192,8 @@ class FakeCluster:
         return self.services.served
 
     def handler_for(self, api_key: int) -> Handler:
+        """The handler that answers requests of ``api_key`` (the group APIs: the group
+        coordinator's)."""
         if api_key in self.services.groups.API_KEYS:
             return group_handler
         return HANDLERS[api_key].handler
@@ -220,9 +239,11 @@ class FakeCluster:
         return topic.topic_id
 
     def delete_topic(self, name: str) -> None:
+        """Delete the topic ``name`` and its partitions' logs, as DeleteTopics does."""
         self.state.delete_topic(self._topic(name))
 
     def topic_id(self, name: str) -> uuid.UUID:
+        """The id of the topic ``name``."""
         return self._topic(name).topic_id
 
     def leader(self, topic: str, partition: int) -> tuple[int, int]:
@@ -299,6 +320,7 @@ class FakeCluster:
         ]
 
     def offsets(self, topic: str, partition: int) -> PartitionOffsets:
+        """The partition's log start offset, last stable offset and high watermark now."""
         log = self._partition(topic, partition).log
         return PartitionOffsets(log.log_start_offset, log.last_stable_offset, log.high_watermark)
 

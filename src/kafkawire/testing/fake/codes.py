@@ -13,6 +13,8 @@ __all__ = ["Error"]
 
 
 class Error(enum.IntEnum):
+    """The Kafka error codes the fake cluster's handlers answer with."""
+
     NONE = 0
     UNKNOWN_SERVER_ERROR = -1
     OFFSET_OUT_OF_RANGE = 1
@@ -51,9 +53,12 @@ class Error(enum.IntEnum):
     FENCED_INSTANCE_ID = 82
     INVALID_RECORD = 87
     UNSTABLE_OFFSET_COMMIT = 88
+    THROTTLING_QUOTA_EXCEEDED = 89
     PRODUCER_FENCED = 90
     UNKNOWN_TOPIC_ID = 100
     FETCH_SESSION_TOPIC_ID_ERROR = 106
+    UNKNOWN_SUBSCRIPTION_ID = 117
+    TELEMETRY_TOO_LARGE = 118
     INVALID_RECORD_STATE = 121
     SHARE_SESSION_NOT_FOUND = 122
     INVALID_SHARE_SESSION_EPOCH = 123

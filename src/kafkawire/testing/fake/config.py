@@ -58,6 +58,12 @@ class FakeConfig:
     # sit unused before a new one may take its slot (min.incremental.fetch.session.eviction.ms).
     fetch_session_cache_slots: int = 1000
     fetch_session_eviction_ms: int = 120000
+    # Client metrics (KIP-714): Kafka serves them only with a telemetry exporter plugin
+    # configured (off by default); the compression types its answers accept, in order, and
+    # telemetry.max.bytes.
+    client_telemetry: bool = False
+    client_telemetry_compression: tuple[int, ...] = (4, 3, 1, 2)  # zstd, lz4, gzip, snappy
+    client_telemetry_max_bytes: int = 1048576
     api_versions: Mapping[int, range] = field(default_factory=dict)
 
     def __post_init__(self) -> None:

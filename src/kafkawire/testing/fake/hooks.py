@@ -51,7 +51,9 @@ class Action(enum.Enum):
 
 
 CUT = Action.CUT
+"""A hook's answer: close the connection without answering."""
 DROP = Action.DROP
+"""A hook's answer: never answer this request (the connection stays open)."""
 
 HookFunction = Callable[[Any, "HookContext"], Any]
 
@@ -66,6 +68,7 @@ class Hook:
     _hooks: Hooks
 
     def remove(self) -> None:
+        """Take the hook out; the requests after it are answered without it."""
         self._hooks.remove(self)
 
 
@@ -85,18 +88,22 @@ class HookContext:
 
     @property
     def connection_id(self) -> int:
+        """The connection the request came on (unique within the cluster)."""
         return self._call.connection_id
 
     @property
     def api_key(self) -> int:
+        """The request's API key."""
         return self._call.api_key
 
     @property
     def api_version(self) -> int:
+        """The request's version."""
         return self._call.version
 
     @property
     def header(self) -> RequestHeader:
+        """The request's header (client id, correlation id, ...)."""
         return self._call.header
 
     async def sleep(self, seconds: float) -> None:

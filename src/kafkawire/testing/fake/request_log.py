@@ -23,6 +23,8 @@ _API_KEYS = {info.name: key for key, info in APIS.items()}
 
 @dataclass(frozen=True, slots=True)
 class ReceivedRequest:
+    """One request a broker of the fake cluster received, with its header and decoded body."""
+
     node_id: int
     connection_id: int
     header: RequestHeader
@@ -30,14 +32,17 @@ class ReceivedRequest:
 
     @property
     def api_key(self) -> int:
+        """The request's API key."""
         return int(self.header.request_api_key)
 
     @property
     def api_version(self) -> int:
+        """The request's version."""
         return int(self.header.request_api_version)
 
     @property
     def api_name(self) -> str:
+        """Kafka's name of the request's API (``"Fetch"``)."""
         return APIS[self.api_key].name
 
 
@@ -52,11 +57,15 @@ def api_key_of(api: int | str) -> int:
 
 
 class RequestLog(Sequence[ReceivedRequest]):
+    """Every request the cluster received, in order (``cluster.requests``): a sequence, with
+    :meth:`of` to pick one API and :meth:`wait_for` to wait for requests rather than sleep."""
+
     def __init__(self) -> None:
         self._entries: list[ReceivedRequest] = []
         self._changes = Changes()
 
     def append(self, entry: ReceivedRequest) -> None:
+        """Log ``entry`` (the brokers do) and wake whoever waits for it."""
         self._entries.append(entry)
         self._changes.notify()
 
@@ -85,6 +94,7 @@ class RequestLog(Sequence[ReceivedRequest]):
         ]
 
     def clear(self) -> None:
+        """Forget every request logged so far."""
         self._entries.clear()
 
     async def wait_for(

@@ -66,6 +66,7 @@ class FakeClusterThread:
 
     @property
     def bootstrap(self) -> str:
+        """``"127.0.0.1:port,..."``: every broker, for a client's bootstrap servers."""
         return self.cluster.bootstrap
 
     def call(self, function: Callable[[FakeCluster], T]) -> T:

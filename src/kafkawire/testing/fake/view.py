@@ -22,6 +22,9 @@ __all__ = ["ClusterView", "ShareStartOffset", "ShareStateView"]
 
 
 class ClusterView(Protocol):
+    """What the group coordinator may read of the cluster: its topics, which broker coordinates
+    a group, the brokers running and its clock."""
+
     def topics(self) -> Mapping[str, tuple[uuid.UUID, int]]:
         """Every topic but the internal ones: name -> (topic id, number of partitions)."""
         ...

@@ -25,6 +25,7 @@ from . import (
     producer_ids,
     share_acknowledge,
     share_fetch,
+    telemetry,
     topics,
     transactions,
 )
@@ -59,6 +60,8 @@ HANDLERS: dict[int, Served] = {
     32: Served(_ALL, configs.handle),
     37: Served(_ALL, topics.create_partitions),
     44: Served(_ALL, configs.alter_incremental),
+    71: Served(_ALL, telemetry.get_subscriptions),  # KIP-714, with FakeConfig.client_telemetry
+    72: Served(_ALL, telemetry.push),
     78: Served(_ALL, share_fetch.handle),
     79: Served(_ALL, share_acknowledge.handle),
 }

@@ -28,6 +28,11 @@ async def handle(call: Call) -> Any:
         for value in (request.client_software_name, request.client_software_version)
     ):
         return build(cls, error_code=Error.INVALID_REQUEST)
+    if call.version >= 3:  # what client metrics subscriptions match (KIP-714)
+        call.services.telemetry.software[(call.node_id, call.connection_id)] = (
+            request.client_software_name,
+            request.client_software_version,
+        )
     entry = part(cls, "api_keys")
     keys = tuple(
         build(entry, api_key=key, min_version=versions.start, max_version=versions.stop - 1)

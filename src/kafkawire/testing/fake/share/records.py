@@ -45,6 +45,7 @@ class RecordState(enum.Enum):
 
     @property
     def terminal(self) -> bool:
+        """Whether the record's state is final (acknowledged or archived)."""
         return self in (RecordState.ACKNOWLEDGED, RecordState.ARCHIVED)
 
 

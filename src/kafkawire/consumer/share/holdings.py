@@ -1,0 +1,180 @@
+"""What a share group member holds: the records it acquired and has not answered for, and the
+acknowledgements waiting to go, each with its outcome.
+
+Rules kept here:
+
+- A record is held from the ShareFetch that acquired it until its acknowledgement is queued.
+  It belongs to the broker it came from and to that broker's session incarnation
+  (:mod:`.session`): its acknowledgement goes there, and fails at once if that session ended
+  (the broker released the record then).
+- An acquisition of an offset already held, with the same delivery count, is no new delivery:
+  librdkafka's mock lists again in every ShareFetch answer the records a member still holds
+  (Kafka never does), and handing them out again would deliver a record twice. A higher
+  delivery count is a new delivery (the lock expired and the record came back): it replaces
+  the old one.
+- Each queued acknowledgement is a :class:`Ticket` (one partition's offsets, one broker and
+  session incarnation) whose outcome, once the broker answers or the session ends, is an error
+  or ``None``; ``commit`` waits for its tickets, and every outcome reaches the acknowledgement
+  commit callback, which runs in the application's calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from kafkawire.cluster import TopicPartition
+from kafkawire.consumer.fetching.record import ConsumerRecord
+from kafkawire.errors import KafkawireError
+
+from .acknowledgements import AcknowledgeType
+
+__all__ = ["Delivery", "Holdings", "Ticket"]
+
+RENEW = AcknowledgeType.RENEW
+
+
+@dataclass(slots=True, eq=False)
+class Delivery:
+    """One acquisition of one record by this member."""
+
+    node: int
+    incarnation: int
+    delivery_count: int
+    record: ConsumerRecord | None = None  # once handed out
+
+
+@dataclass(slots=True, eq=False)
+class Ticket:
+    """Acknowledgements of one partition's offsets (offset -> type), bound for one broker's
+    session incarnation, and their outcome (``done``: an error, or ``None``)."""
+
+    tp: TopicPartition
+    node: int
+    incarnation: int
+    acks: dict[int, int]
+    renewing: dict[int, Delivery] = field(default_factory=dict)  # held again once renewed
+    done: asyncio.Future[KafkawireError | None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+    def settle(self, error: KafkawireError | None) -> None:
+        if not self.done.done():
+            self.done.set_result(error)
+
+
+class Holdings:
+    """The records this member holds, and the tickets of the acknowledgements it queued."""
+
+    def __init__(self) -> None:
+        self._held: dict[TopicPartition, dict[int, Delivery]] = {}
+        self._queued: dict[int, list[Ticket]] = {}  # broker -> tickets not sent yet
+        self.settled: deque[Ticket] = deque()  # outcomes the callback has not heard yet
+        self.renewed: deque[ConsumerRecord] = deque()  # renewed: to be delivered again
+        self.unsettled: set[Ticket] = set()  # queued or under way
+
+    # --- acquiring ---------------------------------------------------------------------------
+
+    def acquire(
+        self,
+        tp: TopicPartition,
+        node: int,
+        incarnation: int,
+        acquired: Iterable[tuple[int, int, int]],
+    ) -> dict[int, int]:
+        """Record the ``(first_offset, last_offset, delivery_count)`` ranges a ShareFetch
+        acquired; the offsets that are new deliveries (offset -> delivery count, in order)."""
+        held = self._held.setdefault(tp, {})
+        new: dict[int, int] = {}
+        for first, last, count in acquired:
+            for offset in range(first, last + 1):
+                had = held.get(offset)
+                if had is not None and had.delivery_count >= count and had.node == node:
+                    continue  # held already (the mock sends it again)
+                held[offset] = Delivery(node, incarnation, count)
+                new[offset] = count
+        return dict(sorted(new.items()))
+
+    def handed_out(self, tp: TopicPartition, records: Iterable[ConsumerRecord]) -> None:
+        """``records`` of ``tp`` went to the application."""
+        held = self._held[tp]
+        for record in records:
+            delivery = held.get(record.offset)
+            if delivery is not None:
+                delivery.record = record
+
+    def holds(self, tp: TopicPartition, offset: int) -> bool:
+        return offset in self._held.get(tp, {})
+
+    def delivery(self, tp: TopicPartition, offset: int) -> Delivery | None:
+        return self._held.get(tp, {}).get(offset)
+
+    def forget(self, tp: TopicPartition, offsets: Iterable[int]) -> None:
+        """Stop holding ``offsets`` without answering (their session ended)."""
+        held = self._held.get(tp, {})
+        for offset in offsets:
+            held.pop(offset, None)
+
+    # --- acknowledging -----------------------------------------------------------------------
+
+    def queue(self, tp: TopicPartition, acks: Mapping[int, int]) -> list[Ticket]:
+        """Queue ``acks`` of held records (others are ignored: answered already), in the
+        ticket of their broker and session incarnation not sent yet (a new one if none)."""
+        held = self._held.get(tp, {})
+        tickets: dict[tuple[int, int], Ticket] = {}
+        for offset, kind in acks.items():
+            delivery = held.pop(offset, None)
+            if delivery is None:
+                continue
+            key = (delivery.node, delivery.incarnation)
+            ticket = tickets.get(key)
+            if ticket is None:
+                ticket = tickets[key] = self._ticket(tp, *key)
+            ticket.acks[offset] = kind
+            if kind == RENEW:
+                ticket.renewing[offset] = delivery
+        return list(tickets.values())
+
+    def _ticket(self, tp: TopicPartition, node: int, incarnation: int) -> Ticket:
+        """The ticket of ``tp`` queued for ``node`` not sent yet, else a new one."""
+        queued = self._queued.setdefault(node, [])
+        for ticket in reversed(queued):
+            if ticket.tp == tp and ticket.incarnation == incarnation:
+                return ticket
+        ticket = Ticket(tp, node, incarnation, {})
+        queued.append(ticket)
+        self.unsettled.add(ticket)
+        return ticket
+
+    def queued_for(self, node: int) -> list[Ticket]:
+        return self._queued.get(node, [])
+
+    def nodes_with_queued(self) -> list[int]:
+        return [node for node, tickets in self._queued.items() if tickets]
+
+    def take_queued(self, node: int, partitions: set[TopicPartition] | None = None) -> list[Ticket]:
+        """Remove and return the tickets queued for ``node`` (of ``partitions`` only, if
+        given)."""
+        queued = self._queued.get(node, [])
+        taken = [t for t in queued if partitions is None or t.tp in partitions]
+        self._queued[node] = [t for t in queued if t not in taken]
+        return taken
+
+    def settle(self, tickets: Iterable[Ticket], error: KafkawireError | None) -> None:
+        """The outcome of ``tickets``: recorded for the callback, and their waiters woken. A
+        record renewed is held again and delivered again (Java's renew: the next poll returns
+        it, to be acknowledged); one whose renewal failed is left to its lock's expiry."""
+        for ticket in tickets:
+            if ticket.done.done():
+                continue
+            ticket.settle(error)
+            self.unsettled.discard(ticket)
+            self.settled.append(ticket)
+            if error is None and ticket.renewing:
+                held = self._held.setdefault(ticket.tp, {})
+                for offset, delivery in ticket.renewing.items():
+                    held[offset] = delivery
+                    if delivery.record is not None:
+                        self.renewed.append(delivery.record)
