@@ -11,8 +11,7 @@ import pytest
 
 from kafkawire.cluster import InvalidPartitionError
 from kafkawire.producer import Producer, batch
-from kafkawire.producer.accumulator import RecordAccumulator
-from kafkawire.records import Compression, RecordBatchBuilder
+from kafkawire.records import RecordBatchBuilder
 from kafkawire.testing.fake import FakeCluster
 from tests.net.fakebroker import WAIT
 
@@ -45,29 +44,6 @@ async def test_the_compiled_append_gives_what_the_pure_one_gives(
     for delivery in compiled:
         again.append(key, value, timestamp=delivery._timestamp)
     assert again.encoded() == builders[0].encoded()
-
-
-async def test_the_short_path_does_not_pass_a_send_waiting_for_room() -> None:
-    accumulator = RecordAccumulator(
-        batch_size=16_384,
-        linger=0.005,
-        buffer_memory=1_000,
-        compression=Compression.NONE,
-        compression_level=None,
-        delivery_timeout=120.0,
-    )
-    assert accumulator.append("t", 0, None, b"v", (), 0, 800) is not None  # opens the batch
-    assert accumulator.append_to_open("t", 0, None, b"v", 100) is not None
-    waiting = asyncio.create_task(accumulator.reserve(500, time.monotonic() + WAIT))
-    await asyncio.sleep(0)
-    # 50 bytes would fit, but a send waits for room: it goes first.
-    assert accumulator.append_to_open("t", 0, None, b"w", 50) is None
-    waiting.cancel()
-    await asyncio.gather(waiting, return_exceptions=True)  # it holds no room, nor waits
-    assert accumulator.append_to_open("t", 0, None, b"w", 50) is not None
-    [taken] = accumulator.remove_all()
-    assert len(taken) == 3
-    assert accumulator.append_to_open("t", 0, None, b"w", 10) is None  # no open batch now
 
 
 async def test_records_of_both_paths_keep_their_order_and_batches(

@@ -121,17 +121,24 @@ partition_count(PyObject *obj, long *out)
     return 0;
 }
 
+/* The partition count of a call ``name(first, partition_count)``; -1 with an error. */
+static int
+second_is_count(const char *name, PyObject *const *args, Py_ssize_t nargs, long *count)
+{
+    if (nargs != 2) {
+        PyErr_Format(PyExc_TypeError, "%s() takes 2 arguments (%zd given)", name, nargs);
+        return -1;
+    }
+    return partition_count(args[1], count);
+}
+
 static PyObject *
 partition_for_key(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2) {
-        PyErr_Format(PyExc_TypeError, "partition_for_key() takes 2 arguments (%zd given)",
-                     nargs);
-        return NULL;
-    }
     uint32_t hash;
     long count;
-    if (hash_of(args[0], &hash) < 0 || partition_count(args[1], &count) < 0) {
+    if (second_is_count("partition_for_key", args, nargs, &count) < 0 ||
+        hash_of(args[0], &hash) < 0) {
         return NULL;
     }
     return PyLong_FromLong((long)((hash & 0x7fffffffu) % (unsigned long)count));
@@ -140,12 +147,8 @@ partition_for_key(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t
 static PyObject *
 key_partitions(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2) {
-        PyErr_Format(PyExc_TypeError, "key_partitions() takes 2 arguments (%zd given)", nargs);
-        return NULL;
-    }
     long count;
-    if (partition_count(args[1], &count) < 0) {
+    if (second_is_count("key_partitions", args, nargs, &count) < 0) {
         return NULL;
     }
     Column keys;
@@ -184,13 +187,8 @@ key_partitions(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t na
 static PyObject *
 group_by_partition(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 2) {
-        PyErr_Format(PyExc_TypeError, "group_by_partition() takes 2 arguments (%zd given)",
-                     nargs);
-        return NULL;
-    }
     long count;
-    if (partition_count(args[1], &count) < 0) {
+    if (second_is_count("group_by_partition", args, nargs, &count) < 0) {
         return NULL;
     }
     Py_buffer view;

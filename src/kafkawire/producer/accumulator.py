@@ -78,6 +78,10 @@ class RecordAccumulator:
     # --- memory ----------------------------------------------------------------------------
 
     @property
+    def buffer_memory(self) -> int:
+        return self._buffer_memory
+
+    @property
     def closed(self) -> bool:
         """Whether :meth:`close` was called (the producer closed or failed)."""
         return self._closed_by is not None
@@ -86,11 +90,6 @@ class RecordAccumulator:
     def available(self) -> int:
         """Bytes of ``buffer_memory`` not held by queued or in-flight records."""
         return self._buffer_memory - self._used
-
-    @property
-    def buffer_memory(self) -> int:
-        """The bytes records may hold at most (``buffer_memory``)."""
-        return self._buffer_memory
 
     async def reserve(self, size: int, deadline: float) -> None:
         """Wait until ``size`` bytes fit in ``buffer_memory`` (until ``deadline``,

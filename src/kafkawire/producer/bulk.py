@@ -360,7 +360,7 @@ class BatchDelivery:
         self._segments = segments
 
     def done(self) -> bool:
-        """Whether every record was delivered or failed (awaiting it would not wait)."""
+        """Whether every record was delivered or failed (awaiting would not wait)."""
         return all(segment.future.done() for segment in self._segments)
 
     def __await__(self) -> Generator[Any, None, SentBatch]:

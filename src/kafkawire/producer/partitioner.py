@@ -147,15 +147,15 @@ _CHOSEN = (
     if _COMPILED is None
     else _COMPILED
 )
-# One name each, with its docstring, so the reference (griffe) can document them.
 murmur2: Callable[[bytes], int] = _CHOSEN[0]
 """Kafka's 32-bit murmur2 of ``data`` (``Utils.murmur2``), as an unsigned int."""
 partition_for_key: Callable[[bytes, int], int] = _CHOSEN[1]
-"""The partition Kafka's Java client picks for ``key`` among ``partition_count``."""
+"""``partition_for_key(key, partition_count)``: the partition Kafka's Java client picks for
+``key``."""
 key_partitions: KeyPartitions = _CHOSEN[2]
-""":func:`partition_for_key` of each key of a column, as native int32 values."""
+"""See :func:`key_partitions_pure`."""
 group_by_partition: GroupByPartition = _CHOSEN[3]
-"""The record indexes grouped by partition, and the bounds of each group."""
+"""See :func:`group_by_partition_pure`."""
 
 
 class StickyPartitioner:

@@ -40,11 +40,7 @@ from typing_extensions import Unpack
 
 from kafkawire.client.group_metadata import ConsumerGroupMetadata
 from kafkawire.client.observability import Observable
-from kafkawire.cluster import (
-    Cluster,
-    ConnectionFactory,
-    TopicPartition,
-)
+from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition
 from kafkawire.cluster.java_settings import build_settings
 from kafkawire.cluster.supervisor import Supervisor
 from kafkawire.errors import (
@@ -178,10 +174,10 @@ class Producer(Observable):
             metrics=self._metrics,
         )
         self._sender_task = self._tasks.spawn("sender", self._sender.run)
-        self._metrics.attach(self._accumulator, self._sender)
-        self._telemetry.start(self._tasks)
         if self._no_serializers and self._transactions is None:
             self._fast = self._accumulator
+        self._metrics.attach(self._accumulator, self._sender)
+        self._telemetry.start(self._tasks)
 
     def health(self) -> ProducerHealth:
         """Whether the producer is making progress now, and why not (the rules:
@@ -424,9 +420,7 @@ class Producer(Observable):
                 f"send_batch(): record {at} is {largest} bytes, more than max_request_size "
                 f"({settings.max_request_size}) or buffer_memory ({settings.buffer_memory}) take"
             )
-        count = self._partition_counts.get(topic)
-        if count is None:
-            count = await self._partition_count(topic, self._deadline())
+        count = await self._partition_count(topic, self._deadline())
         found = bulk.routes(topic, records, partition, count, settings.partitioner)
         segments = await bulk.queue(
             accumulator,

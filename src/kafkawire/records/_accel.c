@@ -366,60 +366,77 @@ as_int64(PyObject *obj, const char *name, int64_t *out, int *fits)
     return 0;
 }
 
-static PyObject *
-read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
-{
-    static char *kwlist[] = {"buf", "base_offset", "base_timestamp", "log_append_time", "count",
-                             NULL};
+/* Where the record loop puts what it reads: Record instances into a tuple (``list`` NULL),
+ * or instances of a caller's class appended to ``list``, their five record fields and the
+ * ``extras`` constant fields set, offsets below ``start`` (and repeated ones) skipped. */
+typedef struct {
+    PyTypeObject *type;
+    const Py_ssize_t *fields; /* R_FIELDS slot offsets */
+    Py_ssize_t extras;
+    const Py_ssize_t *extra_slots;
+    PyObject *const *extra_values;
+    PyObject *list;
+    int64_t start;
+} Target;
+
+/* The arguments both read_records() and read_records_into() take. */
+typedef struct {
     Py_buffer view;
-    PyObject *base_offset, *base_timestamp, *log_append_time, *count_obj;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*$OOOO:read_records", kwlist, &view,
-                                     &base_offset, &base_timestamp, &log_append_time,
-                                     &count_obj)) {
-        return NULL;
-    }
+    PyObject *base_offset, *base_timestamp, *log_append_time, *count;
+} Section;
+
+/* The record loop (see the module doc): 0, or -1 with an error. In tuple mode *records_out
+ * gets the new tuple. */
+static int
+read_section(Section *section, Target *target, PyObject **records_out)
+{
+    PyObject *base_offset = section->base_offset, *base_timestamp = section->base_timestamp;
+    PyObject *log_append_time = section->log_append_time, *count_obj = section->count;
     PyObject *records = NULL;
     /* Any int, as range() takes it, clipped to Py_ssize_t: no count past end / 7 can be met,
      * and a negative one reads nothing, so the clipping changes no outcome. */
     Py_ssize_t count = PyNumber_AsSsize_t(count_obj, NULL);
     if (count == -1 && PyErr_Occurred()) {
-        goto done;
+        return -1;
     }
     if (record_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "kafkawire.records._accel.setup() was not called");
-        goto done;
+        return -1;
     }
     int64_t offset_base, timestamp_base = 0;
     int offset_fits, timestamp_fits = 0;
     int log_append = log_append_time != Py_None;
     if (as_int64(base_offset, "base_offset", &offset_base, &offset_fits) < 0) {
-        goto done;
+        return -1;
     }
     if (log_append) {
         if (!PyLong_Check(log_append_time)) {
             PyErr_Format(PyExc_TypeError, "log_append_time must be an int or None, not %.100s",
                          Py_TYPE(log_append_time)->tp_name);
-            goto done;
+            return -1;
         }
     }
     else if (as_int64(base_timestamp, "base_timestamp", &timestamp_base, &timestamp_fits) < 0) {
-        goto done;
+        return -1;
     }
 
-    const unsigned char *buf = view.buf;
-    pos_t end = view.len;
+    const unsigned char *buf = section->view.buf;
+    pos_t end = section->view.len;
     pos_t pos = 0;
     /* A record takes at least 7 bytes, so no more than end / 7 of them can be complete. */
-    Py_ssize_t capacity = count < view.len / 7 ? count : view.len / 7;
-    records = PyTuple_New(capacity > 0 ? capacity : 0);
-    if (records == NULL) {
-        goto done;
-    }
-    /* Out of the GC while it fills, or every young collection walks all of it again (the
-     * empty tuple is a shared singleton, which is left alone). */
-    int retrack = capacity > 0 && PyObject_GC_IsTracked(records);
-    if (retrack) {
-        PyObject_GC_UnTrack(records);
+    Py_ssize_t capacity = count < end / 7 ? count : (Py_ssize_t)(end / 7);
+    int retrack = 0, overflowed = 0;
+    if (target->list == NULL) {
+        records = PyTuple_New(capacity > 0 ? capacity : 0);
+        if (records == NULL) {
+            return -1;
+        }
+        /* Out of the GC while it fills, or every young collection walks all of it again
+         * (the empty tuple is a shared singleton, which is left alone). */
+        retrack = capacity > 0 && PyObject_GC_IsTracked(records);
+        if (retrack) {
+            PyObject_GC_UnTrack(records);
+        }
     }
     for (Py_ssize_t i = 0; i < count; i++) {
         uint64_t raw;
@@ -469,7 +486,30 @@ read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
             CORRUPT("record ending at byte " POS " used " POS, record_end, pos);
             goto error_kvh;
         }
-        if (i >= capacity) { /* cannot happen: see capacity */
+        if (target->list != NULL) {
+            /* Offsets are compared as int64: one past it cannot be a position. Such a record
+             * fails the batch once the rest is read (as the pure twin, which reads them all
+             * first); the records before it stay appended. */
+            int64_t offset;
+            if (overflowed || !offset_fits ||
+                (offset_delta >= 0 ? offset_base > INT64_MAX - offset_delta
+                                   : offset_base < INT64_MIN - offset_delta)) {
+                overflowed = 1;
+                Py_DECREF(headers);
+                Py_DECREF(key);
+                Py_DECREF(value);
+                continue;
+            }
+            offset = offset_base + offset_delta;
+            if (offset < target->start) { /* before the position, or an offset repeated */
+                Py_DECREF(headers);
+                Py_DECREF(key);
+                Py_DECREF(value);
+                continue;
+            }
+            target->start = offset == INT64_MAX ? INT64_MAX : offset + 1;
+        }
+        else if (i >= capacity) { /* cannot happen: see capacity */
             PyErr_SetString(PyExc_SystemError, "kafkawire.records._accel: record count");
             goto error_kvh;
         }
@@ -485,18 +525,30 @@ read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
             Py_DECREF(offset);
             goto error_kvh;
         }
-        PyObject *record = new_instance(record_type);
+        PyObject *record = new_instance(target->type);
         if (record == NULL) {
             Py_DECREF(offset);
             Py_DECREF(timestamp);
             goto error_kvh;
         }
-        SLOT(record, record_offsets[R_OFFSET]) = offset;
-        SLOT(record, record_offsets[R_TIMESTAMP]) = timestamp;
-        SLOT(record, record_offsets[R_KEY]) = key;
-        SLOT(record, record_offsets[R_VALUE]) = value;
-        SLOT(record, record_offsets[R_HEADERS]) = headers;
-        PyTuple_SET_ITEM(records, i, record);
+        SLOT(record, target->fields[R_OFFSET]) = offset;
+        SLOT(record, target->fields[R_TIMESTAMP]) = timestamp;
+        SLOT(record, target->fields[R_KEY]) = key;
+        SLOT(record, target->fields[R_VALUE]) = value;
+        SLOT(record, target->fields[R_HEADERS]) = headers;
+        for (Py_ssize_t j = 0; j < target->extras; j++) {
+            SLOT(record, target->extra_slots[j]) = Py_NewRef(target->extra_values[j]);
+        }
+        if (target->list == NULL) {
+            PyTuple_SET_ITEM(records, i, record);
+        }
+        else {
+            int appended = PyList_Append(target->list, record);
+            Py_DECREF(record);
+            if (appended < 0) {
+                goto error;
+            }
+        }
         continue;
     error_kvh:
         Py_DECREF(headers);
@@ -509,15 +561,121 @@ read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
         CORRUPT("%S records end at byte " POS " of " POS, count_obj, pos, end);
         goto error;
     }
+    if (overflowed) {
+        CORRUPT("a record offset does not fit in int64");
+        goto error;
+    }
     if (retrack) {
         PyObject_GC_Track(records);
     }
-    goto done;
+    *records_out = records;
+    return 0;
 error:
-    Py_CLEAR(records);
-done:
-    PyBuffer_Release(&view);
+    Py_XDECREF(records);
+    return -1;
+}
+
+static PyObject *
+read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"buf", "base_offset", "base_timestamp", "log_append_time", "count",
+                             NULL};
+    Section section;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*$OOOO:read_records", kwlist,
+                                     &section.view, &section.base_offset,
+                                     &section.base_timestamp, &section.log_append_time,
+                                     &section.count)) {
+        return NULL;
+    }
+    Target target = {record_type, record_offsets, 0, NULL, NULL, NULL, 0};
+    PyObject *records = NULL;
+    read_section(&section, &target, &records);
+    PyBuffer_Release(&section.view);
     return records;
+}
+
+/* The layout read_records_into() last checked: its class and field names (held), and the
+ * slot offsets of the record's fields and of the extra ones. */
+#define MAX_EXTRAS 8
+static PyObject *into_class = NULL, *into_names = NULL;
+static Py_ssize_t into_fields[R_FIELDS], into_extras[MAX_EXTRAS];
+
+static int slot_offsets(PyTypeObject *type, const char *const *names, int n,
+                        Py_ssize_t *offsets);
+
+/* Check ``cls``'s layout: its slots are the record's five fields and ``names`` (a tuple of
+ * str), object slots all. Kept for the next call with the same class and names. */
+static int
+into_layout(PyObject *cls, PyObject *names)
+{
+    if (cls == into_class && names == into_names) {
+        return 0;
+    }
+    if (!PyType_Check(cls) || !PyTuple_Check(names) ||
+        PyTuple_GET_SIZE(names) > MAX_EXTRAS) {
+        PyErr_SetString(PyExc_TypeError, "read_records_into() needs a class and a tuple of "
+                                         "at most 8 field names");
+        return -1;
+    }
+    Py_ssize_t extras = PyTuple_GET_SIZE(names);
+    const char *all[R_FIELDS + MAX_EXTRAS];
+    for (int i = 0; i < R_FIELDS; i++) {
+        all[i] = record_fields[i];
+    }
+    for (Py_ssize_t j = 0; j < extras; j++) {
+        PyObject *name = PyTuple_GET_ITEM(names, j);
+        all[R_FIELDS + j] = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+        if (all[R_FIELDS + j] == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_TypeError, "field names must be str");
+            }
+            return -1;
+        }
+    }
+    Py_ssize_t offsets[R_FIELDS + MAX_EXTRAS];
+    if (slot_offsets((PyTypeObject *)cls, all, (int)(R_FIELDS + extras), offsets) < 0) {
+        return -1;
+    }
+    memcpy(into_fields, offsets, sizeof(into_fields));
+    memcpy(into_extras, offsets + R_FIELDS, sizeof(Py_ssize_t) * extras);
+    Py_XSETREF(into_class, Py_NewRef(cls));
+    Py_XSETREF(into_names, Py_NewRef(names));
+    return 0;
+}
+
+static PyObject *
+read_records_into(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"buf",  "base_offset", "base_timestamp", "log_append_time",
+                             "count", "out",        "cls",           "names",
+                             "values", "start",     NULL};
+    Section section;
+    PyObject *out, *cls, *names, *values;
+    long long start;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*$OOOOO!OOOL:read_records_into", kwlist,
+                                     &section.view, &section.base_offset,
+                                     &section.base_timestamp, &section.log_append_time,
+                                     &section.count, &PyList_Type, &out, &cls, &names, &values,
+                                     &start)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (into_layout(cls, names) < 0) {
+        goto done;
+    }
+    if (!PyTuple_Check(values) || PyTuple_GET_SIZE(values) != PyTuple_GET_SIZE(names)) {
+        PyErr_SetString(PyExc_TypeError, "values must be a tuple, one per name");
+        goto done;
+    }
+    Target target = {(PyTypeObject *)cls, into_fields, PyTuple_GET_SIZE(values), into_extras,
+                     &PyTuple_GET_ITEM(values, 0), out, start};
+    PyObject *none = NULL;
+    if (read_section(&section, &target, &none) == 0) {
+        result = PyLong_FromLongLong(target.start);
+    }
+done:
+    PyBuffer_Release(&section.view);
+    return result;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -869,6 +1027,28 @@ typedef struct {
 
 static const Measure UNMEASURED = {0, 0, -1};
 
+/* The batch's base timestamp with this record, and the record's delta from it; -1 with an
+ * InvalidRecordError when the delta does not fit in a varlong. */
+static int
+timestamp_delta_of(const EncodedRecords *self, long long timestamp, long long *base,
+                   long long *delta)
+{
+    *base = self->count ? self->base_timestamp : timestamp;
+    if (!__builtin_sub_overflow(timestamp, *base, delta)) {
+        return 0;
+    }
+    PyObject *stamp = PyLong_FromLongLong(timestamp);
+    PyObject *base_obj = stamp == NULL ? NULL : PyLong_FromLongLong(*base);
+    PyObject *difference = base_obj == NULL ? NULL : PyNumber_Subtract(stamp, base_obj);
+    if (difference != NULL) {
+        invalid("%S does not fit in a varlong", difference);
+    }
+    Py_XDECREF(difference);
+    Py_XDECREF(base_obj);
+    Py_XDECREF(stamp);
+    return -1;
+}
+
 /* Append the record (``key``, ``value``, ``timestamp``, ``headers_arg``: a sequence of headers,
  * or NULL for none) if its measure fits ``measure->room``: 1 (appended, with its offset delta
  * in *delta and its measure in *counted), 0 (it does not fit: nothing changed, its measure in
@@ -878,18 +1058,8 @@ append_record(EncodedRecords *self, const Nullable *key, const Nullable *value,
               long long timestamp, PyObject *headers_arg, const Measure *measure,
               long long *delta, Py_ssize_t *counted)
 {
-    long long base = self->count ? self->base_timestamp : timestamp;
-    long long timestamp_delta;
-    if (__builtin_sub_overflow(timestamp, base, &timestamp_delta)) {
-        PyObject *stamp = PyLong_FromLongLong(timestamp);
-        PyObject *base_obj = stamp == NULL ? NULL : PyLong_FromLongLong(base);
-        PyObject *difference = base_obj == NULL ? NULL : PyNumber_Subtract(stamp, base_obj);
-        if (difference != NULL) {
-            invalid("%S does not fit in a varlong", difference);
-        }
-        Py_XDECREF(difference);
-        Py_XDECREF(base_obj);
-        Py_XDECREF(stamp);
+    long long base, timestamp_delta;
+    if (timestamp_delta_of(self, timestamp, &base, &timestamp_delta) < 0) {
         return -1;
     }
 
@@ -1010,8 +1180,10 @@ encoded_append(EncodedRecords *self, PyObject *const *args, Py_ssize_t nargsf, P
     if (append_arguments(args, PyVectorcall_NARGS(nargsf), kwnames, arg) < 0) {
         return NULL;
     }
-    long long timestamp;
-    if (timestamp_of(arg[2], &timestamp) < 0) {
+    long long timestamp, base, delta_checked;
+    /* The timestamp first, then the key and value: the pure twin's order. */
+    if (timestamp_of(arg[2], &timestamp) < 0 ||
+        timestamp_delta_of(self, timestamp, &base, &delta_checked) < 0) {
         return NULL;
     }
     PyObject *result = NULL;
@@ -1444,6 +1616,12 @@ static PyMethodDef methods[] = {
      METH_VARARGS | METH_KEYWORDS,
      "measure_columns(*, values, keys, headers, overhead, header_overhead)\n--\n\n"
      "Check every record as append_columns() takes it; (total, largest, index of largest)."},
+    {"read_records_into", (PyCFunction)(void (*)(void))read_records_into,
+     METH_VARARGS | METH_KEYWORDS,
+     "read_records_into(buf, *, base_offset, base_timestamp, log_append_time, count, out, cls, "
+     "names, values, start)\n--\n\n"
+     "The records of a v2 records section from offset start on, as instances of cls (the "
+     "record's fields and names set to values) appended to out; the offset after the last."},
     {"read_records", (PyCFunction)(void (*)(void))read_records, METH_VARARGS | METH_KEYWORDS,
      "read_records(buf, *, base_offset, base_timestamp, log_append_time, count)\n--\n\n"
      "The count records of a v2 records section, as the pure-Python loop reads them."},

@@ -2,6 +2,7 @@
 :mod:`kafkawire.records.v2_records`."""
 
 from collections.abc import Sequence
+from typing import Any
 
 from .columns import ColumnSpec
 from .errors import CorruptRecordError, InvalidRecordError
@@ -23,6 +24,19 @@ def measure_columns(
     overhead: int,
     header_overhead: int,
 ) -> tuple[int, int, int]: ...
+def read_records_into(
+    buf: bytes,
+    *,
+    base_offset: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    count: int,
+    out: list[Any],
+    cls: type[Any],
+    names: tuple[str, ...],
+    values: tuple[Any, ...],
+    start: int,
+) -> int: ...
 def read_records(
     buf: bytes, *, base_offset: int, base_timestamp: int, log_append_time: int | None, count: int
 ) -> tuple[Record, ...]: ...

@@ -20,7 +20,7 @@ known by its methods.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = [
@@ -54,17 +54,13 @@ def _arrow_array(data: object) -> Any:
 def column(data: object, what: str) -> ColumnSpec:
     """``data`` (byte strings or ``None``, see the module doc) as a column; ``what`` names it
     in errors. Items are checked as they are read."""
-    if data is None:
-        return NONE, None
-    if isinstance(data, list | tuple):
-        return SEQUENCE, data
-    array = _arrow_array(data)
-    if array is not None:
+
+    def arrow(array: Any) -> tuple[Any, ...]:
         kind = str(array.type)
         if kind not in _BINARY:
             raise TypeError(f"{what} must be an Arrow binary or string array, not {kind}")
         validity, offsets, values = array.buffers()[:3]
-        return ARROW, (
+        return (
             validity if array.null_count else None,
             _EMPTY if offsets is None else offsets,
             b"" if values is None else values,
@@ -72,33 +68,43 @@ def column(data: object, what: str) -> ColumnSpec:
             len(array),
             _BINARY[kind],
         )
-    if isinstance(data, Sequence) and not isinstance(data, str | bytes | bytearray):
-        return SEQUENCE, list(data)
-    raise TypeError(
-        f"{what} must be a sequence of bytes or None, or an Arrow binary or string array, "
-        f"not {type(data).__name__}"
+
+    return _spec(
+        data,
+        arrow,
+        f"{what} must be a sequence of bytes or None, or an Arrow binary or string array",
     )
 
 
 def timestamp_column(data: object) -> ColumnSpec:
     """Timestamps (ints of milliseconds since the epoch, or ``None``: one for all) as a
     column."""
-    if data is None:
-        return NONE, None
-    if isinstance(data, list | tuple):
-        return SEQUENCE, data
-    array = _arrow_array(data)
-    if array is not None:
+
+    def arrow(array: Any) -> tuple[Any, ...]:
         kind = str(array.type)
         if kind not in _TIMESTAMPS:
             raise TypeError(f"timestamps must be an Arrow int64 or timestamp[ms] array, not {kind}")
         if array.null_count:
             raise TypeError("timestamps must not be null")
         values = array.buffers()[1]
-        return ARROW, (_EMPTY if values is None else values, array.offset, len(array))
+        return _EMPTY if values is None else values, array.offset, len(array)
+
+    return _spec(data, arrow, "timestamps must be a sequence of ints")
+
+
+def _spec(data: object, arrow: Callable[[Any], tuple[Any, ...]], refusal: str) -> ColumnSpec:
+    """The column of ``data``: none, a list or tuple as it is, an Arrow array's buffers (by
+    ``arrow``), any other sequence as a list; else ``TypeError(refusal)``."""
+    if data is None:
+        return NONE, None
+    if isinstance(data, list | tuple):
+        return SEQUENCE, data
+    array = _arrow_array(data)
+    if array is not None:
+        return ARROW, arrow(array)
     if isinstance(data, Sequence) and not isinstance(data, str | bytes | bytearray):
         return SEQUENCE, list(data)
-    raise TypeError(f"timestamps must be a sequence of ints, not {type(data).__name__}")
+    raise TypeError(f"{refusal}, not {type(data).__name__}")
 
 
 def length(spec: ColumnSpec) -> int:

@@ -33,13 +33,22 @@ import linecache
 import textwrap
 from array import array
 from collections.abc import Callable, Sequence
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 from kafkawire._extensions import load_optional
 
 from .columns import NONE, ColumnSpec, items, timestamp_items
 from .errors import CorruptRecordError, InvalidRecordError
-from .model import NO_TIMESTAMP, BytesLike, Header, HeaderTwin, Record, RecordTwin
+from .model import (
+    NO_TIMESTAMP,
+    BytesLike,
+    Header,
+    HeaderTwin,
+    Record,
+    RecordsAs,
+    RecordTwin,
+    records_into,
+)
 from .varint import SMALL_VARINT_LIMIT, encode_varint, read_raw, read_varint, small_varints
 
 __all__ = [
@@ -52,11 +61,14 @@ __all__ = [
     "measure_columns",
     "measure_columns_pure",
     "read_records",
+    "read_records_into",
+    "read_records_into_pure",
     "read_records_pure",
 ]
 
 ReadRecords = Callable[[bytes, int, int, int], tuple[Record, ...]]
 MeasureColumns = Callable[..., tuple[int, int, int]]
+ReadRecordsInto = Callable[..., int]  # read_records_into_pure's keywords
 
 
 class ReadRecordsFunction(Protocol):
@@ -226,7 +238,36 @@ def read_records_pure(
     return _LOG_APPEND_TIME(buf, base_offset, log_append_time, count)
 
 
-def _load_compiled() -> tuple[ReadRecordsFunction, type[EncodedRecordsPure], MeasureColumns]:
+def read_records_into_pure(
+    buf: bytes,
+    *,
+    base_offset: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    count: int,
+    out: list[Any],
+    cls: type[Any],
+    names: tuple[str, ...],
+    values: tuple[Any, ...],
+    start: int,
+) -> int:
+    """:func:`read_records_pure`'s records from offset ``start`` on, as instances of ``cls``
+    with ``names`` set to ``values``, appended to ``out`` (see
+    :meth:`~kafkawire.records.model.LazyRecords.read_into`); the offset after the last
+    appended."""
+    records = read_records_pure(
+        buf,
+        base_offset=base_offset,
+        base_timestamp=base_timestamp,
+        log_append_time=log_append_time,
+        count=count,
+    )
+    return records_into(records, out, RecordsAs(cls, names, values), start)
+
+
+def _load_compiled() -> tuple[
+    ReadRecordsFunction, type[EncodedRecordsPure], MeasureColumns, ReadRecordsInto
+]:
     """The C loop, the C :class:`EncodedRecords` and the C :func:`measure_columns`, set up
     for this module's classes (see :func:`load_optional`)."""
     from . import _accel
@@ -238,6 +279,7 @@ def _load_compiled() -> tuple[ReadRecordsFunction, type[EncodedRecordsPure], Mea
         _accel.read_records,
         cast("type[EncodedRecordsPure]", _accel.EncodedRecords),
         _accel.measure_columns,
+        _accel.read_records_into,
     )
 
 
@@ -353,14 +395,12 @@ class EncodedRecordsPure:
             raise TypeError(f"a record timestamp must be an int, not {type(timestamp).__name__}")
         if not _INT64_MIN <= timestamp <= _INT64_MAX:
             raise InvalidRecordError(f"timestamp {timestamp} does not fit in int64")
-        # The compiled append checks in this order too: the timestamp, the key and the value,
-        # then the delta (a property test compares the errors of the two).
-        key = _nullable_bytes(key, "key")
-        value = _nullable_bytes(value, "value")
         delta = self._count
         base = self._base_timestamp if delta else timestamp
         if not _INT64_MIN <= timestamp - base <= _INT64_MAX:
             raise InvalidRecordError(f"{timestamp - base} does not fit in a varlong")
+        key = _nullable_bytes(key, "key")
+        value = _nullable_bytes(value, "value")
         pairs = _header_pairs(headers) if headers else ()
         self._buffer += encode_record(
             delta, timestamp - base, key, value, headers=pairs, small=self._small
@@ -410,20 +450,10 @@ class EncodedRecordsPure:
             index = pos if indexes is None else indexes[pos]
             if not 0 <= index < count:
                 raise ValueError(f"order[{pos}] is {index}, not a record")
-            key, value = (
-                _column_item(key_items, index, "keys"),
-                _column_item(value_items, index, "values"),
-            )
+            key, value, record_headers = _record_at(key_items, value_items, headers, index)
             stamp = timestamp if stamps is None else _stamp(stamps, index)
-            record_headers = None if headers is None else headers[index]
             weight = _measure(
-                key,
-                value,
-                record_headers,
-                overhead=overhead,
-                header_overhead=header_overhead,
-                records=self,
-                timestamp=stamp,
+                key, value, record_headers, (overhead, header_overhead), self, timestamp=stamp
             )
             if 0 <= room - used < weight:
                 upcoming = weight
@@ -449,20 +479,10 @@ def measure_columns_pure(
     largest_at = -1
     probe = EncodedRecordsPure()
     for index in range(count):
-        key, value = (
-            _column_item(key_items, index, "keys"),
-            _column_item(value_items, index, "values"),
-        )
-        record_headers = None if headers is None else headers[index]
+        key, value, record_headers = _record_at(key_items, value_items, headers, index)
         try:
             weight = _measure(
-                key,
-                value,
-                record_headers,
-                overhead=overhead,
-                header_overhead=header_overhead,
-                records=probe,
-                timestamp=0,
+                key, value, record_headers, (overhead, header_overhead), probe, timestamp=0
             )
         except TypeError as exc:
             raise TypeError(f"record {index}: {exc}") from None
@@ -494,6 +514,14 @@ def _open_columns(
     return count, key_items, value_items, stamps
 
 
+def _record_at(
+    keys: Sequence[object], values: Sequence[object], headers: Any, index: int
+) -> tuple[bytes | None, bytes | None, Any]:
+    """Record ``index``'s key, value (checked) and headers."""
+    key, value = _column_item(keys, index, "keys"), _column_item(values, index, "values")
+    return key, value, None if headers is None else headers[index]
+
+
 def _column_item(column: Sequence[object], index: int, what: str) -> bytes | None:
     item = column[index]
     if item is not None and type(item) is not bytes:
@@ -514,14 +542,15 @@ def _measure(
     key: bytes | None,
     value: bytes | None,
     headers: object,
-    *,
-    overhead: int,
-    header_overhead: int,
+    overheads: tuple[int, int],
     records: EncodedRecordsPure,
+    *,
     timestamp: int,
 ) -> int:
-    """A record's measure (see :meth:`EncodedRecordsPure.append_columns`), raising first what
-    appending it to ``records`` would raise (in the compiled twin's order)."""
+    """A record's measure (see :meth:`EncodedRecordsPure.append_columns`; ``overheads``:
+    per record and per header), raising first what appending it to ``records`` would raise
+    (in the compiled twin's order)."""
+    overhead, header_overhead = overheads
     base = records.base_timestamp if len(records) else timestamp
     if not _INT64_MIN <= timestamp - base <= _INT64_MAX:
         raise InvalidRecordError(f"{timestamp - base} does not fit in a varlong")
@@ -573,4 +602,5 @@ class."""
 read_records: ReadRecordsFunction = read_records_pure if _COMPILED is None else _COMPILED[0]
 EncodedRecords: type[EncodedRecordsPure] = EncodedRecordsPure if _COMPILED is None else _COMPILED[1]
 measure_columns: MeasureColumns = measure_columns_pure if _COMPILED is None else _COMPILED[2]
+read_records_into: ReadRecordsInto = read_records_into_pure if _COMPILED is None else _COMPILED[3]
 """What a v2 batch builder appends records to: the compiled class where it is built."""
