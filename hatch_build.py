@@ -1,7 +1,8 @@
 """Hatch build hook: compile kafkawire's optional C extensions.
 
 - ``kafkawire.records._accel``: the v2 record loop;
-- ``kafkawire.protocol._accel``: the message-body decoders.
+- ``kafkawire.protocol._accel``: the message-body decoders;
+- ``kafkawire.producer._accel``: the producer's per-record steps (key hash, append).
 
 Each is an accelerator, never a requirement, and each is built on its own: when there is no
 compiler, or a compilation fails for any reason, the build warns and goes on without that
@@ -32,6 +33,7 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 EXTENSIONS = {
     "kafkawire.records._accel": "its pure-Python record decoder",
     "kafkawire.protocol._accel": "its pure-Python message decoders",
+    "kafkawire.producer._accel": "its pure-Python key hash and record append",
 }
 KEPT = Path("build", "accel")
 

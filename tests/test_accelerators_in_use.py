@@ -3,7 +3,7 @@
 kafkawire falls back to its pure-Python code, quietly, when an extension did not build, so a
 compile error on one Python version would otherwise pass every test, only slower. With
 ``KAFKAWIRE_REQUIRE_EXTENSIONS=1`` (``make test`` sets it where a C compiler is found,
-``make test-py313`` always) both accelerators must be in use.
+``make test-py313`` always) every accelerator must be in use.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from types import ModuleType
 import pytest
 
 from kafkawire._extensions import DISABLE
+from kafkawire.producer import batch, partitioner
 from kafkawire.protocol import codec
 from kafkawire.records import v2_records
 
@@ -33,10 +34,19 @@ def why_not_in_use(extension: str) -> str:
 @pytest.mark.skipif(not REQUIRED, reason="KAFKAWIRE_REQUIRE_EXTENSIONS=1 is not set")
 @pytest.mark.parametrize(
     ("module", "extension"),
-    [(codec, "kafkawire.protocol._accel"), (v2_records, "kafkawire.records._accel")],
-    ids=["protocol", "records"],
+    [
+        (codec, "kafkawire.protocol._accel"),
+        (v2_records, "kafkawire.records._accel"),
+        (partitioner, "kafkawire.producer._accel"),
+    ],
+    ids=["protocol", "records", "producer"],
 )
 def test_the_compiled_accelerator_is_in_use(module: ModuleType, extension: str) -> None:
     assert module.ACCELERATED, (
         f"{extension} is not in use on Python {sys.version.split()[0]}: {why_not_in_use(extension)}"
     )
+
+
+@pytest.mark.skipif(not REQUIRED, reason="KAFKAWIRE_REQUIRE_EXTENSIONS=1 is not set")
+def test_the_producer_appends_through_the_compiled_step() -> None:
+    assert batch.append_record is not batch.append_record_pure

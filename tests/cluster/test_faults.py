@@ -19,7 +19,7 @@ from kafkawire.cluster import (
     InvalidPartitionError,
     RequestRefusedError,
 )
-from kafkawire.errors import ClientClosedError, EventLoopError
+from kafkawire.errors import ClientClosedError, EventLoopError, UnknownTopicOrPartitionError
 from kafkawire.messages.fetch import v12 as fetch
 from kafkawire.messages.list_offsets import v7 as list_offsets
 from kafkawire.messages.produce import v9 as produce
@@ -171,7 +171,9 @@ async def test_an_unknown_topic_is_waited_for_with_one_warning(
     ):
         with (
             caplog.at_level(logging.DEBUG, logger="kafkawire.cluster"),
-            pytest.raises(RequestTimeoutError),
+            # The call ends at its deadline: with the timeout while it waits, or with the last
+            # error when that comes as the deadline passes (a loaded machine's first answer).
+            pytest.raises((RequestTimeoutError, UnknownTopicOrPartitionError)),
         ):
             await asyncio.wait_for(cluster.send(offsets_of(0, topic="nope")), WAIT)
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]

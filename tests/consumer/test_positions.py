@@ -11,11 +11,13 @@ from typing import Any
 import pytest
 
 from kafkawire.consumer import Consumer, ConsumerRecord, RecordDeserializationError, TopicPartition
+from kafkawire.consumer.fetching.record import consumer_records
 from kafkawire.records import (
     Compression,
     CorruptRecordError,
     DecompressionLimitError,
     RecordBatchBuilder,
+    decode_batches,
 )
 from tests.cluster.hostile import FakeCluster
 
@@ -210,3 +212,36 @@ async def test_a_record_never_comes_twice_across_seeks_and_prefetch() -> None:
         while len(got) < 40:
             got += await asyncio.wait_for(poll(consumer, 1, max_records=3), 10)
     assert [r.offset for r in got] == list(range(40))
+
+
+@pytest.mark.parametrize("log_append_time", [None, 1_700_000_000_000])
+@pytest.mark.parametrize("start", [0, 5, 7, 30])
+def test_records_built_from_the_bytes_are_those_built_one_by_one(
+    log_append_time: int | None, start: int
+) -> None:
+    """Without deserializers the records layer builds the consumer's records from the batch
+    bytes (in C where it is compiled); with them, one by one from decoded records: the same."""
+    builder = RecordBatchBuilder(
+        base_offset=5, partition_leader_epoch=4, log_append_time=log_append_time
+    )
+    for i in range(20):
+        builder.append(
+            b"k%d" % i if i % 3 else None,
+            b"v" * i,
+            timestamp=100 + i,
+            headers=[("h", b"%d" % i)] if i % 2 else (),
+        )
+    [decoded] = list(decode_batches(builder.build()))
+    [again] = list(decode_batches(builder.build()))
+    direct: list[ConsumerRecord] = []
+    one_by_one: list[ConsumerRecord] = []
+    tp = TopicPartition("t", 2)
+    after = consumer_records(
+        direct, tp, decoded, start, key_deserializer=None, value_deserializer=None
+    )
+    same = consumer_records(
+        one_by_one, tp, again, start, key_deserializer=None, value_deserializer=lambda v: v
+    )
+    assert (after, direct) == (same, one_by_one)
+    assert [r.offset for r in direct] == list(range(max(start, 5), 25))
+    assert all(type(r) is ConsumerRecord and r.leader_epoch == 4 for r in direct)

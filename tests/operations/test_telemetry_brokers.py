@@ -74,4 +74,6 @@ async def test_the_mock_cluster_decodes_what_a_producer_and_a_consumer_push(
         assert names >= PRODUCER_REQUIRED
         assert names >= CONSUMER_REQUIRED
         assert (await mock.received_api_keys()).count(GET_SUBSCRIPTIONS) == 2  # one per client
-    assert not caplog.records
+    # The mock's trailing bytes after some responses are logged once per process (a known
+    # quirk of the mock, docs/design.md): whether this test sees it depends on the tests before.
+    assert not [r for r in caplog.records if r.name != "kafkawire.protocol.framing"]

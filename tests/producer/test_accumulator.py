@@ -76,3 +76,19 @@ async def test_close_ends_the_waits_for_room_and_refuses_records() -> None:
         await waiting
     with pytest.raises(ClientClosedError):
         accumulator.append("t", 0, None, b"v", (), 0, 10)
+
+
+async def test_the_short_path_does_not_pass_a_send_waiting_for_room() -> None:
+    accumulator = _accumulator()
+    assert accumulator.append("t", 0, None, b"v", (), 0, 800) is not None  # opens the batch
+    assert accumulator.append_to_open("t", 0, None, b"v", 100) is not None
+    waiting = asyncio.create_task(accumulator.reserve(500, time.monotonic() + 5))
+    await asyncio.sleep(0)
+    # 50 bytes would fit, but a send waits for room: it goes first.
+    assert accumulator.append_to_open("t", 0, None, b"w", 50) is None
+    waiting.cancel()
+    await asyncio.gather(waiting, return_exceptions=True)  # it holds no room, nor waits
+    assert accumulator.append_to_open("t", 0, None, b"w", 50) is not None
+    [taken] = accumulator.remove_all()
+    assert len(taken) == 3
+    assert accumulator.append_to_open("t", 0, None, b"w", 10) is None  # no open batch now

@@ -5,13 +5,17 @@ from __future__ import annotations
 import itertools
 import random
 import warnings
+from array import array
+from typing import Any
 
+import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkawire.producer import murmur2, partition_for_key
+from kafkawire.producer import murmur2, partition_for_key, partitioner
 from kafkawire.producer.partitioner import StickyPartitioner
+from kafkawire.records.columns import column
 
 with warnings.catch_warnings():
     # kafka-python 3.0 loads its schemas through a deprecated importlib.resources call.
@@ -68,3 +72,48 @@ def test_a_topic_that_shrank_or_has_one_partition_is_handled() -> None:
     assert {sticky.partition("t", 1, 50) for _ in range(20)} == {0}
     sticky.partition("u", 8, 1)
     assert all(0 <= sticky.partition("u", 2, 50) < 2 for _ in range(20))
+
+
+needs_accel = pytest.mark.skipif(
+    not partitioner.ACCELERATED, reason="the C extension is not built, or disabled"
+)
+keys_or_none = st.lists(st.none() | st.binary(max_size=40), max_size=50)
+
+
+@needs_accel
+@given(st.binary(max_size=64), st.integers(1, 10_000))
+def test_the_compiled_key_hash_gives_what_the_pure_one_gives(key: bytes, count: int) -> None:
+    assert partitioner.murmur2(key) == partitioner.murmur2_pure(key)
+    assert partitioner.murmur2(bytearray(key)) == partitioner.murmur2_pure(memoryview(key))
+    assert partitioner.partition_for_key(key, count) == partitioner.partition_for_key_pure(
+        key, count
+    )
+
+
+@given(keys_or_none, st.integers(1, 1_000))
+def test_key_partitions_are_partition_for_key_of_each_key(
+    keys: list[bytes | None], count: int
+) -> None:
+    chosen = array("i", partitioner.key_partitions(column(keys, "keys"), count))
+    assert chosen.tolist() == [-1 if k is None else partition_for_key(k, count) for k in keys]
+    assert partitioner.key_partitions_pure(column(keys, "keys"), count) == chosen.tobytes()
+    arrow = column(pa.array(keys, pa.binary()), "keys")
+    assert partitioner.key_partitions(arrow, count) == chosen.tobytes()
+    assert partitioner.key_partitions_pure(arrow, count) == chosen.tobytes()
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        partitioner.partition_for_key,
+        partitioner.partition_for_key_pure,
+        lambda key, count: partitioner.key_partitions(column([key], "keys"), count),
+        lambda key, count: partitioner.key_partitions_pure(column([key], "keys"), count),
+    ],
+    ids=["compiled", "pure", "compiled list", "pure list"],
+)
+def test_keys_that_are_not_bytes_and_counts_below_one_are_refused(function: Any) -> None:
+    with pytest.raises(TypeError, match="must be bytes"):
+        function("text", 3)
+    with pytest.raises(ValueError, match="at least one partition, not 0"):
+        function(b"k", 0)

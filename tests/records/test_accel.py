@@ -7,11 +7,13 @@ every outcome, records or error reason, must be the same.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -71,18 +73,25 @@ def test_kafkawire_no_extensions_forces_the_pure_loop() -> None:
 # -- the two loops, head to head ------------------------------------------------------------
 
 
-def _outcome(
-    read: Callable[..., tuple[Record, ...]], buf: bytes, **kwargs: Any
-) -> tuple[str, object]:
-    """What a loop gives, as the batch decoder reports it: the records, or the error reason."""
+def _read(read: Callable[..., Any], buf: bytes, **kwargs: Any) -> tuple[str, Any]:
+    """``("read", what a loop returned)``, or its error as the batch decoder reports it."""
     try:
-        records = read(buf, **kwargs)
+        return "read", read(buf, **kwargs)
     except CorruptRecordError as exc:
         return "error", exc.reason
     except IndexError:
         return "error", "a record runs past the end of the batch"
     except UnicodeDecodeError:
         return "error", "a header key is not UTF-8"
+
+
+def _outcome(
+    read: Callable[..., tuple[Record, ...]], buf: bytes, **kwargs: Any
+) -> tuple[str, object]:
+    """What a loop gives, as the batch decoder reports it: the records, or the error reason."""
+    kind, records = _read(read, buf, **kwargs)
+    if kind == "error":
+        return kind, records
     assert type(records) is tuple
     for record in records:
         assert type(record) is Record
@@ -495,3 +504,77 @@ def test_python_code_run_while_taking_a_buffer_cannot_free_what_append_reads() -
         ("second", b"value"),
         ("third", b"3"),
     ]
+
+
+# -- records built as another class, from a position on ----------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Placed:
+    """A stand-in for the consumer's record: a record's fields and two constant ones."""
+
+    topic: str
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[Header, ...]
+    partition: int
+
+
+def _outcome_into(
+    read: Callable[..., int], buf: bytes, start: int, **kwargs: Any
+) -> tuple[str, object]:
+    out: list[Any] = []
+    into = {"cls": _Placed, "names": ("topic", "partition"), "values": ("t", 3)}
+    kind, after = _read(read, buf, **kwargs, out=out, **into, start=start)
+    if kind == "error":
+        return kind, after
+    assert all(type(placed) is _Placed for placed in out)
+    return "records", (after, [dataclasses.astuple(placed) for placed in out])
+
+
+@needs_accel
+@THOROUGH
+@given(
+    section=records_sections(),
+    base=bases,
+    timestamp=bases,
+    lat=log_append_times,
+    start=st.integers(-5, 40) | bases,
+)
+def test_both_loops_agree_on_records_built_as_another_class(
+    section: tuple[bytes, int], base: int, timestamp: int, lat: int | None, start: int
+) -> None:
+    buf, count = section
+    kwargs = {"base_offset": base, "base_timestamp": timestamp, "log_append_time": lat}
+    start = max(min(start, INT64[1]), INT64[0])
+    compiled = _outcome_into(v2_records.read_records_into, buf, start, count=count, **kwargs)
+    pure = _outcome_into(v2_records.read_records_into_pure, buf, start, count=count, **kwargs)
+    assert compiled == pure
+
+
+def test_records_built_as_another_class_skip_what_is_before_the_start() -> None:
+    builder = RecordBatchBuilder()
+    for i in range(5):
+        builder.append(b"k%d" % i, b"v%d" % i, timestamp=100 + i)
+    section = builder.build()[61:]
+    for read in {v2_records.read_records_into, v2_records.read_records_into_pure}:
+        out: list[Any] = []
+        after = read(
+            section,
+            base_offset=10,
+            base_timestamp=100,
+            log_append_time=None,
+            count=5,
+            out=out,
+            cls=_Placed,
+            names=("topic", "partition"),
+            values=("t", 3),
+            start=12,
+        )
+        assert after == 15
+        assert out == [
+            _Placed("t", o, 90 + o, b"k%d" % (o - 10), b"v%d" % (o - 10), (), 3)
+            for o in (12, 13, 14)
+        ]

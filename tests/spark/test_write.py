@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+
+import pyarrow as pa
 import pytest
 from pyspark.sql import SparkSession
 
+from kafkawire.producer import Producer, partition_for_key
+from kafkawire.spark.options import write_options
+from kafkawire.spark.writing import send_all
+from kafkawire.testing.fake import FakeCluster
 from kafkawire.testing.pytest_plugin import Broker
 
 from .conftest import creates_topics, fill, new_topic, read_back
@@ -69,3 +76,45 @@ def test_a_record_the_brokers_cannot_take_fails_the_write(
         df.write.format("kafkawire").option(
             "kafka.bootstrap.servers", tansu_broker.bootstrap
         ).option("topic", topic).mode("append").save()
+
+
+async def test_the_task_sends_each_arrow_batch_by_topic_with_its_columns_in_place(
+    fake_cluster: FakeCluster,
+) -> None:
+    """The task code alone (no Spark): a topic column naming two topics, string keys,
+    partitions with nulls (chosen by key there), headers; two Arrow batches in turn."""
+    for topic in ("a", "b"):
+        fake_cluster.create_topic(topic, partitions=3)
+    rows = 30
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "topic": ["a" if i % 3 else "b" for i in range(rows)],
+            "key": pa.array([f"k{i}" for i in range(rows)], pa.string()),
+            "value": pa.array([b"v%d" % i for i in range(rows)], pa.binary()),
+            "partition": pa.array([None if i % 2 else i % 3 for i in range(rows)], pa.int32()),
+            "headers": pa.array(
+                [[{"key": "h", "value": b"%d" % i}] if i % 4 else None for i in range(rows)],
+                pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())])),
+            ),
+        }
+    )
+    options = write_options({"kafka.bootstrap.servers": fake_cluster.bootstrap})
+    async with Producer(fake_cluster.bootstrap, linger_ms=1) as producer:
+        written = await asyncio.wait_for(send_all(producer, options, iter([batch, batch])), 10)
+    assert written == 2 * rows
+    for topic in ("a", "b"):
+        got = sorted(
+            (r.value, p, tuple((h.key, h.value) for h in r.headers))
+            for p in range(3)
+            for r in fake_cluster.records(topic, p)
+        )
+        mine = [i for i in range(rows) if (i % 3 == 0) == (topic == "b")]
+        expected = [
+            (
+                b"v%d" % i,
+                partition_for_key(b"k%d" % i, 3) if i % 2 else i % 3,
+                (("h", b"%d" % i),) if i % 4 else (),
+            )
+            for i in mine
+        ]
+        assert got == sorted(expected * 2)

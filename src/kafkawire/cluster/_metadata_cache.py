@@ -11,7 +11,7 @@ Rules:
   it holds the lock, so the ones that waited take the answer the first one got.
 - A refresh that asks for some topics updates those and keeps the rest; one that asks for
   all replaces them. Each refresh gives a new :class:`ClusterMetadata` (those who derived
-  something from the last one can tell by identity).
+  something from the last one can tell by identity, or be told: :meth:`MetadataCache.on_refresh`).
 - A broker whose address changed loses its failure record (it is a new place); connections
   opened through a bootstrap address are filed under the node id it turned out to be.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 from kafkawire.messages.metadata import v13 as metadata_latest
@@ -50,11 +50,16 @@ class MetadataCache:
         self._metadata: ClusterMetadata | None = None
         self._stale = True
         self._lock = asyncio.Lock()
+        self._listeners: list[Callable[[ClusterMetadata], None]] = []
 
     @property
     def current(self) -> ClusterMetadata | None:
         """The metadata last fetched, without waiting (``None`` before the first)."""
         return self._metadata
+
+    def on_refresh(self, listener: Callable[[ClusterMetadata], None]) -> None:
+        """Call ``listener`` with each new metadata, once it is :attr:`current`."""
+        self._listeners.append(listener)
 
     def mark_stale(self) -> None:
         """Make the next :meth:`get` ask a broker again."""
@@ -106,6 +111,8 @@ class MetadataCache:
             merged = {**self._metadata.topics, **fresh.topics}
             fresh = dataclasses.replace(fresh, topics=merged)
         self._metadata, self._stale = fresh, False
+        for listener in self._listeners:
+            listener(fresh)
         for broker in fresh.brokers.values():
             old = before.get(broker.node_id)
             if old is not None and (old.host, old.port) != (broker.host, broker.port):

@@ -225,6 +225,11 @@ class Cluster:
         hot paths that cache what they derive from it."""
         return self._metadata.current
 
+    def on_metadata(self, listener: Callable[[ClusterMetadata], None]) -> None:
+        """Call ``listener`` with each new metadata as it becomes :attr:`current_metadata`:
+        for hot paths that keep what they derive from it, and must not look it up per call."""
+        self._metadata.on_refresh(listener)
+
     def failing_brokers(self) -> list[tuple[str, int]]:
         """The brokers whose last connects or requests failed, not answering since: each
         described (``broker 3 (host:9092)``) with its failures in a row."""

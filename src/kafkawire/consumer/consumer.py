@@ -352,7 +352,9 @@ class Consumer(Observable):
     async def __anext__(self) -> ConsumerRecord:
         """The next record, waiting as long as it takes; ends only by ``close``."""
         if self._iterated:
-            self._poll_auto_commit()  # each step of an iteration is a poll (getmany does it)
+            if self._auto_commit is not None:  # checked here: this runs once per record
+                self._poll_auto_commit()  # each step of an iteration is a poll (as getmany)
+            return self._iterated.popleft()
         while not self._iterated:
             try:
                 batch = await self.getmany(timeout_ms=1000)

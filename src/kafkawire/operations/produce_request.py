@@ -9,6 +9,7 @@ known. Fetch names topics the same way (:mod:`.fetch_request`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -46,14 +47,12 @@ def produce_request(
     transactional_id: str | None = None,
 ) -> Any:
     """A ProduceRequest at ``version`` carrying ``data``: topic -> [(partition, records)]."""
-    request_cls = request_type(PRODUCE, version)
-    topic_cls = struct_type(request_cls, "topic_data")
-    partition_cls = struct_type(topic_cls, "partition_data")
+    request_cls, topic_cls, partition_cls, naming = _classes(version)
     topics = []
     for topic, partitions in data.items():
         topics.append(
             topic_cls(
-                **topic_naming(topic_cls, topic, topic_ids[topic]),
+                **{naming: topic if naming != "topic_id" else topic_ids[topic]},
                 partition_data=tuple(
                     partition_cls(index=index, records=records) for index, records in partitions
                 ),
@@ -63,6 +62,16 @@ def produce_request(
     if transactional_id is not None:
         options["transactional_id"] = transactional_id
     return request_cls(**options)
+
+
+@functools.cache
+def _classes(version: int) -> tuple[type[Any], type[Any], type[Any], str]:
+    """A Produce version's request, topic and partition classes, and the field that names a
+    topic: looked up once per version, for the producer builds a request per batch."""
+    request_cls = request_type(PRODUCE, version)
+    topic_cls = struct_type(request_cls, "topic_data")
+    [naming] = topic_naming(topic_cls, "", None)
+    return request_cls, topic_cls, struct_type(topic_cls, "partition_data"), naming
 
 
 def topic_naming(topic_cls: type[Any], name: str, topic_id: uuid.UUID | None) -> dict[str, Any]:

@@ -7,6 +7,7 @@
 from kafkawire.client.group_metadata import ConsumerGroupMetadata
 
 from .batch import Delivery, RecordMetadata
+from .bulk import BatchDelivery, SendBatchError, SentBatch
 from .errors import (
     BufferFullError,
     DeliveryTimeoutError,
@@ -21,6 +22,7 @@ from .settings import ProducerOptions, ProducerSettings
 from .transactions import PreparedTransaction, end_transaction
 
 __all__ = [
+    "BatchDelivery",
     "BufferFullError",
     "ConsumerGroupMetadata",
     "Delivery",
@@ -33,6 +35,8 @@ __all__ = [
     "ProducerSettings",
     "RecordMetadata",
     "RecordTooLargeError",
+    "SendBatchError",
+    "SentBatch",
     "TransactionAbortedError",
     "TransactionStateError",
     "end_transaction",

@@ -4,6 +4,9 @@ Rules:
 
 - A record joins the last batch of its partition if the batch stays within ``batch_size``;
   otherwise it starts a new batch (a record larger than ``batch_size`` gets a batch alone).
+  That last batch is the partition's *open* batch until it is taken to be sent, retried or
+  dropped; :meth:`RecordAccumulator.append_to_open` adds to it in a few steps (the producer's
+  common case), and :meth:`RecordAccumulator.append` does everything else.
 - The first batch of a partition is *ready* when it is full (a later batch exists, or it
   reached ``batch_size``), its linger has passed, or a flush or close is under way; and, after
   a failed attempt, once its retry backoff has passed.
@@ -28,7 +31,8 @@ from typing import NamedTuple
 from kafkawire.cluster import TopicPartition
 from kafkawire.records import Compression, HeaderInput
 
-from .batch import Delivery, ProducerBatch
+from .batch import Delivery, ProducerBatch, append_record
+from .bulk import Columns, Span
 from .errors import BufferFullError, RecordTooLargeError
 
 __all__ = ["RecordAccumulator"]
@@ -61,6 +65,8 @@ class RecordAccumulator:
         self._compression_level = compression_level
         self._delivery_timeout = delivery_timeout
         self._queues: dict[tuple[str, int], deque[ProducerBatch]] = {}
+        # The last batch of each partition while records may join it (see the module doc).
+        self._open: dict[tuple[str, int], ProducerBatch] = {}
         self._used = 0
         self._waiters: deque[_Waiter] = deque()
         self._closed_by: BaseException | None = None
@@ -70,6 +76,10 @@ class RecordAccumulator:
         self.unfinished: set[ProducerBatch] = set()  # queued or in flight: what flush awaits
 
     # --- memory ----------------------------------------------------------------------------
+
+    @property
+    def buffer_memory(self) -> int:
+        return self._buffer_memory
 
     @property
     def closed(self) -> bool:
@@ -118,6 +128,10 @@ class RecordAccumulator:
         self._give_back(batch.memory)
         batch.memory = 0
 
+    def unreserve(self, size: int) -> None:
+        """Give back ``size`` bytes :meth:`reserve` counted that no record took."""
+        self._give_back(size)
+
     def _give_back(self, size: int) -> None:
         self._used -= size
         self._grant()
@@ -132,14 +146,37 @@ class RecordAccumulator:
                 granted.set_result(None)
 
     def close(self, error: BaseException) -> None:
-        """End every wait for room, and refuse later ones, with ``error``."""
+        """End every wait for room, and refuse later ones (and every record), with ``error``."""
         self._closed_by = error
+        self._open.clear()
         while self._waiters:
             granted = self._waiters.popleft().granted
             if not granted.done():
                 granted.set_exception(error)
 
     # --- batches ---------------------------------------------------------------------------
+
+    def append_to_open(
+        self, topic: str, partition: int, key: bytes | None, value: bytes | None, memory: int
+    ) -> Delivery | None:
+        """Add a record without headers, stamped now, to its partition's open batch if both
+        the batch and ``buffer_memory`` have room for its ``memory`` and no send waits for
+        room; else change nothing and answer ``None`` (the caller then goes through
+        :meth:`append`). Keys and values are bytes or ``None``: the builder cannot refuse
+        such a record.
+        """
+        batch = self._open.get((topic, partition))
+        if batch is None:
+            return None
+        filled = batch.memory + memory
+        if filled > self._batch_size or self._used + memory > self._buffer_memory or self._waiters:
+            return None
+        delivery = append_record(batch.builder, batch.future, key, value)
+        batch.memory = filled
+        self._used += memory
+        if filled >= self._batch_size:
+            self.wakeup.set()
+        return delivery
 
     def append(  # noqa: PLR0917 - positional: it runs once per record, keywords cost there
         self,
@@ -167,11 +204,7 @@ class RecordAccumulator:
             if self._used + memory > self._buffer_memory or self._waiters:
                 return None
             self._used += memory
-        # Keyed by a plain (topic, partition) tuple, equal to (and hashed as) the
-        # TopicPartition a new batch is made with: no TopicPartition is made per record.
-        queue = self._queues.get((topic, partition))
-        if queue is None:
-            queue = self._queues[TopicPartition(topic, partition)] = deque()
+        queue = self._queue(topic, partition)
         batch = queue[-1] if queue else None
         # Batches fill by their records' uncompressed size, as Java's do before it has
         # learned a compression ratio: a compressed batch only comes out smaller.
@@ -190,15 +223,76 @@ class RecordAccumulator:
             # Refused (the builder changed nothing): give its memory back, and drop the batch
             # if it was made for this record alone.
             self._give_back(memory)
-            if not len(batch.builder):
-                queue.pop()
-                self.unfinished.discard(batch)
-                batch.future.cancel()
+            self._drop_if_empty(batch)
             raise
         batch.memory += memory
         if batch.memory >= self._batch_size:
             self.wakeup.set()
-        return Delivery(batch, offset, timestamp, key, value)
+        return Delivery(batch.future, offset, timestamp, key, value)
+
+    def append_columns(
+        self,
+        topic: str,
+        partition: int,
+        columns: Columns,
+        span: Span,
+        *,
+        reserved: int,
+        soft_room: int,
+    ) -> tuple[ProducerBatch | None, int, int, int, int]:
+        """Append records of ``columns`` (``span``: which, in order) to the partition's open
+        batch, or to a new one, while each fits in the batch and in ``reserved``, memory that
+        :meth:`reserve` counted already; stop before a record once ``soft_room`` is used (-1:
+        never). A record larger than ``batch_size`` gets a new batch alone.
+
+        Returns the batch (``None`` if nothing was appended), the offset of the first record
+        appended in it, how many were, the memory they took, and the memory of the record
+        that did not fit ``reserved`` (0: none), for which the caller reserves more.
+        """
+        if self._closed_by is not None:
+            raise self._closed_by
+        batch = self._open.get((topic, partition))
+        if batch is None or batch.memory >= self._batch_size:
+            batch = self._new_batch(TopicPartition(topic, partition), self._queue(topic, partition))
+        try:
+            while True:
+                first = len(batch.builder)
+                room = min(self._batch_size - batch.memory, reserved)
+                taken, used, upcoming = columns.append_to(batch.builder, span, room, soft_room)
+                if taken or not upcoming or upcoming > reserved:
+                    break
+                if first:  # the batch is too full for the next record: a new batch
+                    batch = self._new_batch(batch.tp, self._queue(topic, partition))
+                    continue
+                # Larger than batch_size: alone in its batch.
+                taken, used, upcoming = columns.append_to(batch.builder, span, upcoming, -1)
+                break
+        except BaseException:
+            self._drop_if_empty(batch)
+            raise
+        if not taken:
+            self._drop_if_empty(batch)
+            return None, 0, 0, 0, upcoming
+        batch.memory += used
+        if batch.memory >= self._batch_size:
+            self.wakeup.set()
+        return batch, first, taken, used, upcoming
+
+    def _queue(self, topic: str, partition: int) -> deque[ProducerBatch]:
+        # Keyed by a plain (topic, partition) tuple, equal to (and hashed as) the
+        # TopicPartition a new batch is made with: no TopicPartition is made per record.
+        queue = self._queues.get((topic, partition))
+        if queue is None:
+            queue = self._queues[TopicPartition(topic, partition)] = deque()
+        return queue
+
+    def _drop_if_empty(self, batch: ProducerBatch) -> None:
+        """Take out ``batch`` (its partition's last) if no record is in it."""
+        if not len(batch.builder):
+            self._queues[batch.tp].pop()
+            self._closed_to_records(batch)
+            self.unfinished.discard(batch)
+            batch.future.cancel()
 
     def _new_batch(self, tp: TopicPartition, queue: deque[ProducerBatch]) -> ProducerBatch:
         batch = ProducerBatch(
@@ -208,6 +302,7 @@ class RecordAccumulator:
             created=time.monotonic(),
         )
         queue.append(batch)
+        self._open[tp] = batch
         self.unfinished.add(batch)
         batch.future.add_done_callback(lambda _: self.unfinished.discard(batch))
         # As Java's accumulator does on a new batch: the sender learns of its linger deadline
@@ -245,6 +340,12 @@ class RecordAccumulator:
         """Remove ``batch`` (the first of its partition) to send it."""
         popped = self._queues[batch.tp].popleft()
         assert popped is batch
+        self._closed_to_records(batch)
+
+    def _closed_to_records(self, batch: ProducerBatch) -> None:
+        """``batch`` leaves its queue (to be sent, failed or dropped): no record joins it."""
+        if self._open.get(batch.tp) is batch:
+            del self._open[batch.tp]
 
     def expired(self, now: float) -> list[ProducerBatch]:
         """Take out the queued batches whose delivery timeout has passed: each queue holds
@@ -255,6 +356,7 @@ class RecordAccumulator:
         for queue in self._queues.values():
             while queue and queue[0].created < created_before:
                 expired.append(queue.popleft())
+                self._closed_to_records(expired[-1])
         return expired
 
     def put_back(self, batch: ProducerBatch) -> None:
@@ -274,6 +376,7 @@ class RecordAccumulator:
             if partitions is None or tp in partitions:
                 taken += queue
                 queue.clear()
+                self._open.pop(tp, None)
         return taken
 
     @property

@@ -10,19 +10,38 @@ resends exactly the same batch.
 A delivery holds the future, not the batch: once the batch is done, nothing refers to it and
 its records (builder and built bytes) are freed, however long an application keeps the
 deliveries. The future's :class:`BatchResult` carries what a delivery answers with.
+
+:func:`append_record` (a record stamped now, and its delivery: the producer's common case) is
+compiled in the optional C extension ``kafkawire.producer._accel`` where it is built, and
+gives what :func:`append_record_pure` gives.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+from kafkawire._extensions import load_optional
 from kafkawire.cluster import TopicPartition
 from kafkawire.records import Compression, HeaderInput, RecordBatchBuilder
 
-__all__ = ["BatchResult", "Delivery", "ProducerBatch", "RecordMetadata"]
+__all__ = [
+    "HEADER_OVERHEAD",
+    "RECORD_OVERHEAD",
+    "BatchResult",
+    "Delivery",
+    "ProducerBatch",
+    "RecordMetadata",
+    "append_record",
+]
+
+# What a record counts for against batch_size and buffer_memory: this, its key's and value's
+# lengths, and per header HEADER_OVERHEAD and its key's (UTF-8) and value's lengths.
+RECORD_OVERHEAD = 21  # a v2 record's length, attributes, deltas and lengths at their widest
+HEADER_OVERHEAD = 10  # a header's key and value lengths at their widest
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +59,7 @@ class RecordMetadata:
     serialized_value_size: int
 
 
-@dataclass(frozen=True, slots=True)
-class BatchResult:
+class BatchResult(NamedTuple):
     tp: TopicPartition
     base_offset: int  # -1 when unknown
     log_append_time: int  # -1 unless the topic stamps records with the broker's time
@@ -123,23 +141,27 @@ class Delivery:
     """What :meth:`Producer.send` returns: ``await`` it for the record's
     :class:`RecordMetadata`, or the error that stopped its delivery."""
 
-    __slots__ = ("_future", "_key_size", "_offset", "_timestamp", "_value_size", "starts_batch")
+    __slots__ = ("_future", "_key_size", "_offset", "_timestamp", "_value_size")
 
     def __init__(
         self,
-        batch: ProducerBatch,
+        future: asyncio.Future[BatchResult],
         offset: int,
         timestamp: int,
         key: bytes | None,
         value: bytes | None,
     ) -> None:
-        self._future = batch.future  # not the batch: its records go once it is done
+        self._future = future  # the batch's, not the batch: its records go once it is done
         self._offset = offset
-        self.starts_batch = offset == 0
-        """Whether the record is its batch's first (a plain attribute: read once per send)."""
         self._timestamp = timestamp
         self._key_size = -1 if key is None else len(key)
         self._value_size = -1 if value is None else len(value)
+
+    @property
+    def starts_batch(self) -> bool:
+        """Whether the record is its batch's first: awaiting those deliveries awaits every
+        batch."""
+        return self._offset == 0
 
     def done(self) -> bool:
         """Whether the record was delivered or failed (awaiting the delivery would not wait)."""
@@ -169,3 +191,31 @@ class Delivery:
             serialized_key_size=self._key_size,
             serialized_value_size=self._value_size,
         )
+
+
+def append_record_pure(
+    builder: RecordBatchBuilder,
+    future: asyncio.Future[BatchResult],
+    key: bytes | None,
+    value: bytes | None,
+) -> Delivery:
+    """Append a record without headers to ``builder``, stamped with the wall clock's
+    milliseconds; its delivery, which awaits ``future`` (the batch's)."""
+    timestamp = time.time_ns() // 1_000_000
+    return Delivery(future, builder.append(key, value, timestamp=timestamp), timestamp, key, value)
+
+
+AppendRecord = Callable[
+    [RecordBatchBuilder, "asyncio.Future[BatchResult]", bytes | None, bytes | None], Delivery
+]
+
+
+def _load_compiled() -> AppendRecord:
+    from . import _accel
+
+    _accel.setup(Delivery)
+    return _accel.append
+
+
+_COMPILED = load_optional("kafkawire.producer._accel", _load_compiled)
+append_record: AppendRecord = append_record_pure if _COMPILED is None else _COMPILED

@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
@@ -41,28 +40,24 @@ from typing_extensions import Unpack
 
 from kafkawire.client.group_metadata import ConsumerGroupMetadata
 from kafkawire.client.observability import Observable
-from kafkawire.cluster import (
-    Cluster,
-    ClusterMetadata,
-    ConnectionFactory,
-    InvalidPartitionError,
-    TopicPartition,
-)
+from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition
 from kafkawire.cluster.java_settings import build_settings
 from kafkawire.cluster.supervisor import Supervisor
 from kafkawire.errors import (
     ClientClosedError,
-    InvalidTopicError,
     KafkawireError,
     UnknownTopicOrPartitionError,
     error_for_code,
 )
 from kafkawire.net.errors import RequestTimeoutError
 from kafkawire.operations.telemetry import TelemetryReporter
-from kafkawire.records import Header, HeaderInput
+from kafkawire.records import HeaderInput
 
+from . import bulk
 from .accumulator import RecordAccumulator
-from .batch import Delivery, RecordMetadata
+from .arguments import check_headers, check_topic_name, checked_partition, headers_size, serialize
+from .batch import RECORD_OVERHEAD, Delivery, RecordMetadata
+from .bulk import BatchDelivery
 from .errors import ProducerFailedError, RecordTooLargeError, TransactionAbortedError
 from .health import ProducerHealth, producer_health
 from .idempotence import ProducerIdentity
@@ -76,12 +71,8 @@ __all__ = ["Producer"]
 
 _log = logging.getLogger(__name__)
 
-_RECORD_OVERHEAD = 21  # a v2 record's length, attributes, deltas and lengths at their widest
 _BATCH_OVERHEAD = 61  # a v2 batch header
 _MAX_TIMESTAMP = (1 << 63) - 1
-_BYTES = (bytes, bytearray, memoryview)
-# Kafka's rule for topic names (Java's org.apache.kafka.common.internals.Topic).
-_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 
 
 class Producer(Observable):
@@ -133,11 +124,14 @@ class Producer(Observable):
             f"producer {settings.client_id}", log=_log, wrap=_failure, on_failure=self._failed
         )
         self._transactions: TransactionManager | None = None
+        # Each topic's partition count, as the metadata last said: forgotten at each refresh.
         self._partition_counts: dict[str, int] = {}
-        self._counts_of: ClusterMetadata | None = None  # the metadata the counts come from
+        self._cluster.on_metadata(lambda _: self._partition_counts.clear())
         self._closed = False
         self._refusing = False  # closed or failed: send() looks at why (one flag, per record)
         self._yield_due = False  # the last send started a batch: the next lets the sender run
+        # The accumulator while send() may take its short path (see there), else None.
+        self._fast: RecordAccumulator | None = None
 
     # --- life cycle --------------------------------------------------------------------------
 
@@ -180,6 +174,8 @@ class Producer(Observable):
             metrics=self._metrics,
         )
         self._sender_task = self._tasks.spawn("sender", self._sender.run)
+        if self._no_serializers and self._transactions is None:
+            self._fast = self._accumulator
         self._metrics.attach(self._accumulator, self._sender)
         self._telemetry.start(self._tasks)
 
@@ -194,6 +190,7 @@ class Producer(Observable):
         """A task of the producer ended on an error it does not handle: the producer cannot
         go on. Every delivery pending fails with it, and every task ends."""
         self._refusing = True
+        self._fast = None
         assert self._accumulator is not None
         self._accumulator.close(failure)
         for batch in list(self._accumulator.unfinished):
@@ -230,6 +227,7 @@ class Producer(Observable):
         if self._closed:
             return
         self._closed = self._refusing = True
+        self._fast = None
         if self._accumulator is not None:
             self._accumulator.close(
                 ClientClosedError("the producer was closed while send() waited: nothing queued")
@@ -273,6 +271,41 @@ class Producer(Observable):
         Kafka cannot have, larger than ``max_request_size``), a topic the broker refuses (not
         authorized, invalid), a closed or failed producer, or no open transaction.
         """
+        # The common case in a few steps, for it runs once per record: bytes or None, no
+        # headers, no timestamp, a topic whose partition count is known, and room in the
+        # partition's open batch and in buffer_memory. Anything else, or a batch to start,
+        # takes the full path, with the partition chosen here (a sticky choice counts once).
+        fast = self._fast
+        if (
+            fast is not None
+            and headers is None
+            and timestamp_ms is None
+            and (value is None or value.__class__ is bytes)
+            and (key is None or key.__class__ is bytes)
+        ):
+            count = self._partition_counts.get(topic)
+            if count is not None:
+                size = RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
+                if size <= self._max_record_size:
+                    if partition is None:
+                        partition = self._choose_partition(topic, key, size, count)
+                    elif partition.__class__ is not int or not 0 <= partition < count:
+                        partition = checked_partition(topic, partition, count)
+                    delivery = fast.append_to_open(topic, partition, key, value, size)
+                    if delivery is not None:
+                        return delivery
+        return await self._send(topic, value, key, partition, timestamp_ms, headers)
+
+    async def _send(  # noqa: PLR0917 - send()'s arguments, passed on as they came
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int | None,
+        timestamp_ms: int | None,
+        headers: Sequence[HeaderInput] | None,
+    ) -> Delivery:
+        """:meth:`send`'s full path: any record, and waits."""
         accumulator = self._accumulator
         if accumulator is None or self._refusing:
             self._check_usable()
@@ -292,13 +325,13 @@ class Producer(Observable):
             and (value is None or type(value) is bytes)
         ):
             key, value = self._serialized(key, value)
-        size = _RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
+        size = RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
         if headers:
-            headers = _check_headers(headers)
-            size += _headers_size(headers)
+            headers = check_headers(headers)
+            size += headers_size(headers)
         else:
             if headers is not None:
-                _check_headers(headers)  # an empty one of the wrong shape ({}, "") too
+                check_headers(headers)  # an empty one of the wrong shape ({}, "") too
             headers = ()
         if size > self._max_record_size:
             raise RecordTooLargeError(
@@ -319,12 +352,12 @@ class Producer(Observable):
                 f"(0 to {_MAX_TIMESTAMP}), not {timestamp_ms!r}"
             )
         count = self._partition_counts.get(topic)
-        if count is None or self._counts_of is not self._cluster.current_metadata:
+        if count is None:
             count = await self._partition_count(topic, self._deadline())
         if partition is None:
             partition = self._choose_partition(topic, key, size, count)
         elif partition.__class__ is not int or not 0 <= partition < count:
-            partition = _checked_partition(topic, partition, count)
+            partition = checked_partition(topic, partition, count)
         # From here the record is queued without another wait (the accumulator refuses it
         # once the producer is closed or failed).
         assert accumulator is not None
@@ -339,12 +372,74 @@ class Producer(Observable):
             self._yield_due = True
         return delivery
 
+    async def send_batch(
+        self,
+        topic: str,
+        values: Sequence[Any] | Any,
+        *,
+        keys: Sequence[Any] | Any | None = None,
+        partition: int | Sequence[int | None] | Any | None = None,
+        headers: Sequence[Sequence[HeaderInput] | None] | None = None,
+        timestamps: Sequence[int] | Any | None = None,
+    ) -> BatchDelivery:
+        """Queue many records of ``topic`` at once; return one
+        :class:`~.bulk.BatchDelivery` for them all (``await`` it for the
+        :class:`~.bulk.SentBatch`: the first offset per partition; or the
+        :class:`~.bulk.SendBatchError` with each record's error).
+
+        ``values`` and ``keys`` are sequences of bytes or ``None`` (or of what the
+        serializers take), or pyarrow binary or string arrays, read in place; ``partition``
+        an int for all, or one per record (``None`` there: chosen as :meth:`send` chooses);
+        ``headers`` one list per record (or ``None``); ``timestamps`` ints of milliseconds,
+        or an Arrow int64 or timestamp[ms] array (``None``: now, for all). Records are
+        partitioned and queued as :meth:`send` would queue each, in their order per
+        partition, with no Python step per record where none is needed (see
+        :mod:`.bulk`). Every record is checked before any is queued; then the call waits
+        for room in ``buffer_memory`` as it fills it (``max_block_ms`` each time). Cancelled
+        then, the records queued so far are sent, the rest are not.
+        """
+        accumulator = self._accumulator
+        if accumulator is None or self._refusing:
+            self._check_usable()
+        assert accumulator is not None
+        if self._transactions is not None:
+            self._transactions.check_sendable()
+        settings = self.settings
+        records = bulk.columns(
+            values,
+            keys,
+            headers,
+            timestamps,
+            now=time.time_ns() // 1_000_000,
+            key_serializer=settings.key_serializer,
+            value_serializer=settings.value_serializer,
+        )
+        total, largest, at = records.measure()
+        if largest > min(self._max_record_size, settings.buffer_memory):
+            raise RecordTooLargeError(
+                f"send_batch(): record {at} is {largest} bytes, more than max_request_size "
+                f"({settings.max_request_size}) or buffer_memory ({settings.buffer_memory}) take"
+            )
+        count = await self._partition_count(topic, self._deadline())
+        found = bulk.routes(topic, records, partition, count, settings.partitioner)
+        segments = await bulk.queue(
+            accumulator,
+            records,
+            found,
+            topic=topic,
+            partition_count=count,
+            sticky=self._sticky,
+            total=total,
+            deadline=self._deadline,
+        )
+        return BatchDelivery(topic, records.record_count, segments)
+
     def _serialized(self, key: Any, value: Any) -> tuple[bytes | None, bytes | None]:
         settings = self.settings
         if key is not None and (settings.key_serializer or type(key) is not bytes):
-            key = _serialize(settings.key_serializer, key, "key")
+            key = serialize(settings.key_serializer, key, "key")
         if value is not None and (settings.value_serializer or type(value) is not bytes):
-            value = _serialize(settings.value_serializer, value, "value")
+            value = serialize(settings.value_serializer, value, "value")
         return key, value
 
     def _deadline(self) -> float:
@@ -394,10 +489,6 @@ class Producer(Observable):
     async def _partition_count(self, topic: str, deadline: float) -> int:
         """``topic``'s partition count, remembered until the metadata is refreshed."""
         count = len((await self._topic_metadata(topic, deadline)).partitions)
-        current = self._cluster.current_metadata
-        if self._counts_of is not current:
-            self._partition_counts.clear()
-            self._counts_of = current
         self._partition_counts[topic] = count
         return count
 
@@ -425,7 +516,7 @@ class Producer(Observable):
         known = cached.topics.get(topic) if cached is not None else None
         if known is not None and known.partitions and not known.error_code:
             return known
-        _check_topic_name(topic)
+        check_topic_name(topic)
 
         async def attempt() -> Any:
             fresh = await self._cluster.refresh_metadata([topic], auto_create=True)
@@ -543,63 +634,3 @@ def _failure(task: str, error: Exception) -> BaseException:
     if isinstance(error, KafkawireError):
         return error
     return ProducerFailedError(f"the producer's {task} failed: {error!r}")
-
-
-def _serialize(serializer: Any, value: Any, what: str) -> bytes | None:
-    if serializer is not None:
-        value = serializer(value)
-    if value is None or isinstance(value, bytes):
-        return value
-    if isinstance(value, bytearray | memoryview):
-        return bytes(value)
-    raise TypeError(
-        f"send(): the {what} is {type(value).__name__}, not bytes or None; encode it or "
-        f"give the producer a {what}_serializer"
-    )
-
-
-def _checked_partition(topic: str, partition: Any, count: int) -> int:
-    """``partition`` if it is one of the topic's (an int, not a bool), else the error."""
-    if not isinstance(partition, int) or isinstance(partition, bool):
-        raise TypeError(f"send(): partition must be an int or None, not {partition!r}")
-    if not 0 <= partition < count:
-        raise InvalidPartitionError(
-            f"topic {topic!r} has {count} partitions (0-{count - 1}): "
-            f"partition {partition} does not exist"
-        )
-    return int(partition)
-
-
-def _check_topic_name(topic: str) -> None:
-    """Refuse, as Kafka's Java client does, a name no broker can hold."""
-    if _LEGAL_TOPIC.fullmatch(topic) is None or topic in (".", ".."):
-        raise InvalidTopicError(
-            f"topic {topic!r} is not a legal name: 1 to 249 characters of ASCII letters, "
-            "digits, '.', '_' and '-', and not '.' or '..'"
-        )
-
-
-def _check_headers(headers: Sequence[HeaderInput]) -> Sequence[HeaderInput]:
-    if not isinstance(headers, list | tuple):
-        raise TypeError(
-            "send(): headers must be a list of (str, bytes or None) pairs or Header values, "
-            f"not {type(headers).__name__}"
-        )
-    for index, header in enumerate(headers):
-        if isinstance(header, Header):
-            continue
-        name, data = header if isinstance(header, tuple) and len(header) == 2 else (None, None)
-        if not isinstance(name, str) or not (data is None or isinstance(data, _BYTES)):
-            raise TypeError(
-                f"send(): headers[{index}] must be a (str, bytes or None) pair or a Header, "
-                f"not {header!r}"
-            )
-    return headers
-
-
-def _headers_size(headers: Sequence[HeaderInput]) -> int:
-    size = 0
-    for header in headers:
-        name, data = (header.key, header.value) if not isinstance(header, tuple) else header
-        size += 10 + len(name.encode()) + (len(data) if data else 0)
-    return size

@@ -51,7 +51,6 @@ Rules:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import time
@@ -97,6 +96,38 @@ def _name(tp: TopicPartition) -> str:
 
 def _partition_of(batch: ProducerBatch) -> TopicPartition:
     return batch.tp
+
+
+class _Alarm:
+    """Sets ``wakeup`` at the latest by a time (``time.monotonic()``), with one timer for
+    many loop turns: the sender's loop turns once or twice per batch, and its next check is
+    mostly a second away, so a timer that rings sooner than asked is kept (the loop only
+    turns once more) rather than replaced at each turn."""
+
+    __slots__ = ("_timer", "_wakeup", "_when")
+
+    def __init__(self, wakeup: asyncio.Event) -> None:
+        self._wakeup = wakeup
+        self._timer: asyncio.TimerHandle | None = None
+        self._when = float("inf")
+
+    def ring_by(self, when: float) -> None:
+        if self._timer is not None and self._when <= when:
+            return
+        self.cancel()
+        if when != float("inf"):
+            self._when = when
+            delay = max(0.0, when - time.monotonic())
+            self._timer = asyncio.get_running_loop().call_later(delay, self._ring)
+
+    def _ring(self) -> None:
+        self._timer = None
+        self._wakeup.set()
+
+    def cancel(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
 
 class Sender:
@@ -148,17 +179,20 @@ class Sender:
     async def run(self) -> None:
         """The sender's loop; the tasks it started are the supervisor's to end."""
         accumulator = self._accumulator
-        while not (self._stopping and accumulator.empty and not self._requests):
-            accumulator.wakeup.clear()
-            now = time.monotonic()
-            next_check = min(now + _IDLE, self._expire(now))
-            ready, when = accumulator.ready(now, self._blocked())
-            next_check = min(next_check, when)
-            if ready and self._identity_ready():
-                next_check = min(next_check, self._dispatch(ready, now))
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(max(0.0, next_check - time.monotonic())):
-                    await accumulator.wakeup.wait()
+        alarm = _Alarm(accumulator.wakeup)
+        try:
+            while not (self._stopping and accumulator.empty and not self._requests):
+                accumulator.wakeup.clear()
+                now = time.monotonic()
+                next_check = min(now + _IDLE, self._expire(now))
+                ready, when = accumulator.ready(now, self._blocked())
+                next_check = min(next_check, when)
+                if ready and self._identity_ready():
+                    next_check = min(next_check, self._dispatch(ready, now))
+                alarm.ring_by(next_check)
+                await accumulator.wakeup.wait()
+        finally:
+            alarm.cancel()
 
     def _blocked(self) -> set[TopicPartition]:
         """Partitions that may not send their next batch now."""

@@ -22,6 +22,8 @@
 #include <structmember.h>
 #include <stdint.h>
 
+#include "../_columns.h"
+
 #ifndef Py_T_OBJECT_EX
 #define Py_T_OBJECT_EX T_OBJECT_EX
 #endif
@@ -364,60 +366,77 @@ as_int64(PyObject *obj, const char *name, int64_t *out, int *fits)
     return 0;
 }
 
-static PyObject *
-read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
-{
-    static char *kwlist[] = {"buf", "base_offset", "base_timestamp", "log_append_time", "count",
-                             NULL};
+/* Where the record loop puts what it reads: Record instances into a tuple (``list`` NULL),
+ * or instances of a caller's class appended to ``list``, their five record fields and the
+ * ``extras`` constant fields set, offsets below ``start`` (and repeated ones) skipped. */
+typedef struct {
+    PyTypeObject *type;
+    const Py_ssize_t *fields; /* R_FIELDS slot offsets */
+    Py_ssize_t extras;
+    const Py_ssize_t *extra_slots;
+    PyObject *const *extra_values;
+    PyObject *list;
+    int64_t start;
+} Target;
+
+/* The arguments both read_records() and read_records_into() take. */
+typedef struct {
     Py_buffer view;
-    PyObject *base_offset, *base_timestamp, *log_append_time, *count_obj;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*$OOOO:read_records", kwlist, &view,
-                                     &base_offset, &base_timestamp, &log_append_time,
-                                     &count_obj)) {
-        return NULL;
-    }
+    PyObject *base_offset, *base_timestamp, *log_append_time, *count;
+} Section;
+
+/* The record loop (see the module doc): 0, or -1 with an error. In tuple mode *records_out
+ * gets the new tuple. */
+static int
+read_section(Section *section, Target *target, PyObject **records_out)
+{
+    PyObject *base_offset = section->base_offset, *base_timestamp = section->base_timestamp;
+    PyObject *log_append_time = section->log_append_time, *count_obj = section->count;
     PyObject *records = NULL;
     /* Any int, as range() takes it, clipped to Py_ssize_t: no count past end / 7 can be met,
      * and a negative one reads nothing, so the clipping changes no outcome. */
     Py_ssize_t count = PyNumber_AsSsize_t(count_obj, NULL);
     if (count == -1 && PyErr_Occurred()) {
-        goto done;
+        return -1;
     }
     if (record_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "kafkawire.records._accel.setup() was not called");
-        goto done;
+        return -1;
     }
     int64_t offset_base, timestamp_base = 0;
     int offset_fits, timestamp_fits = 0;
     int log_append = log_append_time != Py_None;
     if (as_int64(base_offset, "base_offset", &offset_base, &offset_fits) < 0) {
-        goto done;
+        return -1;
     }
     if (log_append) {
         if (!PyLong_Check(log_append_time)) {
             PyErr_Format(PyExc_TypeError, "log_append_time must be an int or None, not %.100s",
                          Py_TYPE(log_append_time)->tp_name);
-            goto done;
+            return -1;
         }
     }
     else if (as_int64(base_timestamp, "base_timestamp", &timestamp_base, &timestamp_fits) < 0) {
-        goto done;
+        return -1;
     }
 
-    const unsigned char *buf = view.buf;
-    pos_t end = view.len;
+    const unsigned char *buf = section->view.buf;
+    pos_t end = section->view.len;
     pos_t pos = 0;
     /* A record takes at least 7 bytes, so no more than end / 7 of them can be complete. */
-    Py_ssize_t capacity = count < view.len / 7 ? count : view.len / 7;
-    records = PyTuple_New(capacity > 0 ? capacity : 0);
-    if (records == NULL) {
-        goto done;
-    }
-    /* Out of the GC while it fills, or every young collection walks all of it again (the
-     * empty tuple is a shared singleton, which is left alone). */
-    int retrack = capacity > 0 && PyObject_GC_IsTracked(records);
-    if (retrack) {
-        PyObject_GC_UnTrack(records);
+    Py_ssize_t capacity = count < end / 7 ? count : (Py_ssize_t)(end / 7);
+    int retrack = 0, overflowed = 0;
+    if (target->list == NULL) {
+        records = PyTuple_New(capacity > 0 ? capacity : 0);
+        if (records == NULL) {
+            return -1;
+        }
+        /* Out of the GC while it fills, or every young collection walks all of it again
+         * (the empty tuple is a shared singleton, which is left alone). */
+        retrack = capacity > 0 && PyObject_GC_IsTracked(records);
+        if (retrack) {
+            PyObject_GC_UnTrack(records);
+        }
     }
     for (Py_ssize_t i = 0; i < count; i++) {
         uint64_t raw;
@@ -467,7 +486,30 @@ read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
             CORRUPT("record ending at byte " POS " used " POS, record_end, pos);
             goto error_kvh;
         }
-        if (i >= capacity) { /* cannot happen: see capacity */
+        if (target->list != NULL) {
+            /* Offsets are compared as int64: one past it cannot be a position. Such a record
+             * fails the batch once the rest is read (as the pure twin, which reads them all
+             * first); the records before it stay appended. */
+            int64_t offset;
+            if (overflowed || !offset_fits ||
+                (offset_delta >= 0 ? offset_base > INT64_MAX - offset_delta
+                                   : offset_base < INT64_MIN - offset_delta)) {
+                overflowed = 1;
+                Py_DECREF(headers);
+                Py_DECREF(key);
+                Py_DECREF(value);
+                continue;
+            }
+            offset = offset_base + offset_delta;
+            if (offset < target->start) { /* before the position, or an offset repeated */
+                Py_DECREF(headers);
+                Py_DECREF(key);
+                Py_DECREF(value);
+                continue;
+            }
+            target->start = offset == INT64_MAX ? INT64_MAX : offset + 1;
+        }
+        else if (i >= capacity) { /* cannot happen: see capacity */
             PyErr_SetString(PyExc_SystemError, "kafkawire.records._accel: record count");
             goto error_kvh;
         }
@@ -483,18 +525,30 @@ read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
             Py_DECREF(offset);
             goto error_kvh;
         }
-        PyObject *record = new_instance(record_type);
+        PyObject *record = new_instance(target->type);
         if (record == NULL) {
             Py_DECREF(offset);
             Py_DECREF(timestamp);
             goto error_kvh;
         }
-        SLOT(record, record_offsets[R_OFFSET]) = offset;
-        SLOT(record, record_offsets[R_TIMESTAMP]) = timestamp;
-        SLOT(record, record_offsets[R_KEY]) = key;
-        SLOT(record, record_offsets[R_VALUE]) = value;
-        SLOT(record, record_offsets[R_HEADERS]) = headers;
-        PyTuple_SET_ITEM(records, i, record);
+        SLOT(record, target->fields[R_OFFSET]) = offset;
+        SLOT(record, target->fields[R_TIMESTAMP]) = timestamp;
+        SLOT(record, target->fields[R_KEY]) = key;
+        SLOT(record, target->fields[R_VALUE]) = value;
+        SLOT(record, target->fields[R_HEADERS]) = headers;
+        for (Py_ssize_t j = 0; j < target->extras; j++) {
+            SLOT(record, target->extra_slots[j]) = Py_NewRef(target->extra_values[j]);
+        }
+        if (target->list == NULL) {
+            PyTuple_SET_ITEM(records, i, record);
+        }
+        else {
+            int appended = PyList_Append(target->list, record);
+            Py_DECREF(record);
+            if (appended < 0) {
+                goto error;
+            }
+        }
         continue;
     error_kvh:
         Py_DECREF(headers);
@@ -507,15 +561,121 @@ read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
         CORRUPT("%S records end at byte " POS " of " POS, count_obj, pos, end);
         goto error;
     }
+    if (overflowed) {
+        CORRUPT("a record offset does not fit in int64");
+        goto error;
+    }
     if (retrack) {
         PyObject_GC_Track(records);
     }
-    goto done;
+    *records_out = records;
+    return 0;
 error:
-    Py_CLEAR(records);
-done:
-    PyBuffer_Release(&view);
+    Py_XDECREF(records);
+    return -1;
+}
+
+static PyObject *
+read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"buf", "base_offset", "base_timestamp", "log_append_time", "count",
+                             NULL};
+    Section section;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*$OOOO:read_records", kwlist,
+                                     &section.view, &section.base_offset,
+                                     &section.base_timestamp, &section.log_append_time,
+                                     &section.count)) {
+        return NULL;
+    }
+    Target target = {record_type, record_offsets, 0, NULL, NULL, NULL, 0};
+    PyObject *records = NULL;
+    read_section(&section, &target, &records);
+    PyBuffer_Release(&section.view);
     return records;
+}
+
+/* The layout read_records_into() last checked: its class and field names (held), and the
+ * slot offsets of the record's fields and of the extra ones. */
+#define MAX_EXTRAS 8
+static PyObject *into_class = NULL, *into_names = NULL;
+static Py_ssize_t into_fields[R_FIELDS], into_extras[MAX_EXTRAS];
+
+static int slot_offsets(PyTypeObject *type, const char *const *names, int n,
+                        Py_ssize_t *offsets);
+
+/* Check ``cls``'s layout: its slots are the record's five fields and ``names`` (a tuple of
+ * str), object slots all. Kept for the next call with the same class and names. */
+static int
+into_layout(PyObject *cls, PyObject *names)
+{
+    if (cls == into_class && names == into_names) {
+        return 0;
+    }
+    if (!PyType_Check(cls) || !PyTuple_Check(names) ||
+        PyTuple_GET_SIZE(names) > MAX_EXTRAS) {
+        PyErr_SetString(PyExc_TypeError, "read_records_into() needs a class and a tuple of "
+                                         "at most 8 field names");
+        return -1;
+    }
+    Py_ssize_t extras = PyTuple_GET_SIZE(names);
+    const char *all[R_FIELDS + MAX_EXTRAS];
+    for (int i = 0; i < R_FIELDS; i++) {
+        all[i] = record_fields[i];
+    }
+    for (Py_ssize_t j = 0; j < extras; j++) {
+        PyObject *name = PyTuple_GET_ITEM(names, j);
+        all[R_FIELDS + j] = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+        if (all[R_FIELDS + j] == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_TypeError, "field names must be str");
+            }
+            return -1;
+        }
+    }
+    Py_ssize_t offsets[R_FIELDS + MAX_EXTRAS];
+    if (slot_offsets((PyTypeObject *)cls, all, (int)(R_FIELDS + extras), offsets) < 0) {
+        return -1;
+    }
+    memcpy(into_fields, offsets, sizeof(into_fields));
+    memcpy(into_extras, offsets + R_FIELDS, sizeof(Py_ssize_t) * extras);
+    Py_XSETREF(into_class, Py_NewRef(cls));
+    Py_XSETREF(into_names, Py_NewRef(names));
+    return 0;
+}
+
+static PyObject *
+read_records_into(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"buf",  "base_offset", "base_timestamp", "log_append_time",
+                             "count", "out",        "cls",           "names",
+                             "values", "start",     NULL};
+    Section section;
+    PyObject *out, *cls, *names, *values;
+    long long start;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*$OOOOO!OOOL:read_records_into", kwlist,
+                                     &section.view, &section.base_offset,
+                                     &section.base_timestamp, &section.log_append_time,
+                                     &section.count, &PyList_Type, &out, &cls, &names, &values,
+                                     &start)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    if (into_layout(cls, names) < 0) {
+        goto done;
+    }
+    if (!PyTuple_Check(values) || PyTuple_GET_SIZE(values) != PyTuple_GET_SIZE(names)) {
+        PyErr_SetString(PyExc_TypeError, "values must be a tuple, one per name");
+        goto done;
+    }
+    Target target = {(PyTypeObject *)cls, into_fields, PyTuple_GET_SIZE(values), into_extras,
+                     &PyTuple_GET_ITEM(values, 0), out, start};
+    PyObject *none = NULL;
+    if (read_section(&section, &target, &none) == 0) {
+        result = PyLong_FromLongLong(target.start);
+    }
+done:
+    PyBuffer_Release(&section.view);
+    return result;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -666,9 +826,13 @@ varint_size(long long value)
     return n;
 }
 
-/* A nullable byte string to write: none (``present`` 0) or a buffer view of the object. */
+/* A nullable byte string to write: none (``present`` 0) or ``len`` bytes at ``buf``, which
+ * are a buffer view of an object held here (``held``) or a column's. */
 typedef struct {
     int present;
+    int held;
+    const char *buf;
+    Py_ssize_t len;
     Py_buffer view;
 } Nullable;
 
@@ -676,7 +840,7 @@ typedef struct {
 static int
 nullable_view(PyObject *obj, Nullable *out, const char *what)
 {
-    out->present = 0;
+    out->present = out->held = 0;
     if (obj == Py_None) {
         return 0;
     }
@@ -686,17 +850,19 @@ nullable_view(PyObject *obj, Nullable *out, const char *what)
                      what, Py_TYPE(obj)->tp_name);
         return -1;
     }
-    out->present = 1;
+    out->present = out->held = 1;
+    out->buf = out->view.buf;
+    out->len = out->view.len;
     return 0;
 }
 
 static inline void
 nullable_release(Nullable *nullable)
 {
-    if (nullable->present) {
+    if (nullable->held) {
         PyBuffer_Release(&nullable->view);
-        nullable->present = 0;
     }
+    nullable->present = nullable->held = 0;
 }
 
 /* The bytes a nullable field takes: its zigzag length (-1 for null) and its data. */
@@ -706,7 +872,7 @@ nullable_size(const Nullable *nullable)
     if (!nullable->present) {
         return 1;
     }
-    return varint_size(nullable->view.len) + nullable->view.len;
+    return varint_size(nullable->len) + nullable->len;
 }
 
 static inline unsigned char *
@@ -716,9 +882,9 @@ put_nullable(unsigned char *at, const Nullable *nullable)
         *at++ = 1; /* zigzag -1 */
         return at;
     }
-    at += put_uvarint(at, zigzag_encode(nullable->view.len));
-    memcpy(at, nullable->view.buf, nullable->view.len);
-    return at + nullable->view.len;
+    at += put_uvarint(at, zigzag_encode(nullable->len));
+    memcpy(at, nullable->buf, nullable->len);
+    return at + nullable->len;
 }
 
 typedef struct {
@@ -820,8 +986,14 @@ append_arguments(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyO
     for (Py_ssize_t i = 0; i < keywords; i++) {
         PyObject *name = PyTuple_GET_ITEM(kwnames, i);
         int found = -1;
+        /* Callers pass interned names: compare identities first, then text. */
         for (int j = 0; j < 4 && found < 0; j++) {
-            if (name == interned[j] || PyUnicode_Compare(name, interned[j]) == 0) {
+            if (name == interned[j]) {
+                found = j;
+            }
+        }
+        for (int j = 0; j < 4 && found < 0; j++) {
+            if (PyUnicode_Compare(name, interned[j]) == 0) {
                 found = j;
             }
         }
@@ -846,58 +1018,66 @@ append_arguments(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames, PyO
     return 0;
 }
 
-static PyObject *
-encoded_append(EncodedRecords *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
+/* What a record counts for in ``room`` (see append_record): a size its caller estimates. */
+typedef struct {
+    Py_ssize_t base;           /* for the record without headers */
+    Py_ssize_t header_overhead; /* each header adds this and its key's and value's lengths */
+    Py_ssize_t room;           /* appended only if it counts for no more; -1: no bound */
+} Measure;
+
+static const Measure UNMEASURED = {0, 0, -1};
+
+/* The batch's base timestamp with this record, and the record's delta from it; -1 with an
+ * InvalidRecordError when the delta does not fit in a varlong. */
+static int
+timestamp_delta_of(const EncodedRecords *self, long long timestamp, long long *base,
+                   long long *delta)
 {
-    PyObject *arg[4] = {NULL, NULL, NULL, NULL}; /* key, value, timestamp, headers */
-    if (append_arguments(args, PyVectorcall_NARGS(nargsf), kwnames, arg) < 0) {
-        return NULL;
+    *base = self->count ? self->base_timestamp : timestamp;
+    if (!__builtin_sub_overflow(timestamp, *base, delta)) {
+        return 0;
     }
-    if (!PyLong_Check(arg[2])) {
-        PyErr_Format(PyExc_TypeError, "a record timestamp must be an int, not %.100s",
-                     Py_TYPE(arg[2])->tp_name);
-        return NULL;
+    PyObject *stamp = PyLong_FromLongLong(timestamp);
+    PyObject *base_obj = stamp == NULL ? NULL : PyLong_FromLongLong(*base);
+    PyObject *difference = base_obj == NULL ? NULL : PyNumber_Subtract(stamp, base_obj);
+    if (difference != NULL) {
+        invalid("%S does not fit in a varlong", difference);
     }
-    int overflow;
-    long long timestamp = PyLong_AsLongLongAndOverflow(arg[2], &overflow);
-    if (overflow) {
-        invalid("timestamp %S does not fit in int64", arg[2]);
-        return NULL;
-    }
-    if (timestamp == -1 && PyErr_Occurred()) {
-        return NULL;
-    }
-    long long base = self->count ? self->base_timestamp : timestamp;
-    long long timestamp_delta;
-    if (__builtin_sub_overflow(timestamp, base, &timestamp_delta)) {
-        PyObject *base_obj = PyLong_FromLongLong(base);
-        PyObject *delta = base_obj == NULL ? NULL : PyNumber_Subtract(arg[2], base_obj);
-        if (delta != NULL) {
-            invalid("%S does not fit in a varlong", delta);
-        }
-        Py_XDECREF(delta);
-        Py_XDECREF(base_obj);
-        return NULL;
+    Py_XDECREF(difference);
+    Py_XDECREF(base_obj);
+    Py_XDECREF(stamp);
+    return -1;
+}
+
+/* Append the record (``key``, ``value``, ``timestamp``, ``headers_arg``: a sequence of headers,
+ * or NULL for none) if its measure fits ``measure->room``: 1 (appended, with its offset delta
+ * in *delta and its measure in *counted), 0 (it does not fit: nothing changed, its measure in
+ * *counted), or -1 with an error, nothing changed. */
+static int
+append_record(EncodedRecords *self, const Nullable *key, const Nullable *value,
+              long long timestamp, PyObject *headers_arg, const Measure *measure,
+              long long *delta, Py_ssize_t *counted)
+{
+    long long base, timestamp_delta;
+    if (timestamp_delta_of(self, timestamp, &base, &timestamp_delta) < 0) {
+        return -1;
     }
 
-    PyObject *result = NULL;
+    int result = -1;
     PyObject *headers = NULL; /* a tuple, or NULL for none */
     HeaderParts stack_parts[STACK_HEADERS];
     HeaderParts *parts = stack_parts;
     Py_ssize_t header_count = 0, described = 0;
-    Nullable key = {0}, value = {0};
-    if (nullable_view(arg[0], &key, "key") < 0 || nullable_view(arg[1], &value, "value") < 0) {
-        goto done;
-    }
     Py_ssize_t headers_size = 1; /* the header count, 0 */
-    int has_headers = arg[3] == NULL ? 0 : PyObject_IsTrue(arg[3]);
+    Py_ssize_t weight = measure->base;
+    int has_headers = headers_arg == NULL ? 0 : PyObject_IsTrue(headers_arg);
     if (has_headers < 0) {
         goto done;
     }
     if (has_headers) {
         /* A tuple of its own (not PySequence_Fast, which keeps a list as it is): Python code
          * run below (a __buffer__ method) cannot resize it under the loop. */
-        headers = PySequence_Tuple(arg[3]);
+        headers = PySequence_Tuple(headers_arg);
         if (headers == NULL) {
             if (PyErr_ExceptionMatches(PyExc_TypeError)) {
                 PyErr_SetString(PyExc_TypeError, "headers must be a sequence");
@@ -920,12 +1100,19 @@ encoded_append(EncodedRecords *self, PyObject *const *args, Py_ssize_t nargsf, P
             }
             headers_size += varint_size(part->key_size) + part->key_size;
             headers_size += nullable_size(&part->value);
+            weight += measure->header_overhead + part->key_size +
+                      (part->value.present ? part->value.len : 0);
         }
+    }
+    *counted = weight;
+    if (measure->room >= 0 && weight > measure->room) {
+        result = 0;
+        goto done;
     }
 
     long long offset_delta = self->count;
     Py_ssize_t body = 1 + varint_size(timestamp_delta) + varint_size(offset_delta) +
-                      nullable_size(&key) + nullable_size(&value) + headers_size;
+                      nullable_size(key) + nullable_size(value) + headers_size;
     if (ensure_room(self, varint_size(body) + body) < 0) {
         goto done;
     }
@@ -934,8 +1121,8 @@ encoded_append(EncodedRecords *self, PyObject *const *args, Py_ssize_t nargsf, P
     *at++ = 0; /* attributes */
     at += put_uvarint(at, zigzag_encode(timestamp_delta));
     at += put_uvarint(at, zigzag_encode(offset_delta));
-    at = put_nullable(at, &key);
-    at = put_nullable(at, &value);
+    at = put_nullable(at, key);
+    at = put_nullable(at, value);
     at += put_uvarint(at, zigzag_encode(header_count));
     for (Py_ssize_t i = 0; i < header_count; i++) {
         at += put_uvarint(at, zigzag_encode(parts[i].key_size));
@@ -949,7 +1136,8 @@ encoded_append(EncodedRecords *self, PyObject *const *args, Py_ssize_t nargsf, P
     if (timestamp > self->max_timestamp) {
         self->max_timestamp = timestamp;
     }
-    result = PyLong_FromLongLong(offset_delta);
+    *delta = offset_delta;
+    result = 1;
 
 done:
     for (Py_ssize_t i = 0; i < described; i++) {
@@ -960,8 +1148,374 @@ done:
         PyMem_Free(parts);
     }
     Py_XDECREF(headers);
+    return result;
+}
+
+/* A timestamp argument: an int of int64, else -1 with append()'s errors. */
+static int
+timestamp_of(PyObject *obj, long long *out)
+{
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "a record timestamp must be an int, not %.100s",
+                     Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    int overflow;
+    long long timestamp = PyLong_AsLongLongAndOverflow(obj, &overflow);
+    if (overflow) {
+        invalid("timestamp %S does not fit in int64", obj);
+        return -1;
+    }
+    if (timestamp == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    *out = timestamp;
+    return 0;
+}
+
+static PyObject *
+encoded_append(EncodedRecords *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
+{
+    PyObject *arg[4] = {NULL, NULL, NULL, NULL}; /* key, value, timestamp, headers */
+    if (append_arguments(args, PyVectorcall_NARGS(nargsf), kwnames, arg) < 0) {
+        return NULL;
+    }
+    long long timestamp, base, delta_checked;
+    /* The timestamp first, then the key and value: the pure twin's order. */
+    if (timestamp_of(arg[2], &timestamp) < 0 ||
+        timestamp_delta_of(self, timestamp, &base, &delta_checked) < 0) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Nullable key = {0}, value = {0};
+    long long delta;
+    Py_ssize_t counted;
+    if (nullable_view(arg[0], &key, "key") == 0 && nullable_view(arg[1], &value, "value") == 0 &&
+        append_record(self, &key, &value, timestamp, arg[3], &UNMEASURED, &delta, &counted) ==
+            1) {
+        result = PyLong_FromLongLong(delta);
+    }
     nullable_release(&key);
     nullable_release(&value);
+    return result;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Columns: many records in one call (a producer's send_batch)
+ */
+
+/* A column of timestamps: (0, None), (1, a list or tuple of ints), or (2, (values, offset,
+ * length)) with int64 values (an Arrow int64 or timestamp array without nulls). */
+typedef struct {
+    int kind;
+    PyObject *items;
+    Py_buffer values;
+    int has_values;
+    Py_ssize_t offset, length;
+} Timestamps;
+
+static void
+timestamps_close(Timestamps *stamps)
+{
+    if (stamps->has_values) {
+        PyBuffer_Release(&stamps->values);
+        stamps->has_values = 0;
+    }
+    Py_CLEAR(stamps->items);
+}
+
+static int
+timestamps_open(Timestamps *stamps, PyObject *spec, Py_ssize_t length)
+{
+    memset(stamps, 0, sizeof(*stamps));
+    long kind;
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 2 ||
+        ((kind = PyLong_AsLong(PyTuple_GET_ITEM(spec, 0))) == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "timestamps: not a column");
+        return -1;
+    }
+    PyObject *payload = PyTuple_GET_ITEM(spec, 1);
+    stamps->kind = (int)kind;
+    if (kind == COLUMN_NONE) {
+        return 0;
+    }
+    if (kind == COLUMN_SEQUENCE && (PyList_Check(payload) || PyTuple_Check(payload))) {
+        stamps->items = Py_NewRef(payload);
+        stamps->length = PySequence_Fast_GET_SIZE(payload);
+    }
+    else if (kind == COLUMN_ARROW) {
+        PyObject *values;
+        if (!PyArg_ParseTuple(payload, "Onn", &values, &stamps->offset, &stamps->length) ||
+            PyObject_GetBuffer(values, &stamps->values, PyBUF_SIMPLE) < 0) {
+            return -1;
+        }
+        stamps->has_values = 1;
+        if (stamps->offset < 0 || stamps->length < 0 ||
+            stamps->offset > stamps->values.len / 8 - stamps->length) {
+            PyErr_SetString(PyExc_ValueError,
+                            "timestamps: the Arrow buffer is shorter than the array");
+            goto error;
+        }
+    }
+    else {
+        PyErr_SetString(PyExc_TypeError, "timestamps: not a column");
+        return -1;
+    }
+    if (stamps->length != length) {
+        PyErr_Format(PyExc_ValueError, "timestamps has %zd items, not %zd", stamps->length,
+                     length);
+        goto error;
+    }
+    return 0;
+error:
+    timestamps_close(stamps);
+    return -1;
+}
+
+static int
+timestamp_at(const Timestamps *stamps, Py_ssize_t index, long long constant, long long *out)
+{
+    if (stamps->kind == COLUMN_SEQUENCE) {
+        PyObject *item = PySequence_Fast_GET_ITEM(stamps->items, index);
+        if (!PyLong_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "timestamps[%zd] must be an int, not %.100s", index,
+                         Py_TYPE(item)->tp_name);
+            return -1;
+        }
+        return timestamp_of(item, out);
+    }
+    if (stamps->kind == COLUMN_ARROW) {
+        *out = ((const int64_t *)stamps->values.buf)[stamps->offset + index];
+        return 0;
+    }
+    *out = constant;
+    return 0;
+}
+
+/* The columns of append_columns() and measure_columns(), open. */
+typedef struct {
+    Column values, keys;
+    PyObject *headers; /* a list or tuple (one item per record: None or headers), or NULL */
+    Py_ssize_t count;
+} Records;
+
+static void
+records_close(Records *records)
+{
+    column_close(&records->values);
+    column_close(&records->keys);
+    Py_CLEAR(records->headers);
+}
+
+static int
+records_open(Records *records, PyObject *values, PyObject *keys, PyObject *headers)
+{
+    memset(records, 0, sizeof(*records));
+    if (column_open(&records->values, values, "values", -1) < 0) {
+        return -1;
+    }
+    records->count = records->values.length;
+    if (records->count < 0) {
+        PyErr_SetString(PyExc_TypeError, "values: not a column of known length");
+        goto error;
+    }
+    if (column_open(&records->keys, keys, "keys", records->count) < 0) {
+        goto error;
+    }
+    if (headers != Py_None) {
+        if (!PyList_Check(headers) && !PyTuple_Check(headers)) {
+            PyErr_SetString(PyExc_TypeError, "headers must be a list or tuple");
+            goto error;
+        }
+        if (PySequence_Fast_GET_SIZE(headers) != records->count) {
+            PyErr_Format(PyExc_ValueError, "headers has %zd items, not %zd",
+                         PySequence_Fast_GET_SIZE(headers), records->count);
+            goto error;
+        }
+        records->headers = Py_NewRef(headers);
+    }
+    return 0;
+error:
+    records_close(records);
+    return -1;
+}
+
+/* Record ``index``'s key and value (views into the columns) and headers (borrowed, or NULL). */
+static int
+record_at(const Records *records, Py_ssize_t index, Nullable *key, Nullable *value,
+          PyObject **headers)
+{
+    int found = column_get(&records->keys, index, "keys", &key->buf, &key->len);
+    if (found < 0) {
+        return -1;
+    }
+    key->present = found;
+    key->held = 0;
+    found = column_get(&records->values, index, "values", &value->buf, &value->len);
+    if (found < 0) {
+        return -1;
+    }
+    value->present = found;
+    value->held = 0;
+    *headers = NULL;
+    if (records->headers != NULL) {
+        PyObject *item = PySequence_Fast_GET_ITEM(records->headers, index);
+        *headers = item == Py_None ? NULL : item;
+    }
+    return 0;
+}
+
+static PyObject *
+encoded_append_columns(EncodedRecords *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"values",    "keys",     "headers",         "timestamps",
+                             "timestamp", "order",    "start",           "stop",
+                             "room",      "soft_room", "overhead",       "header_overhead",
+                             NULL};
+    PyObject *values, *keys, *headers, *timestamps, *order;
+    long long constant;
+    Py_ssize_t start, stop, room, soft_room, overhead, header_overhead;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOOOLOnnnnnn:append_columns", kwlist,
+                                     &values, &keys, &headers, &timestamps, &constant, &order,
+                                     &start, &stop, &room, &soft_room, &overhead,
+                                     &header_overhead)) {
+        return NULL;
+    }
+    Records records;
+    Timestamps stamps;
+    Py_buffer indexes = {0};
+    int has_indexes = 0;
+    PyObject *result = NULL;
+    if (records_open(&records, values, keys, headers) < 0) {
+        return NULL;
+    }
+    if (timestamps_open(&stamps, timestamps, records.count) < 0) {
+        records_close(&records);
+        return NULL;
+    }
+    Py_ssize_t positions = records.count;
+    if (order != Py_None) {
+        if (PyObject_GetBuffer(order, &indexes, PyBUF_SIMPLE) < 0) {
+            goto done;
+        }
+        has_indexes = 1;
+        positions = indexes.len / (Py_ssize_t)sizeof(int32_t);
+    }
+    if (start < 0 || stop < start || stop > positions) {
+        PyErr_Format(PyExc_ValueError, "records %zd to %zd of %zd", start, stop, positions);
+        goto done;
+    }
+    Py_ssize_t used = 0, next = 0, pos = start;
+    for (; pos < stop; pos++) {
+        if (soft_room >= 0 && used >= soft_room) {
+            break; /* a soft bound stops before a record, once reached */
+        }
+        Py_ssize_t index = pos;
+        if (has_indexes) {
+            index = ((const int32_t *)indexes.buf)[pos];
+            if (index < 0 || index >= records.count) {
+                PyErr_Format(PyExc_ValueError, "order[%zd] is %zd, not a record", pos, index);
+                goto done;
+            }
+        }
+        Nullable key, value;
+        PyObject *record_headers;
+        long long timestamp, delta;
+        if (record_at(&records, index, &key, &value, &record_headers) < 0 ||
+            timestamp_at(&stamps, index, constant, &timestamp) < 0) {
+            goto done;
+        }
+        Measure measure = {overhead + (key.present ? key.len : 0) +
+                               (value.present ? value.len : 0),
+                           header_overhead, room - used};
+        Py_ssize_t counted;
+        int appended = append_record(self, &key, &value, timestamp, record_headers, &measure,
+                                     &delta, &counted);
+        if (appended < 0) {
+            goto done;
+        }
+        if (!appended) {
+            next = counted;
+            break;
+        }
+        used += counted;
+    }
+    result = Py_BuildValue("nnn", pos - start, used, next);
+done:
+    if (has_indexes) {
+        PyBuffer_Release(&indexes);
+    }
+    timestamps_close(&stamps);
+    records_close(&records);
+    return result;
+}
+
+/* The TypeError raised about a record's headers, naming the record. */
+static void
+name_record(Py_ssize_t index)
+{
+    if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
+        return;
+    }
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    PyErr_Format(PyExc_TypeError, "record %zd: %S", index, value);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+}
+
+/* measure_columns(values, keys, headers, overhead, header_overhead): every record checked as
+ * append_columns() would take it (types, headers) without appending it, and (total, largest,
+ * index of the largest) of their measures. */
+static PyObject *
+measure_columns(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"values", "keys", "headers", "overhead", "header_overhead", NULL};
+    PyObject *values, *keys, *headers;
+    Py_ssize_t overhead, header_overhead;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "$OOOnn:measure_columns", kwlist, &values,
+                                     &keys, &headers, &overhead, &header_overhead)) {
+        return NULL;
+    }
+    Records records;
+    if (records_open(&records, values, keys, headers) < 0) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t total = 0, largest = 0, largest_at = -1;
+    for (Py_ssize_t index = 0; index < records.count; index++) {
+        Nullable key, value;
+        PyObject *record_headers;
+        if (record_at(&records, index, &key, &value, &record_headers) < 0) {
+            goto done;
+        }
+        Py_ssize_t weight = overhead + (key.present ? key.len : 0) +
+                            (value.present ? value.len : 0);
+        if (record_headers != NULL) {
+            /* Described as append_record() describes them, so the same headers are refused. */
+            EncodedRecords probe = {0};
+            Measure measure = {weight, header_overhead, 0};
+            long long delta;
+            if (append_record(&probe, &key, &value, 0, record_headers, &measure, &delta,
+                              &weight) < 0) {
+                PyMem_Free(probe.data);
+                name_record(index);
+                goto done;
+            }
+            PyMem_Free(probe.data);
+        }
+        total += weight;
+        if (weight > largest) {
+            largest = weight;
+            largest_at = index;
+        }
+    }
+    result = Py_BuildValue("nnn", total, largest, largest_at);
+done:
+    records_close(&records);
     return result;
 }
 
@@ -1017,6 +1571,13 @@ static PyMethodDef encoded_methods[] = {
     {"append", (PyCFunction)(void (*)(void))encoded_append, METH_FASTCALL | METH_KEYWORDS,
      "append(key, value, *, timestamp, headers=())\n--\n\n"
      "Append one record; return its offset delta."},
+    {"append_columns", (PyCFunction)(void (*)(void))encoded_append_columns,
+     METH_VARARGS | METH_KEYWORDS,
+     "append_columns(*, values, keys, headers, timestamps, timestamp, order, start, stop, room, "
+     "soft_room, overhead, header_overhead)\n--\n\n"
+     "Append records start to stop (of order, or of the columns) while their measure fits "
+     "room and soft_room is not reached; (appended, measure used, measure of the record that "
+     "did not fit room, or 0)."},
     {"encoded", (PyCFunction)encoded_bytes, METH_NOARGS,
      "encoded()\n--\n\nThe records appended so far, encoded."},
     {NULL, NULL, 0, NULL},
@@ -1051,6 +1612,16 @@ static PyMethodDef methods[] = {
     {"setup", (PyCFunction)setup, METH_VARARGS,
      "setup(record_class, header_class, corrupt_error, invalid_error)\n--\n\n"
      "The classes read_records() builds and raises; checks their slot layout."},
+    {"measure_columns", (PyCFunction)(void (*)(void))measure_columns,
+     METH_VARARGS | METH_KEYWORDS,
+     "measure_columns(*, values, keys, headers, overhead, header_overhead)\n--\n\n"
+     "Check every record as append_columns() takes it; (total, largest, index of largest)."},
+    {"read_records_into", (PyCFunction)(void (*)(void))read_records_into,
+     METH_VARARGS | METH_KEYWORDS,
+     "read_records_into(buf, *, base_offset, base_timestamp, log_append_time, count, out, cls, "
+     "names, values, start)\n--\n\n"
+     "The records of a v2 records section from offset start on, as instances of cls (the "
+     "record's fields and names set to values) appended to out; the offset after the last."},
     {"read_records", (PyCFunction)(void (*)(void))read_records, METH_VARARGS | METH_KEYWORDS,
      "read_records(buf, *, base_offset, base_timestamp, log_append_time, count)\n--\n\n"
      "The count records of a v2 records section, as the pure-Python loop reads them."},

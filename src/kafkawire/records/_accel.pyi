@@ -2,9 +2,13 @@
 :mod:`kafkawire.records.v2_records`."""
 
 from collections.abc import Sequence
+from typing import Any
 
+from .columns import ColumnSpec
 from .errors import CorruptRecordError, InvalidRecordError
 from .model import BytesLike, Header, Record
+
+_Headers = Sequence[Header | tuple[str, BytesLike | None]]
 
 def setup(
     record_class: type[Record],
@@ -12,6 +16,27 @@ def setup(
     corrupt_error: type[CorruptRecordError],
     invalid_error: type[InvalidRecordError],
 ) -> None: ...
+def measure_columns(
+    *,
+    values: ColumnSpec,
+    keys: ColumnSpec,
+    headers: Sequence[_Headers | None] | None,
+    overhead: int,
+    header_overhead: int,
+) -> tuple[int, int, int]: ...
+def read_records_into(
+    buf: bytes,
+    *,
+    base_offset: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    count: int,
+    out: list[Any],
+    cls: type[Any],
+    names: tuple[str, ...],
+    values: tuple[Any, ...],
+    start: int,
+) -> int: ...
 def read_records(
     buf: bytes, *, base_offset: int, base_timestamp: int, log_append_time: int | None, count: int
 ) -> tuple[Record, ...]: ...
@@ -35,3 +60,19 @@ class EncodedRecords:
         timestamp: int,
         headers: Sequence[Header | tuple[str, BytesLike | None]] = (),
     ) -> int: ...
+    def append_columns(
+        self,
+        *,
+        values: ColumnSpec,
+        keys: ColumnSpec,
+        headers: Sequence[_Headers | None] | None,
+        timestamps: ColumnSpec,
+        timestamp: int,
+        order: BytesLike | None,
+        start: int,
+        stop: int,
+        room: int,
+        soft_room: int,
+        overhead: int,
+        header_overhead: int,
+    ) -> tuple[int, int, int]: ...

@@ -28,14 +28,15 @@ Invariants:
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from functools import partial
-from typing import Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from .budget import DecompressionBudget
 from .compression import compress
 from .errors import CorruptRecordError, InvalidRecordError, RecordsError, UnsupportedCodecError
-from .model import BytesLike, Compression, LazyRecords, Record, RecordBatch
-from .v2_records import read_records
+from .model import BytesLike, Compression, LazyRecords, Record, RecordBatch, RecordsAs
+from .v2_records import read_records, read_records_into
 
 __all__ = ["HEADER", "MIN_BATCH_LENGTH", "decode_batch", "encode_batch"]
 
@@ -60,6 +61,7 @@ class _Checksum(Protocol):
 
 
 crc32c: _Checksum = _load_crc32c
+T = TypeVar("T")
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 _CRC = struct.Struct(">I")
@@ -92,48 +94,60 @@ def decode_batch(
         raise UnsupportedCodecError(f"codec id {attributes & _CODEC_MASK}", base_offset)
     if count < 0:
         raise CorruptRecordError(f"negative records count {count}", base_offset)
-    records = LazyRecords(
-        partial(
-            _decode_records,
-            data[pos + HEADER.size : end],
-            codec=Compression(attributes & _CODEC_MASK),
-            base_offset=base_offset,
-            base_timestamp=base_timestamp,
-            log_append_time=max_timestamp if attributes & _LOG_APPEND_TIME_BIT else None,
-            count=count,
-            budget=budget,
-        )
+    payload = _Payload(
+        data[pos + HEADER.size : end],
+        Compression(attributes & _CODEC_MASK),
+        base_offset,
+        base_timestamp,
+        max_timestamp if attributes & _LOG_APPEND_TIME_BIT else None,
+        count,
+        budget,
     )
+    records = LazyRecords(payload.decode, payload.decode_into)
     return RecordBatch(*(*header, records))  # its fields: the header's in wire order, records
 
 
-def _decode_records(
-    payload: memoryview,
-    *,
-    codec: Compression,
-    base_offset: int,
-    base_timestamp: int,
-    log_append_time: int | None,
-    count: int,
-    budget: DecompressionBudget,
-) -> tuple[Record, ...]:
-    try:
-        buf = budget.decompress(codec, payload)
-        if count > len(buf) // _MIN_RECORD_SIZE:
-            raise CorruptRecordError(f"{count} records cannot fit in {len(buf)} bytes")
-        return read_records(
-            buf,
-            base_offset=base_offset,
-            base_timestamp=base_timestamp,
-            log_append_time=log_append_time,
-            count=count,
+class _Payload(NamedTuple):
+    """A batch's records section, and what decoding it needs."""
+
+    data: memoryview
+    codec: Compression
+    base_offset: int
+    base_timestamp: int
+    log_append_time: int | None
+    records_count: int
+    budget: DecompressionBudget
+
+    def decode(self) -> tuple[Record, ...]:
+        return self._read(read_records)
+
+    def decode_into(self, out: list[Any], shape: RecordsAs, start: int) -> int:
+        cls, names, values = shape
+        return self._read(
+            partial(read_records_into, out=out, cls=cls, names=names, values=values, start=start)
         )
-    except RecordsError as exc:
-        raise exc.at(base_offset) from None
-    except IndexError:
-        raise CorruptRecordError("a record runs past the end of the batch", base_offset) from None
-    except UnicodeDecodeError:
-        raise CorruptRecordError("a header key is not UTF-8", base_offset) from None
+
+    def _read(self, read: Callable[..., T]) -> T:
+        try:
+            buf = self.budget.decompress(self.codec, self.data)
+            count = self.records_count
+            if count > len(buf) // _MIN_RECORD_SIZE:
+                raise CorruptRecordError(f"{count} records cannot fit in {len(buf)} bytes")
+            return read(
+                buf,
+                base_offset=self.base_offset,
+                base_timestamp=self.base_timestamp,
+                log_append_time=self.log_append_time,
+                count=count,
+            )
+        except RecordsError as exc:
+            raise exc.at(self.base_offset) from None
+        except IndexError:
+            raise CorruptRecordError(
+                "a record runs past the end of the batch", self.base_offset
+            ) from None
+        except UnicodeDecodeError:
+            raise CorruptRecordError("a header key is not UTF-8", self.base_offset) from None
 
 
 def encode_batch(

@@ -125,7 +125,8 @@ class RecordBatchBuilder(_Records, BatchBuilder):
         log_append_time: int | None = None,
     ) -> None:
         super().__init__()
-        self._compression = codec(compression)
+        # A member as it is (the producer makes a builder per batch), else looked up by id.
+        self._compression = compression if type(compression) is Compression else codec(compression)
         self._compression_level = compression_level
         self._base_offset = base_offset
         self._partition_leader_epoch = partition_leader_epoch

@@ -17,7 +17,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, NamedTuple, overload
+
+from .errors import CorruptRecordError
 
 __all__ = [
     "NO_TIMESTAMP",
@@ -29,6 +31,7 @@ __all__ = [
     "LegacyRecordBatch",
     "Record",
     "RecordBatch",
+    "RecordsAs",
     "TimestampType",
 ]
 
@@ -97,17 +100,52 @@ RecordTwin = _twin(Record)
 HeaderTwin = _twin(Header)
 
 
+class RecordsAs(NamedTuple):
+    """How :meth:`LazyRecords.read_into` builds records: as instances of ``cls``, a slotted
+    class whose fields are a record's (``offset``, ``timestamp``, ``key``, ``value``,
+    ``headers``) and ``names``, set to ``values`` (the same for every record of a batch)."""
+
+    cls: type[Any]
+    names: tuple[str, ...]
+    values: tuple[Any, ...]
+
+
+ReadInto = Callable[[list[Any], RecordsAs, int], int]
+"""``read_into(out, shape, start)``: see :meth:`LazyRecords.read_into`."""
+
+_INT64_MAX = (1 << 63) - 1
+
+
 class LazyRecords(Sequence[Record]):
     """The records of one batch: decoded by ``decode`` on first use, then kept.
 
     ``decode`` is dropped once it has run, which releases the batch payload it refers to.
+    ``decode_into``, where the format has one, builds records of another class straight from
+    the payload (see :meth:`read_into`).
     """
 
-    __slots__ = ("_decode", "_records")
+    __slots__ = ("_decode", "_decode_into", "_records")
 
-    def __init__(self, decode: Callable[[], tuple[Record, ...]]) -> None:
+    def __init__(
+        self, decode: Callable[[], tuple[Record, ...]], decode_into: ReadInto | None = None
+    ) -> None:
         self._decode: Callable[[], tuple[Record, ...]] | None = decode
+        self._decode_into = decode_into
         self._records: tuple[Record, ...] | None = None
+
+    def read_into(self, out: list[Any], shape: RecordsAs, start: int) -> int:
+        """Append to ``out`` the records from offset ``start`` on, each offset once and in
+        increasing order (one below ``start`` or below one appended before it is skipped),
+        built as ``shape`` says. The offset after the last appended (``start`` if none
+        was).
+
+        Built straight from the payload where the format can (no :class:`Record` is made,
+        and none is kept), else from :attr:`records`. A batch that cannot be decoded raises
+        its error, ``out`` then maybe holding records appended before it (drop them).
+        """
+        if self._records is None and self._decode_into is not None:
+            return self._decode_into(out, shape, start)
+        return records_into(self._all(), out, shape, start)
 
     def _all(self) -> tuple[Record, ...]:
         records = self._records
@@ -146,6 +184,31 @@ class LazyRecords(Sequence[Record]):
         if self._records is None:
             return "LazyRecords(<not decoded yet>)"
         return f"LazyRecords({self._records!r})"
+
+
+def records_into(records: Sequence[Record], out: list[Any], shape: RecordsAs, start: int) -> int:
+    """:meth:`LazyRecords.read_into` from decoded records."""
+    cls = shape.cls
+    extras = tuple(zip(shape.names, shape.values, strict=True))
+    for record in records:
+        offset = record.offset
+        if offset > _INT64_MAX or offset < -_INT64_MAX - 1:
+            raise CorruptRecordError("a record offset does not fit in int64")
+        if offset < start:  # before the position, or an offset repeated (a broken batch)
+            continue
+        start = min(offset + 1, _INT64_MAX)
+        made = object.__new__(cls)
+        for name, value in (
+            ("offset", offset),
+            ("timestamp", record.timestamp),
+            ("key", record.key),
+            ("value", record.value),
+            ("headers", record.headers),
+            *extras,
+        ):
+            object.__setattr__(made, name, value)
+        out.append(made)
+    return start
 
 
 class _Attributes:

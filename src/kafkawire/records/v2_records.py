@@ -31,13 +31,24 @@ from __future__ import annotations
 
 import linecache
 import textwrap
+from array import array
 from collections.abc import Callable, Sequence
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 from kafkawire._extensions import load_optional
 
+from .columns import NONE, ColumnSpec, items, timestamp_items
 from .errors import CorruptRecordError, InvalidRecordError
-from .model import NO_TIMESTAMP, BytesLike, Header, HeaderTwin, Record, RecordTwin
+from .model import (
+    NO_TIMESTAMP,
+    BytesLike,
+    Header,
+    HeaderTwin,
+    Record,
+    RecordsAs,
+    RecordTwin,
+    records_into,
+)
 from .varint import SMALL_VARINT_LIMIT, encode_varint, read_raw, read_varint, small_varints
 
 __all__ = [
@@ -47,11 +58,17 @@ __all__ = [
     "ReadRecordsFunction",
     "encode_headers",
     "encode_record",
+    "measure_columns",
+    "measure_columns_pure",
     "read_records",
+    "read_records_into",
+    "read_records_into_pure",
     "read_records_pure",
 ]
 
 ReadRecords = Callable[[bytes, int, int, int], tuple[Record, ...]]
+MeasureColumns = Callable[..., tuple[int, int, int]]
+ReadRecordsInto = Callable[..., int]  # read_records_into_pure's keywords
 
 
 class ReadRecordsFunction(Protocol):
@@ -221,15 +238,49 @@ def read_records_pure(
     return _LOG_APPEND_TIME(buf, base_offset, log_append_time, count)
 
 
-def _load_compiled() -> tuple[ReadRecordsFunction, type[EncodedRecordsPure]]:
-    """The C loop and the C :class:`EncodedRecords`, set up for this module's classes (see
-    :func:`load_optional`)."""
+def read_records_into_pure(
+    buf: bytes,
+    *,
+    base_offset: int,
+    base_timestamp: int,
+    log_append_time: int | None,
+    count: int,
+    out: list[Any],
+    cls: type[Any],
+    names: tuple[str, ...],
+    values: tuple[Any, ...],
+    start: int,
+) -> int:
+    """:func:`read_records_pure`'s records from offset ``start`` on, as instances of ``cls``
+    with ``names`` set to ``values``, appended to ``out`` (see
+    :meth:`~kafkawire.records.model.LazyRecords.read_into`); the offset after the last
+    appended."""
+    records = read_records_pure(
+        buf,
+        base_offset=base_offset,
+        base_timestamp=base_timestamp,
+        log_append_time=log_append_time,
+        count=count,
+    )
+    return records_into(records, out, RecordsAs(cls, names, values), start)
+
+
+def _load_compiled() -> tuple[
+    ReadRecordsFunction, type[EncodedRecordsPure], MeasureColumns, ReadRecordsInto
+]:
+    """The C loop, the C :class:`EncodedRecords` and the C :func:`measure_columns`, set up
+    for this module's classes (see :func:`load_optional`)."""
     from . import _accel
 
     _accel.setup(Record, Header, CorruptRecordError, InvalidRecordError)
     # The compiled class has the pure one's interface (the stub says so) without deriving
     # from it: typed as the pure class, as builder.py's base.
-    return _accel.read_records, cast("type[EncodedRecordsPure]", _accel.EncodedRecords)
+    return (
+        _accel.read_records,
+        cast("type[EncodedRecordsPure]", _accel.EncodedRecords),
+        _accel.measure_columns,
+        _accel.read_records_into,
+    )
 
 
 def encode_headers(headers: Sequence[Header | tuple[str, bytes | None]]) -> bytes:
@@ -359,6 +410,156 @@ class EncodedRecordsPure:
         self._max_timestamp = max(self._max_timestamp, timestamp)
         return delta
 
+    def append_columns(
+        self,
+        *,
+        values: ColumnSpec,
+        keys: ColumnSpec,
+        headers: Sequence[Sequence[Header | tuple[str, BytesLike | None]] | None] | None,
+        timestamps: ColumnSpec,
+        timestamp: int,
+        order: BytesLike | None,
+        start: int,
+        stop: int,
+        room: int,
+        soft_room: int,
+        overhead: int,
+        header_overhead: int,
+    ) -> tuple[int, int, int]:
+        """Append records ``start`` to ``stop`` (positions in ``order``, int32 record
+        indexes, or in the columns themselves) while each one's measure fits in what is left
+        of ``room`` and, before each, less than ``soft_room`` was used (-1: no soft bound);
+        ``(appended, measure used, measure of the record that did not fit room, or 0)``.
+
+        A record's measure is ``overhead`` plus its key's and value's lengths plus, per
+        header, ``header_overhead`` and its key's (UTF-8) and value's lengths. ``timestamps``
+        gives each record's timestamp, or ``timestamp`` is every record's. Records are
+        checked as :meth:`append` checks them (keys and values must be bytes or ``None``);
+        one that cannot be appended raises, the records before it staying appended.
+        """
+        count, key_items, value_items, stamps = _open_columns(values, keys, headers, timestamps)
+        indexes = None if order is None else array("i", bytes(order))
+        positions = count if indexes is None else len(indexes)
+        if not 0 <= start <= stop <= positions:
+            raise ValueError(f"records {start} to {stop} of {positions}")
+        used = upcoming = 0
+        pos = start
+        while pos < stop:
+            if 0 <= soft_room <= used:
+                break
+            index = pos if indexes is None else indexes[pos]
+            if not 0 <= index < count:
+                raise ValueError(f"order[{pos}] is {index}, not a record")
+            key, value, record_headers = _record_at(key_items, value_items, headers, index)
+            stamp = timestamp if stamps is None else _stamp(stamps, index)
+            weight = _measure(
+                key, value, record_headers, (overhead, header_overhead), self, timestamp=stamp
+            )
+            if 0 <= room - used < weight:
+                upcoming = weight
+                break
+            self.append(key, value, timestamp=stamp, headers=record_headers or ())
+            used += weight
+            pos += 1
+        return pos - start, used, upcoming
+
+
+def measure_columns_pure(
+    *,
+    values: ColumnSpec,
+    keys: ColumnSpec,
+    headers: Sequence[Sequence[Header | tuple[str, BytesLike | None]] | None] | None,
+    overhead: int,
+    header_overhead: int,
+) -> tuple[int, int, int]:
+    """Every record checked as :meth:`EncodedRecordsPure.append_columns` takes it, without
+    appending it; ``(total, largest, index of the largest or -1)`` of their measures."""
+    count, key_items, value_items, _ = _open_columns(values, keys, headers, (NONE, None))
+    total = largest = 0
+    largest_at = -1
+    probe = EncodedRecordsPure()
+    for index in range(count):
+        key, value, record_headers = _record_at(key_items, value_items, headers, index)
+        try:
+            weight = _measure(
+                key, value, record_headers, (overhead, header_overhead), probe, timestamp=0
+            )
+        except TypeError as exc:
+            raise TypeError(f"record {index}: {exc}") from None
+        total += weight
+        if weight > largest:
+            largest, largest_at = weight, index
+    return total, largest, largest_at
+
+
+def _open_columns(
+    values: ColumnSpec, keys: ColumnSpec, headers: Sequence[object] | None, timestamps: ColumnSpec
+) -> tuple[int, Sequence[object], Sequence[object], Sequence[object] | None]:
+    """The record count and the columns' items, checked for length as the C twin does."""
+    if values[0] == NONE:
+        raise TypeError("values: not a column of known length")
+    value_items = items(values, 0)
+    count = len(value_items)
+    key_items = items(keys, count)
+    if len(key_items) != count:
+        raise ValueError(f"keys has {len(key_items)} items, not {count}")
+    if headers is not None:
+        if not isinstance(headers, list | tuple):
+            raise TypeError("headers must be a list or tuple")
+        if len(headers) != count:
+            raise ValueError(f"headers has {len(headers)} items, not {count}")
+    stamps = timestamp_items(timestamps)
+    if stamps is not None and len(stamps) != count:
+        raise ValueError(f"timestamps has {len(stamps)} items, not {count}")
+    return count, key_items, value_items, stamps
+
+
+def _record_at(
+    keys: Sequence[object], values: Sequence[object], headers: Any, index: int
+) -> tuple[bytes | None, bytes | None, Any]:
+    """Record ``index``'s key, value (checked) and headers."""
+    key, value = _column_item(keys, index, "keys"), _column_item(values, index, "values")
+    return key, value, None if headers is None else headers[index]
+
+
+def _column_item(column: Sequence[object], index: int, what: str) -> bytes | None:
+    item = column[index]
+    if item is not None and type(item) is not bytes:
+        raise TypeError(f"{what}[{index}] must be bytes or None, not {type(item).__name__}")
+    return item
+
+
+def _stamp(stamps: Sequence[object], index: int) -> int:
+    stamp = stamps[index]
+    if not isinstance(stamp, int):
+        raise TypeError(f"timestamps[{index}] must be an int, not {type(stamp).__name__}")
+    if not _INT64_MIN <= stamp <= _INT64_MAX:
+        raise InvalidRecordError(f"timestamp {stamp} does not fit in int64")
+    return stamp
+
+
+def _measure(
+    key: bytes | None,
+    value: bytes | None,
+    headers: object,
+    overheads: tuple[int, int],
+    records: EncodedRecordsPure,
+    *,
+    timestamp: int,
+) -> int:
+    """A record's measure (see :meth:`EncodedRecordsPure.append_columns`; ``overheads``:
+    per record and per header), raising first what appending it to ``records`` would raise
+    (in the compiled twin's order)."""
+    overhead, header_overhead = overheads
+    base = records.base_timestamp if len(records) else timestamp
+    if not _INT64_MIN <= timestamp - base <= _INT64_MAX:
+        raise InvalidRecordError(f"{timestamp - base} does not fit in a varlong")
+    weight = overhead + (len(key) if key is not None else 0) + (len(value) if value else 0)
+    if headers:
+        for name, data in _header_pairs(headers):
+            weight += header_overhead + len(name.encode()) + (len(data) if data else 0)
+    return weight
+
 
 def _nullable_bytes(data: object, what: str) -> bytes | None:
     if data is None or type(data) is bytes:
@@ -400,4 +601,6 @@ ACCELERATED = _COMPILED is not None
 class."""
 read_records: ReadRecordsFunction = read_records_pure if _COMPILED is None else _COMPILED[0]
 EncodedRecords: type[EncodedRecordsPure] = EncodedRecordsPure if _COMPILED is None else _COMPILED[1]
+measure_columns: MeasureColumns = measure_columns_pure if _COMPILED is None else _COMPILED[2]
+read_records_into: ReadRecordsInto = read_records_into_pure if _COMPILED is None else _COMPILED[3]
 """What a v2 batch builder appends records to: the compiled class where it is built."""

@@ -1,9 +1,11 @@
 """Writes: each Spark task produces its rows with an idempotent kafkawire producer.
 
-A task reports success only after ``flush`` and after every record's delivery came back
-acknowledged; the first failed delivery fails the task with its error, so Spark retries or
-aborts the job. Records a failed task did write stay in Kafka: like Spark's own Kafka sink,
-a write is at least once (a retried task or a re-run streaming batch writes its rows again).
+A task sends each Arrow batch Spark hands it with ``Producer.send_batch`` (one call per
+topic, the columns read in place), and reports success only after ``flush`` and after every
+record's delivery came back acknowledged; the first failed delivery fails the task with its
+error, so Spark retries or aborts the job. Records a failed task did write stay in Kafka:
+like Spark's own Kafka sink, a write is at least once (a retried task or a re-run streaming
+batch writes its rows again).
 A streaming write with ``exactlyOnce=true`` runs in transactions instead
 (:mod:`.transactional`), with the same sending loop (:func:`send_all`).
 """
@@ -29,7 +31,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from kafkawire.producer import Delivery, Producer
+from kafkawire.producer import BatchDelivery, Producer
 
 from .options import OptionError, WriteOptions
 
@@ -116,18 +118,17 @@ async def _produce(options: WriteOptions, batches: Iterator[Any]) -> int:
 
 async def send_all(producer: Producer, options: WriteOptions, batches: Iterator[Any]) -> int:
     """Send every row of the Arrow ``batches``, flush, and check every delivery; the number
-    of rows. The first failed delivery raises its error."""
+    of rows. The first failed delivery raises (a :class:`SendBatchError` naming each row's
+    error, caused by the first)."""
     written = 0
-    # A record is delivered when its producer batch is: awaiting the first record of each
-    # batch checks them all, at a fraction of the cost of a million awaits. The batches
-    # of one Arrow batch are awaited while the next Arrow batch is queued.
-    pending: list[Delivery] = []
+    # Each Arrow batch goes in one send_batch per topic, its columns read in place; its
+    # deliveries are awaited while the next Arrow batch is queued.
+    pending: list[BatchDelivery] = []
     for batch in batches:
-        queued = []
-        for topic, key, value, partition, headers in _rows(batch, options.topic):
-            delivery = await producer.send(topic, value, key, partition=partition, headers=headers)
-            if delivery.starts_batch:
-                queued.append(delivery)
+        queued = [
+            await producer.send_batch(topic, **columns)
+            for topic, columns in _by_topic(batch, options.topic)
+        ]
         await _acknowledged(pending)
         pending = queued
         written += batch.num_rows
@@ -136,37 +137,39 @@ async def send_all(producer: Producer, options: WriteOptions, batches: Iterator[
     return written
 
 
-async def _acknowledged(deliveries: list[Delivery]) -> None:
+async def _acknowledged(deliveries: list[BatchDelivery]) -> None:
     for delivery in deliveries:
-        await delivery  # raises what stopped the batch: the task fails with it
+        await delivery  # raises what stopped a record: the task fails with it
 
 
-def _rows(batch: Any, topic: str | None) -> Iterator[tuple[Any, ...]]:
-    """(topic, key, value, partition, headers) per row; the topic option overrides the column,
-    as in Spark's Kafka sink."""
-    count = batch.num_rows
+def _by_topic(batch: Any, topic: str | None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(topic, send_batch's arguments) for the rows of each topic of an Arrow batch; the
+    topic option overrides the column, as in Spark's Kafka sink."""
+    if topic is not None:
+        yield topic, _columns(batch)
+        return
+    import pyarrow.compute as pc
+
+    topics = batch.column("topic")
+    if topics.null_count:
+        row = topics.is_null().to_pylist().index(True)
+        raise ValueError(f"row {row} of a batch has no topic (the topic column is null)")
+    for name in pc.unique(topics).to_pylist():
+        yield name, _columns(batch.filter(pc.equal(topics, name)))
+
+
+def _columns(batch: Any) -> dict[str, Any]:
+    """send_batch's columns of an Arrow batch: value, key and partition as they are, headers
+    (an array of key and value structs per row) as lists of pairs."""
     names = batch.schema.names
-
-    def column(name: str) -> list[Any]:
-        if name not in names:
-            return [None] * count
-        return [_as_bytes(v) for v in batch.column(name).to_pylist()]
-
-    topics = [topic] * count if topic is not None else batch.column("topic").to_pylist()
-    headers = batch.column("headers").to_pylist() if "headers" in names else [None] * count
-    partitions = batch.column("partition").to_pylist() if "partition" in names else [None] * count
-    for row, name in enumerate(topics):
-        if name is None:
-            raise ValueError(f"row {row} of a batch has no topic (the topic column is null)")
-    return zip(
-        topics,
-        column("key"),
-        column("value"),
-        partitions,
-        [[(h["key"], h["value"]) for h in hs] if hs else None for hs in headers],
-        strict=True,
-    )
-
-
-def _as_bytes(value: Any) -> Any:
-    return value.encode() if isinstance(value, str) else value
+    columns: dict[str, Any] = {"values": batch.column("value")}
+    if "key" in names:
+        columns["keys"] = batch.column("key")
+    if "partition" in names:
+        columns["partition"] = batch.column("partition")
+    if "headers" in names:
+        columns["headers"] = [
+            [(h["key"], h["value"]) for h in row] if row else None
+            for row in batch.column("headers").to_pylist()
+        ]
+    return columns

@@ -1,10 +1,14 @@
 """What the consumer hands out: one frozen :class:`ConsumerRecord` per record.
 
-Records are built from a batch's decoded :class:`~kafkawire.records.Record` values only when
-the application takes them (``getmany`` drains a partition's batches lazily), and through a
-mutable twin of the class whose ``__class__`` is then swapped, as the record decoders do: a
-frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``, which costs
-several times more, and this loop runs once per record consumed.
+Records are built only when the application takes them (``getmany`` drains a partition's
+batches lazily). Without deserializers (and outside share groups, which pick the records they
+acquired) they are built straight from the batch's bytes by the
+records layer (:meth:`~kafkawire.records.LazyRecords.read_into`: in C where it is compiled,
+with no :class:`~kafkawire.records.Record` in between and no Python step per record); with
+deserializers, from the decoded records through a mutable twin of the class whose
+``__class__`` is then swapped, as the record decoders do: a frozen dataclass's ``__init__``
+sets each field through ``object.__setattr__``, which costs several times more, and this loop
+runs once per record consumed.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from typing import Any
 from kafkawire.cluster import TopicPartition
 from kafkawire.consumer.errors import RecordDeserializationError
 from kafkawire.consumer.settings import Deserializer
-from kafkawire.records import Batch, Header, TimestampType
+from kafkawire.records import Batch, Header, LazyRecords, RecordsAs, TimestampType
 
 __all__ = ["ConsumerRecord"]
 
@@ -52,6 +56,8 @@ def _twin() -> type[Any]:
 
 
 _Twin = _twin()
+# What every record of a batch shares, beside what the records layer reads per record.
+_CONSTANT_FIELDS = ("topic", "partition", "timestamp_type", "leader_epoch", "delivery_count")
 
 
 def consumer_records(
@@ -76,8 +82,17 @@ def consumer_records(
     topic, partition = tp
     timestamp_type = batch.timestamp_type
     leader_epoch = getattr(batch, "partition_leader_epoch", -1)  # none in legacy message sets
+    records = batch.records
+    if (
+        key_deserializer is None
+        and value_deserializer is None
+        and delivery_counts is None
+        and isinstance(records, LazyRecords)
+    ):
+        constants = (topic, partition, timestamp_type, leader_epoch, None)
+        return records.read_into(out, RecordsAs(ConsumerRecord, _CONSTANT_FIELDS, constants), start)
     append = out.append
-    for record in batch.records:
+    for record in records:
         offset = record.offset
         if offset < start:  # before the position, or an offset repeated (a broken batch)
             continue
