@@ -3,8 +3,9 @@
 Every Spark test of ``tests/spark`` runs on one worker, so one JVM (the session-scoped ``spark``
 fixture, 10-30 s to start and a core while it does) serves them all instead of one JVM per
 worker; the demo's two runs (each a process with a JVM of its own) share another worker, one
-after the other. Being the largest groups they are dealt out first, so they do not end the run
-alone. Every other test is a group of its own, dealt out as a worker asks for more.
+after the other; the API reference's tests, which load griffe's view of the package once per
+process, share a third. Being the largest groups they are dealt out first, so they do not end
+the run alone. Every other test is a group of its own, dealt out as a worker asks for more.
 
 The groups are told by path, here on the controller, rather than by ``xdist_group`` marks:
 pytest-xdist 3.8 puts a mark's group into the test's node id, which pytest 9.2 no longer lets a
@@ -21,6 +22,8 @@ __all__ = ["SharedWorkerScheduling", "group_of"]
 GROUPS = (
     ("tests/spark/test_demo.py::", "spark-demo"),
     ("tests/spark/", "spark-session"),
+    # griffe's view of the package, loaded once per process (20 s on a loaded machine)
+    ("tests/test_api_docs.py::", "api-docs"),
 )
 
 

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from kafkawire.testing.fake import FakeCluster
 from kafkawire.testing.pytest_plugin import Broker
-from tests.cluster.hostile import FakeCluster
+from tests.producer.faults import PRODUCE, refuse_partition
 
 from .conftest import Run
-from .test_tally import refusing_partition
+from .test_tally import INVALID_RECORD
 
 pytestmark = pytest.mark.integration
 
@@ -198,14 +199,17 @@ def test_a_line_longer_than_a_record_can_be_is_refused(
     )
 
 
-async def test_failed_deliveries_are_counted_and_reported(kafkawire_script: str) -> None:
+async def test_failed_deliveries_are_counted_and_reported(
+    kafkawire_script: str, fake_cluster: FakeCluster
+) -> None:
     lines = b"".join(b'{"value": "v", "partition": %d}\n' % p for p in (0, 1, 0))
-    async with FakeCluster(1, refusing_partition(1)) as brokers:
-        process = await asyncio.create_subprocess_exec(
-            kafkawire_script, "produce", "t", "--format", "json", "-b", brokers.bootstrap,
-            stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        )  # fmt: skip
-        _, stderr = await asyncio.wait_for(process.communicate(lines), 60)
+    fake_cluster.create_topic("t", 2)
+    fake_cluster.control(refuse_partition(1, INVALID_RECORD), api_key=PRODUCE, keep=True)
+    process = await asyncio.create_subprocess_exec(
+        kafkawire_script, "produce", "t", "--format", "json", "-b", fake_cluster.bootstrap,
+        stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    _, stderr = await asyncio.wait_for(process.communicate(lines), 60)
     assert process.returncode == 1
     assert stderr.decode().startswith(
         "Error: 1 record failed, the first with: INVALID_RECORD (87): "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 import pytest
 
@@ -11,9 +10,11 @@ from kafkawire.cli._tally import DeliveryTally
 from kafkawire.client import KafkaClient
 from kafkawire.errors import InvalidRecordError
 from kafkawire.producer import Producer
+from kafkawire.testing.fake import FakeCluster
 from kafkawire.testing.pytest_plugin import Broker
-from tests.cluster.hostile import FakeCluster, Handler
-from tests.net.fakebroker import FakeClient, messages
+from tests.producer.faults import PRODUCE, refuse_partition
+
+INVALID_RECORD = 87  # not retriable
 
 
 @pytest.mark.integration
@@ -34,11 +35,10 @@ async def test_deliveries_are_counted_as_they_complete(tansu_broker: Broker) -> 
     assert tally.waiting == 0
 
 
-async def test_failures_are_counted_with_the_first_error() -> None:
-    async with (
-        FakeCluster(1, refusing_partition(1)) as brokers,
-        Producer(brokers.bootstrap, linger_ms=0) as producer,
-    ):
+async def test_failures_are_counted_with_the_first_error(fake_cluster: FakeCluster) -> None:
+    fake_cluster.create_topic("t", 2)
+    fake_cluster.control(refuse_partition(1, INVALID_RECORD), api_key=PRODUCE, keep=True)
+    async with Producer(fake_cluster.bootstrap, linger_ms=0) as producer:
         tally = DeliveryTally()
         for partition in (0, 1, 0):
             await tally.add(await producer.send("t", b"v", partition=partition))
@@ -46,30 +46,3 @@ async def test_failures_are_counted_with_the_first_error() -> None:
         tally.settle()
     assert (tally.written, tally.failed, tally.partitions) == (2, 1, {0})
     assert isinstance(tally.first_failure, InvalidRecordError)
-
-
-def refusing_partition(refused: int) -> Handler:
-    """A broker that gives producer ids and takes every Produce but to ``refused``, which it
-    answers with INVALID_RECORD (not retriable)."""
-
-    async def handler(node: int, client: FakeClient, header: Any, request: Any) -> Any:
-        module = messages(header.request_api_key, header.request_api_version)
-        if header.request_api_key == 22:
-            return module.InitProducerIdResponse(producer_id=7, producer_epoch=0)
-        if header.request_api_key != 0:
-            return None
-        topics = tuple(
-            module.TopicProduceResponse(
-                name=t.name,
-                partition_responses=tuple(
-                    module.PartitionProduceResponse(
-                        index=p.index, error_code=87 if p.index == refused else 0
-                    )
-                    for p in t.partition_data
-                ),
-            )
-            for t in request.topic_data
-        )
-        return module.ProduceResponse(responses=topics)
-
-    return handler

@@ -77,6 +77,31 @@ def refuse_produce(code: int, when: Callable[[Any], bool] = lambda request: True
     return refuse
 
 
+def refuse_partition(partition: int, code: int) -> Hook:
+    """Answer ``partition`` of every Produce with ``code``; the fake takes the others (it
+    appends the refused partition's records too, which nothing reads back)."""
+
+    async def refuse(request: Any, ctx: HookContext) -> Any:
+        answer = await ctx.handle()
+        return dataclasses.replace(
+            answer,
+            responses=tuple(
+                dataclasses.replace(
+                    topic,
+                    partition_responses=tuple(
+                        dataclasses.replace(p, error_code=code, base_offset=-1)
+                        if p.index == partition
+                        else p
+                        for p in topic.partition_responses
+                    ),
+                )
+                for topic in answer.responses
+            ),
+        )
+
+    return refuse
+
+
 def producer_ids(request: Any) -> set[int]:
     """The producer ids of the batches a Produce request carries."""
     return {

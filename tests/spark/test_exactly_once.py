@@ -128,9 +128,8 @@ def test_a_failed_attempt_leaves_nothing_visible(
     small = "spark.sql.execution.arrow.maxRecordsPerBatch"
     spark.conf.set(small, "2")  # the task's rows come in three Arrow batches, sent in turn
     try:
-        first = _start(spark, bootstrap, source, sink, checkpoint, frame=poisoned)
         with pytest.raises(Exception, match="partition 99 does not exist"):
-            first.awaitTermination()
+            run_to_end(lambda: _start(spark, bootstrap, source, sink, checkpoint, frame=poisoned))
     finally:
         spark.conf.unset(small)
     visible, total = _committed(bootstrap, sink)
