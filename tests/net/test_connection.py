@@ -130,6 +130,68 @@ async def test_a_timeout_closes_the_connection_and_fails_the_requests_behind_it(
             await conn.send(request("next"), timeout=WAIT)
 
 
+async def test_a_shorter_timeout_sent_later_rings_first() -> None:
+    """One deadline timer per connection: set again for a request due sooner than the one
+    it was set for, and again for the next one once the soonest was answered."""
+
+    async def slow(client: FakeClient, header: Any, body: Any) -> Any:
+        if body.topics[0].name != "quick":
+            await asyncio.sleep(WAIT)
+        return echo(body)
+
+    async with FakeBroker(slow) as broker:
+        async with await open_to(broker) as conn:
+            patient = asyncio.create_task(conn.send(request("patient"), timeout=WAIT))
+            await asyncio.sleep(0)
+            with pytest.raises(RequestTimeoutError, match=r"within 0\.1 s"):
+                await asyncio.wait_for(conn.send(request("hasty"), timeout=0.1), WAIT / 2)
+            with pytest.raises(ConnectionClosedError):
+                await patient
+        async with await open_to(broker) as conn:
+            assert names(await conn.send(request("quick"), timeout=0.05)) == ["quick"]
+            with pytest.raises(RequestTimeoutError, match=r"within 0\.2 s"):
+                await asyncio.wait_for(conn.send(request("late"), timeout=0.2), WAIT / 2)
+
+
+async def test_submit_returns_the_future_the_answer_resolves() -> None:
+    async with FakeBroker(echo_handler) as broker, await open_to(broker) as conn:
+        futures = [conn.submit(request(f"t{i}")) for i in range(3)]
+        assert all(isinstance(f, asyncio.Future) for f in futures)
+        done = await asyncio.wait_for(asyncio.gather(*futures), WAIT)
+        assert [names(r) for r in done] == [["t0"], ["t1"], ["t2"]]
+        acks_0 = conn.submit(produce.ProduceRequest(acks=0))
+        assert await asyncio.wait_for(acks_0, WAIT) == produce.ProduceResponse()
+
+
+async def test_a_submitted_request_times_out_and_closes_the_connection() -> None:
+    async def silent(client: FakeClient, header: Any, body: Any) -> None:
+        return None
+
+    async with FakeBroker(silent) as broker, await open_to(broker) as conn:
+        future = conn.submit(request("x"), timeout=0.1)
+        with pytest.raises(RequestTimeoutError, match=r"Metadata v12 request .* within 0\.1 s"):
+            await asyncio.wait_for(future, WAIT)
+        assert conn.closed
+
+
+async def test_a_cancelled_submitted_request_is_abandoned_at_its_deadline() -> None:
+    async def slow(client: FakeClient, header: Any, body: Any) -> Any:
+        if body.topics[0].name == "x":
+            await asyncio.sleep(0.3)
+        return echo(body)
+
+    async with FakeBroker(slow) as broker, await open_to(broker) as conn:
+        future = conn.submit(request("x"), timeout=0.1)
+        future.cancel()
+        await asyncio.sleep(0.2)  # its deadline passed: dropped, not a timeout
+        assert not conn._in_flight
+        assert conn._abandoned
+        assert not conn.closed
+        await asyncio.sleep(0.2)  # its late answer is read and dropped
+        assert not conn._abandoned
+        assert names(await conn.send(request("y"), timeout=WAIT)) == ["y"]
+
+
 async def test_cancelled_request_is_abandoned_like_a_timeout() -> None:
     async def slow(client: FakeClient, header: Any, body: Any) -> Any:
         await asyncio.sleep(0.2)

@@ -6,6 +6,7 @@ cancellation do to a ``send`` that waits."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -78,6 +79,47 @@ async def test_records_expire_at_their_delivery_timeout_wherever_they_wait(
         with pytest.raises(DeliveryTimeoutError, match=where):
             await asyncio.wait_for(delivery, WAIT)
         await asyncio.wait_for(producer.close(), WAIT)
+
+
+async def test_a_produce_that_times_out_is_retried_on_a_new_connection(
+    fake_cluster: FakeCluster,
+) -> None:
+    """As Java's NetworkClient: a request past request_timeout_ms closes its connection (a
+    broker late with one answer is not trusted with the next); the batch is retried on a
+    new one and delivered once."""
+    fake_cluster.create_topic("t")
+    fake_cluster.control(lambda request, ctx: DROP, api_key=PRODUCE)  # the first only
+    async with Producer(
+        fake_cluster.bootstrap, linger_ms=0, request_timeout_ms=200, retry_backoff_ms=1
+    ) as producer:
+        delivered = await asyncio.wait_for(producer.send_and_wait("t", b"v", partition=0), WAIT)
+    assert delivered.offset == 0
+    produced = fake_cluster.requests.of("Produce")
+    assert len(produced) == 2
+    assert produced[0].connection_id != produced[1].connection_id
+    assert [r.value for r in fake_cluster.records("t", 0)] == [b"v"]
+
+
+async def test_requests_to_an_open_connection_take_no_task_each(
+    fake_cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task per Produce request cost more than the rest of its way; once the connection
+    is open, the sender writes and the answer settles without one."""
+    fake_cluster.create_topic("t")
+    async with Producer(fake_cluster.bootstrap, linger_ms=0) as producer:
+        await producer.send_and_wait("t", b"opens the connection", partition=0)
+        spawned: list[str] = []
+        spawn = producer._tasks.spawn
+
+        def counted(name: str, *args: Any, **kwargs: Any) -> Any:
+            spawned.append(name)
+            return spawn(name, *args, **kwargs)
+
+        monkeypatch.setattr(producer._tasks, "spawn", counted)
+        for i in range(20):
+            await producer.send_and_wait("t", b"%d" % i, partition=0)
+    assert len(fake_cluster.requests.of("Produce")) == 21
+    assert [name for name in spawned if name.startswith("Produce")] == []
 
 
 async def test_a_frozen_broker_fails_records_at_their_delivery_timeout() -> None:

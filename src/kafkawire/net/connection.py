@@ -18,7 +18,10 @@ Invariants:
   does not answer one request in time is not trusted with the next, and the requests queued
   behind it on this connection would wait just as long. They fail with a retriable
   :class:`~kafkawire.errors.ConnectionClosedError`; the caller that timed out gets
-  :class:`RequestTimeoutError`.
+  :class:`RequestTimeoutError`. Each request's deadline is kept with it, and one timer per
+  connection rings at the soonest (Java's ``NetworkClient`` likewise checks its in-flight
+  requests' deadlines as it polls): no timeout scope per request, which cost more than the
+  rest of a small request's way through the connection.
 - The connection closes on ``close()``, a request timeout, end of stream, a socket or TLS
   error, a frame size prefix that is negative or over ``max_frame_size`` (refused before
   anything is allocated), a response that does not decode (whatever the decoder raised), or an
@@ -35,6 +38,11 @@ Invariants:
   ``SaslClientAuthenticator`` rule), on the same socket. Requests written meanwhile are held,
   in order, and written once it ends: a broker takes nothing but SASL requests during a
   re-authentication. If it fails, the connection closes with that error as the reason.
+- :meth:`Connection.submit` is :meth:`Connection.write` for callers that settle answers in a
+  callback (the producer): it returns the request's future itself, resolved by the reader
+  (or failed by the deadline timer, or the connection closing); it does not wait for the
+  transport's buffer to drain, so such a caller bounds what it has in flight. A request
+  whose future is cancelled is abandoned once its deadline passes, if no answer came.
 - Produce with ``acks=0`` gets no response: ``send`` returns an empty response of the
   request's version (no partitions, as Kafka's Java client makes up) once the frame is
   written (handed to the transport with its buffer drained below the high-water mark). Kafka
@@ -47,6 +55,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 import ssl as _ssl
 from collections.abc import Coroutine
@@ -99,6 +108,8 @@ class _InFlight:
     future: asyncio.Future[Any]
     api_key: int
     version: int
+    timeout: float | None
+    deadline: float  # on the loop's clock; inf without a timeout
 
 
 class Connection:
@@ -129,6 +140,9 @@ class Connection:
         self._abandoned: set[int] = set()
         self._acks_0: dict[int, None] = {}  # insertion-ordered: the oldest id comes first
         self._next_id = 0
+        # The deadline timer: when it rings (inf: not set), the soonest deadline it was set for.
+        self._alarm: asyncio.TimerHandle | None = None
+        self._alarm_at = math.inf
         self._close_reason: str | None = None
         self._close_cause: BaseException | None = None
         self._closed_by_peer = False
@@ -273,6 +287,27 @@ class Connection:
         pending = self._write(request, self._request_timeout if timeout is None else timeout)
         return self._response(request, pending)
 
+    def submit(
+        self, request: RequestMessage[R], *, timeout: float | None = None
+    ) -> asyncio.Future[R]:
+        """:meth:`write`, for a caller that settles the answer in a callback: the request is
+        written before this returns, and the future returned resolves with the response (or
+        fails as :meth:`send` raises). It does not wait for the transport's buffer to drain
+        (the caller bounds what it has in flight); cancelling it abandons the request."""
+        cls = type(request)
+        self.api_versions.check(cls.__api_key__, cls.__version__)
+        timeout = self._request_timeout if timeout is None else timeout
+        correlation_id, future, failed, held = self._register(request, timeout)
+        if future is None:  # acks=0: done once the frame is handed over and drained
+            return asyncio.ensure_future(
+                self._response(
+                    request, self._answer(cls, correlation_id, None, timeout, failed, held=held)
+                )
+            )
+        if failed is not None:
+            self._shutdown(f"writing to the socket failed: {failed}", failed)
+        return future
+
     @staticmethod
     async def _response(request: RequestMessage[R], pending: Coroutine[Any, Any, Any]) -> R:
         response = await pending
@@ -363,7 +398,17 @@ class Connection:
         """Register ``request`` and hand its frame to the transport now (or, during a
         re-authentication and unless ``setup``, queue it behind that); what it returns drains
         the write and awaits the answer (``None`` for acks=0)."""
-        if asyncio.get_running_loop() is not self._loop:
+        correlation_id, future, failed, held = self._register(request, timeout, setup=setup)
+        return self._answer(type(request), correlation_id, future, timeout, failed, held=held)
+
+    def _register(
+        self, request: Any, timeout: float | None, *, setup: bool = False
+    ) -> tuple[int, asyncio.Future[Any] | None, OSError | None, bool]:
+        """Give ``request`` a correlation id, its future (none for acks=0) and its deadline,
+        and write its frame (or hold it); the id, the future, the error writing raised, and
+        whether the frame is held behind a re-authentication."""
+        loop = self._loop
+        if asyncio.get_running_loop() is not loop:
             raise EventLoopError(
                 f"the connection to {self.peer} belongs to another event loop; "
                 "open a client in each event loop that uses one"
@@ -379,8 +424,13 @@ class Connection:
             if len(self._acks_0) > _ACKS_0_WINDOW:
                 del self._acks_0[next(iter(self._acks_0))]
         else:
-            future = asyncio.get_running_loop().create_future()
-            self._in_flight[correlation_id] = _InFlight(future, cls.__api_key__, cls.__version__)
+            future = loop.create_future()
+            deadline = math.inf if timeout is None else loop.time() + timeout
+            self._in_flight[correlation_id] = _InFlight(
+                future, cls.__api_key__, cls.__version__, timeout, deadline
+            )
+            if deadline < self._alarm_at:
+                self._ring_at(deadline)
         failed: OSError | None = None
         held = self._held is not None and not setup
         if held:
@@ -391,7 +441,7 @@ class Connection:
                 self._writer.write(frame)
             except OSError as exc:
                 failed = exc
-        return self._answer(cls, correlation_id, future, timeout, failed, held=held)
+        return correlation_id, future, failed, held
 
     async def _answer(
         self,
@@ -403,42 +453,87 @@ class Connection:
         *,
         held: bool,
     ) -> Any:
+        if future is None:
+            return await self._drained(cls, timeout, failed, held=held)
+        try:
+            try:
+                if held:
+                    await self._released.wait()
+                if failed is not None:
+                    raise failed
+                await self._writer.drain()
+            except OSError as exc:
+                self._shutdown(f"writing to the socket failed: {exc}", exc)
+            # The deadline timer fails it when its time is up (and closes the connection).
+            return await future
+        finally:
+            if self._in_flight.pop(correlation_id, None) is not None:
+                self._abandon(correlation_id)  # cancelled: drop its answer
+            elif future.done() and not future.cancelled():
+                # Resolved; if we were cancelled before awaiting it, its error counts as
+                # seen (no "exception was never retrieved" from a failed connection).
+                future.exception()
+            future.cancel()
+
+    async def _drained(
+        self, cls: Any, timeout: float | None, failed: OSError | None, *, held: bool
+    ) -> None:
+        """An acks=0 Produce, which no answer and so no deadline of its own bounds: done once
+        written, within ``timeout``."""
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
-                try:
-                    if held:
-                        await self._released.wait()
-                        if future is None and self._close_reason is not None:
-                            raise self._closed_error()  # an acks=0 Produce never written
-                    if failed is not None:
-                        raise failed
-                    await self._writer.drain()
-                except OSError as exc:
-                    self._shutdown(f"writing to the socket failed: {exc}", exc)
-                    if future is None:
-                        raise self._closed_error() from None
-                if future is None:
-                    return None
-                return await future
+                if held:
+                    await self._released.wait()
+                    if self._close_reason is not None:
+                        raise self._closed_error()  # never written
+                if failed is not None:
+                    raise failed
+                await self._writer.drain()
+        except OSError as exc:
+            self._shutdown(f"writing to the socket failed: {exc}", exc)
+            raise self._closed_error() from None
         except TimeoutError:
             if not deadline.expired():
                 raise
-            error = RequestTimeoutError(
-                f"{APIS[cls.__api_key__].name} v{cls.__version__} request to {self.peer}"
-                f" got no response within {timeout} s"
-            )
+            error = self._timed_out(cls.__api_key__, cls.__version__, timeout)
             self._shutdown(str(error), error)
             raise error from None
-        finally:
-            if future is not None:
-                if self._in_flight.pop(correlation_id, None) is not None:
-                    self._abandon(correlation_id)  # timed out or cancelled: drop its answer
-                elif future.done() and not future.cancelled():
-                    # Resolved; if we were cancelled before awaiting it, its error counts as
-                    # seen (no "exception was never retrieved" from a failed connection).
-                    future.exception()
-                future.cancel()
+
+    def _timed_out(self, api_key: int, version: int, timeout: float | None) -> RequestTimeoutError:
+        return RequestTimeoutError(
+            f"{APIS[api_key].name} v{version} request to {self.peer}"
+            f" got no response within {timeout} s"
+        )
+
+    def _ring_at(self, when: float) -> None:
+        """Set the deadline timer to ring at ``when`` (the loop's clock)."""
+        if self._alarm is not None:
+            self._alarm.cancel()
+        self._alarm_at = when
+        self._alarm = self._loop.call_at(when, self._check_deadlines)
+
+    def _check_deadlines(self) -> None:
+        """The deadline timer rang: the first request past its deadline fails with
+        :class:`RequestTimeoutError` and closes the connection; an abandoned one (its future
+        cancelled) past it is dropped; the timer is set again for the soonest left."""
+        self._alarm = None
+        self._alarm_at = math.inf
+        now = self._loop.time()
+        soonest = math.inf
+        for correlation_id, entry in list(self._in_flight.items()):
+            if entry.deadline > now:
+                soonest = min(soonest, entry.deadline)
+            elif entry.future.done():
+                del self._in_flight[correlation_id]
+                self._abandon(correlation_id)
+            else:
+                error = self._timed_out(entry.api_key, entry.version, entry.timeout)
+                entry.future.set_exception(error)
+                self._shutdown(str(error), error)
+                return
+        if soonest < math.inf and self._close_reason is None:
+            self._ring_at(soonest)
 
     def _abandon(self, correlation_id: int) -> None:
         self._abandoned.add(correlation_id)
@@ -519,6 +614,10 @@ class Connection:
         self._close_reason = reason
         self._close_cause = cause
         in_flight, self._in_flight = self._in_flight, {}
+        if self._alarm is not None:
+            self._alarm.cancel()
+            self._alarm = None
+            self._alarm_at = math.inf
         self._abandoned.clear()
         self._acks_0.clear()
         self._held = None

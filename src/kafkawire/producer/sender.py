@@ -15,6 +15,14 @@ Rules:
   sequences (fatal to a transaction), and records would land out of order. For the same
   reason a batch not yet built goes back to its queue when an older batch of its partition
   failed meanwhile (say, its connection could not be opened).
+- The common case takes no task: with the connection open and no older request of that
+  broker waiting for its turn, the loop builds and writes the request as it dispatches it,
+  and the cluster hands the answer to a callback that settles its batches (a task, a lock
+  and a timeout scope per request cost more than the rest of the request's way). Otherwise
+  a task waits for the turn and the connection, then writes the same way. The callback runs
+  the settling under the supervisor's rule: an error it does not handle ends the producer,
+  as a request task's would. Once the loop has ended (the producer closed or failed), a late
+  answer only frees its request's place.
 - A retriable error (from the partition's answer, or a lost connection or timeout for the
   whole request) sends the batch back into its partition's queue, in creation order, after a
   backoff. Other errors fail the batch at once.
@@ -67,6 +75,7 @@ from kafkawire.errors import (
     UnknownProducerIdError,
     error_for_code,
 )
+from kafkawire.net import Connection
 from kafkawire.operations.fanout import by_leader
 from kafkawire.operations.produce_request import PRODUCE, produce_request, produce_version
 
@@ -159,8 +168,12 @@ class Sender:
         self._flying: dict[TopicPartition, deque[ProducerBatch]] = defaultdict(deque)
         self._held: set[TopicPartition] = set()
         self._in_flight: dict[int, int] = defaultdict(int)  # requests in flight per broker
+        self._outstanding = 0  # requests dispatched and not ended, to every broker
+        self._idle = asyncio.Event()  # set while none is
+        self._idle.set()
         self._turns: dict[int, asyncio.Lock] = defaultdict(asyncio.Lock)  # per broker, FIFO
-        self._requests: set[asyncio.Task[None]] = set()
+        self._waiting: dict[int, int] = defaultdict(int)  # requests waiting for their turn
+        self._ended = False  # the loop ended: answers coming later settle nothing
         self._chores: dict[str, asyncio.Task[None]] = {}  # by kind: at most one of each
         # The metadata found stale (a refresh is due while it is the cluster's current one),
         # and when the next refresh may start (refreshes back off).
@@ -181,7 +194,7 @@ class Sender:
         accumulator = self._accumulator
         alarm = _Alarm(accumulator.wakeup)
         try:
-            while not (self._stopping and accumulator.empty and not self._requests):
+            while not (self._stopping and accumulator.empty and not self._outstanding):
                 accumulator.wakeup.clear()
                 now = time.monotonic()
                 next_check = min(now + _IDLE, self._expire(now))
@@ -192,6 +205,7 @@ class Sender:
                 alarm.ring_by(next_check)
                 await accumulator.wakeup.wait()
         finally:
+            self._ended = True
             alarm.cancel()
 
     def _blocked(self) -> set[TopicPartition]:
@@ -204,12 +218,11 @@ class Sender:
     @property
     def requests_in_flight(self) -> int:
         """Produce requests sent and not answered yet."""
-        return sum(self._in_flight.values())
+        return self._outstanding
 
     async def wait_idle(self) -> None:
         """Until no request is in flight."""
-        while self._requests:
-            await asyncio.wait(list(self._requests))
+        await self._idle.wait()
 
     # --- the sender's tasks -------------------------------------------------------------------
 
@@ -331,12 +344,19 @@ class Sender:
                 self._accumulator.take(batch)
                 self._flying[batch.tp].append(batch)
             self._in_flight[node] += 1
-            task = self._supervisor.spawn(
-                f"Produce to broker {node}", functools.partial(self._send, node, chosen, metadata)
+            self._outstanding += 1
+            self._idle.clear()
+            connection = (
+                None if self._waiting[node] else self._cluster.ready_connection(node, "produce")
             )
-            self._requests.add(task)
-            # Also taken out (and the loop woken) by _send itself, before the loop wakes.
-            task.add_done_callback(self._requests.discard)
+            if connection is not None:
+                self._write(node, chosen, metadata, connection)
+            else:
+                self._waiting[node] += 1
+                self._supervisor.spawn(
+                    f"Produce to broker {node}",
+                    functools.partial(self._send, node, chosen, metadata),
+                )
         return float("inf")
 
     def _in_transaction(self, ready: list[ProducerBatch]) -> list[ProducerBatch]:
@@ -378,37 +398,92 @@ class Sender:
     async def _send(
         self, node: int, batches: list[ProducerBatch], metadata: ClusterMetadata
     ) -> None:
-        sending = batches
+        """Wait for ``node``'s turn and produce connection, then write (see the module doc)."""
+        written = False
         try:
             async with self._turns[node]:  # taken in dispatch order: tasks start in that order
-                connection = await self._cluster.connection(node, "produce")
-                sending = self._not_overtaking(batches)
-                if not sending:
+                try:
+                    connection = await self._cluster.connection(node, "produce")
+                except KafkawireError as exc:
+                    for batch in batches:
+                        self._failed_attempt(batch, exc)
                     return
-                pending = self._cluster.write(
-                    self._request(node, connection.version_for(PRODUCE), sending, metadata),
-                    node_id=node,
-                )
-                sent = time.monotonic()
-            response = await pending
+                written = True  # or ended: either way, its place is freed by _write
+                self._write(node, batches, metadata, connection)
+        finally:
+            self._waiting[node] -= 1
+            if not written:
+                self._request_ended(node, batches)
+
+    def _write(
+        self,
+        node: int,
+        batches: list[ProducerBatch],
+        metadata: ClusterMetadata,
+        connection: Connection,
+    ) -> None:
+        """Build the request of ``batches`` (those that may go now) and write it on
+        ``connection``; its answer settles them in :meth:`_answered`."""
+        sending = batches
+        try:
+            sending = self._not_overtaking(batches)
+            if not sending:
+                self._request_ended(node, batches)
+                return
+            request = self._request(node, connection.version_for(PRODUCE), sending, metadata)
+            self._cluster.write(
+                request,
+                node_id=node,
+                on_answer=functools.partial(
+                    self._answered, node, batches, sending, metadata, time.monotonic()
+                ),
+            )
         except KafkawireError as exc:
             for batch in sending:
                 self._failed_attempt(batch, exc)
-        else:
-            self._metrics.request_answered(
-                sum(len(b) for b in sending),
-                (time.monotonic() - sent) * 1000,
-                getattr(response, "throttle_time_ms", 0),
-            )
-            for batch in sending:
-                self._settle(batch, response, metadata)
+            self._request_ended(node, batches)
+
+    def _answered(  # noqa: PLR0917 - bound by functools.partial, once per request
+        self,
+        node: int,
+        batches: list[ProducerBatch],
+        sending: list[ProducerBatch],
+        metadata: ClusterMetadata,
+        sent: float,
+        response: Any,
+        error: BaseException | None,
+    ) -> None:
+        """Settle the batches of a request from its answer (``error``: how it failed)."""
+        try:
+            if self._ended:
+                return  # the producer closed or failed: its batches are settled already
+            if error is None:
+                self._metrics.request_answered(
+                    sum(len(b) for b in sending),
+                    (time.monotonic() - sent) * 1000,
+                    getattr(response, "throttle_time_ms", 0),
+                )
+                for batch in sending:
+                    self._settle(batch, response, metadata)
+            elif isinstance(error, KafkawireError):
+                for batch in sending:
+                    self._failed_attempt(batch, error)
+            else:
+                raise error
+        except Exception as exc:  # not handled here: it ends the producer
+            self._supervisor.report(f"Produce to broker {node}", exc)
         finally:
-            self._in_flight[node] -= 1
-            for batch in batches:
-                self._flying[batch.tp].remove(batch)
-            # Out of the set before the loop wakes: it ends once no request is left.
-            self._requests.discard(asyncio.current_task())
-            self._accumulator.wakeup.set()
+            self._request_ended(node, batches)
+
+    def _request_ended(self, node: int, batches: list[ProducerBatch]) -> None:
+        """Free the place of a request (answered, failed or not sent) and wake the loop."""
+        self._in_flight[node] -= 1
+        for batch in batches:
+            self._flying[batch.tp].remove(batch)
+        self._outstanding -= 1
+        if not self._outstanding:
+            self._idle.set()
+        self._accumulator.wakeup.set()
 
     def _not_overtaking(self, batches: list[ProducerBatch]) -> list[ProducerBatch]:
         """The batches that may be built and sent now. One whose partition has an older batch
