@@ -215,7 +215,9 @@ async def test_answer_arriving_as_its_caller_is_cancelled_is_dropped() -> None:
         task = asyncio.create_task(conn.send(request("x")))
         await asyncio.sleep(0.05)
         [correlation_id] = conn._in_flight
-        conn._reader.feed_data(encode_response(echo(request("x")), correlation_id=correlation_id))
+        conn._stream.data_received(
+            encode_response(echo(request("x")), correlation_id=correlation_id)
+        )
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

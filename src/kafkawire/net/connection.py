@@ -9,8 +9,9 @@ Invariants:
   must reach the broker in the order they make them.
 - Correlation ids are int32s counted up from 0, wrapping from 2**31 - 1 to 0; an id still in
   flight or abandoned (below) is skipped, so no two requests awaiting an answer share one.
-- One reader task reads every frame and resolves the future of the request with the frame's
-  correlation id. Kafka answers in order on a connection, but nothing here relies on that.
+- Frames are read as they arrive, by the connection's asyncio protocol (:mod:`._frames`), and
+  each resolves the future of the request with its correlation id in that same step (no
+  reader task). Kafka answers in order on a connection, but nothing here relies on that.
 - A request whose caller is cancelled becomes *abandoned*: its late response is read and
   dropped. A response matching neither an in-flight nor an abandoned request is a protocol
   violation. More than ``_MAX_ABANDONED`` abandoned requests close the connection.
@@ -67,7 +68,6 @@ from kafkawire.errors import (
     ConnectionClosedError,
     DecodeError,
     EventLoopError,
-    KafkawireError,
     ProtocolError,
 )
 from kafkawire.messages import APIS, RequestMessage, ResponseMessage
@@ -76,10 +76,10 @@ from kafkawire.protocol import (
     MAX_FRAME_SIZE,
     decode_response,
     encode_request,
-    read_frame,
     response_correlation_id,
 )
 
+from ._frames import FrameProtocol
 from .errors import ConnectError, RequestTimeoutError, SslAuthenticationError
 from .sasl import SaslMechanism, authenticate
 from .tls import certificate_problem
@@ -121,21 +121,19 @@ class Connection:
 
     def __init__(
         self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        stream: FrameProtocol,
         *,
         peer: str,
         client_id: str | None,
         request_timeout: float | None,
-        max_frame_size: int,
     ) -> None:
-        """Internal: use :meth:`open`. Starts the reader task on the running loop."""
+        """Internal: use :meth:`open`. Reads what ``stream`` (connected) receives from now."""
         self.peer = peer
         self.client_id = client_id
-        self._reader = reader
-        self._writer = writer
+        assert stream.transport is not None
+        self._stream = stream
+        self._transport = stream.transport
         self._request_timeout = request_timeout
-        self._max_frame_size = max_frame_size
         self._in_flight: dict[int, _InFlight] = {}
         self._abandoned: set[int] = set()
         self._acks_0: dict[int, None] = {}  # insertion-ordered: the oldest id comes first
@@ -153,7 +151,8 @@ class Connection:
         self._released = asyncio.Event()  # no re-authentication holds frames back
         self._released.set()
         self._reauthentication: asyncio.Task[None] | None = None
-        self._reader_task = asyncio.create_task(self._read_loop(), name=f"kafkawire-read {peer}")
+        stream.on_frame = self._dispatch
+        stream.on_lost = self._lost
 
     @classmethod
     async def open(
@@ -188,17 +187,14 @@ class Connection:
         deadline = asyncio.timeout(connect_timeout)
         try:
             async with deadline:
-                reader, writer = await asyncio.open_connection(
-                    host, port, ssl=ssl, server_hostname=server_hostname
+                _, stream = await asyncio.get_running_loop().create_connection(
+                    lambda: FrameProtocol(peer, max_frame_size),
+                    host,
+                    port,
+                    ssl=ssl,
+                    server_hostname=server_hostname,
                 )
-                conn = cls(
-                    reader,
-                    writer,
-                    peer=peer,
-                    client_id=client_id,
-                    request_timeout=request_timeout,
-                    max_frame_size=max_frame_size,
-                )
+                conn = cls(stream, peer=peer, client_id=client_id, request_timeout=request_timeout)
                 stage = "ApiVersions"
                 conn._versions = await conn._negotiate()
                 if sasl is not None:
@@ -350,7 +346,7 @@ class Connection:
         held, self._held = self._held, None
         if held and self._close_reason is None:
             try:
-                self._writer.write(b"".join(held))
+                self._transport.write(b"".join(held))
             except OSError as exc:
                 self._shutdown(f"writing to the socket failed: {exc}", exc)
         self._released.set()
@@ -362,17 +358,13 @@ class Connection:
         ``_CLOSE_TIMEOUT`` seconds (an acks=0 Produce is not lost by closing right after it).
         """
         self._shutdown("closed by the client", None, graceful=True)
-        owned = [self._reader_task]
         if self._reauthentication is not None:
-            owned.append(self._reauthentication)
-        await asyncio.wait(owned)
+            await asyncio.wait([self._reauthentication])
         try:
             async with asyncio.timeout(_CLOSE_TIMEOUT):
-                await self._writer.wait_closed()
+                await asyncio.shield(self._stream.closed)
         except TimeoutError:
-            self._writer.transport.abort()
-        except OSError:
-            pass  # the reason is already recorded; the socket is closed either way
+            self._transport.abort()
 
     async def _negotiate(self) -> BrokerVersions:
         negotiation = ApiVersionsNegotiation(self.peer)
@@ -438,7 +430,7 @@ class Connection:
             self._held.append(frame)
         else:
             try:
-                self._writer.write(frame)
+                self._transport.write(frame)
             except OSError as exc:
                 failed = exc
         return correlation_id, future, failed, held
@@ -461,7 +453,7 @@ class Connection:
                     await self._released.wait()
                 if failed is not None:
                     raise failed
-                await self._writer.drain()
+                await self._stream.drain()
             except OSError as exc:
                 self._shutdown(f"writing to the socket failed: {exc}", exc)
             # The deadline timer fails it when its time is up (and closes the connection).
@@ -489,7 +481,7 @@ class Connection:
                         raise self._closed_error()  # never written
                 if failed is not None:
                     raise failed
-                await self._writer.drain()
+                await self._stream.drain()
         except OSError as exc:
             self._shutdown(f"writing to the socket failed: {exc}", exc)
             raise self._closed_error() from None
@@ -540,19 +532,11 @@ class Connection:
         if len(self._abandoned) > _MAX_ABANDONED:
             self._shutdown(f"{len(self._abandoned)} requests went unanswered", None)
 
-    async def _read_loop(self) -> None:
-        try:
-            while True:
-                payload = await read_frame(self._reader, max_frame_size=self._max_frame_size)
-                self._dispatch(payload)
-        except ConnectionClosedError as exc:
-            self._closed_by_peer = True
-            self._shutdown("the broker closed the connection", exc)
-        except (KafkawireError, OSError) as exc:
-            self._shutdown(str(exc), exc)
-        except Exception as exc:
-            _log.exception("unexpected error reading from %s", self.peer)
-            self._shutdown(f"unexpected error: {exc!r}", exc)
+    def _lost(self, reason: str, cause: BaseException | None, by_peer: bool) -> None:
+        """The stream ended (the peer, an error, a response that broke the protocol)."""
+        if self._close_reason is None:
+            self._closed_by_peer = by_peer
+        self._shutdown(reason, cause)
 
     def _dispatch(self, payload: bytes) -> None:
         correlation_id = response_correlation_id(payload)
@@ -636,12 +620,11 @@ class Connection:
         for entry in in_flight.values():
             if not entry.future.done():
                 entry.future.set_exception(self._closed_error())
-        current = asyncio.current_task()
-        if current is not self._reader_task:
-            self._reader_task.cancel()
-        if self._reauthentication is not None and current is not self._reauthentication:
-            self._reauthentication.cancel()
+        self._stream.end()
+        reauthentication = self._reauthentication
+        if reauthentication is not None and reauthentication is not asyncio.current_task():
+            reauthentication.cancel()
         if graceful:
-            self._writer.close()
+            self._transport.close()
         else:
-            self._writer.transport.abort()
+            self._transport.abort()

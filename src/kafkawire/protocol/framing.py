@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import struct
+from collections.abc import Iterator
 from typing import Any
 
 from kafkawire.errors import DecodeError, EncodeError, FrameError, UnknownMessageError
@@ -187,16 +188,20 @@ class FrameDecoder:
 
     def feed(self, data: bytes) -> list[bytes]:
         """Add ``data`` and return the payloads of the frames it completes, in order."""
-        self._buffer += data
-        frames: list[bytes] = []
+        return list(self.frames(data))
+
+    def frames(self, data: bytes) -> Iterator[bytes]:
+        """:meth:`feed`, one payload at a time: a bad size prefix raises :class:`FrameError`
+        only once the frames before it were taken (a connection answers their requests
+        first, as one reading frame by frame does)."""
         buffer = self._buffer
-        start = 0
-        while len(buffer) - start >= 4:
-            (size,) = _SIZE.unpack_from(buffer, start)
+        buffer += data
+        while len(buffer) >= 4:
+            (size,) = _SIZE.unpack_from(buffer, 0)
             check_frame_size(size, self._max_frame_size)
-            if len(buffer) - start - 4 < size:
-                break
-            frames.append(bytes(buffer[start + 4 : start + 4 + size]))
-            start += 4 + size
-        del buffer[:start]
-        return frames
+            if len(buffer) - 4 < size:
+                return
+            with memoryview(buffer) as view:
+                payload = bytes(view[4 : 4 + size])
+            del buffer[: 4 + size]
+            yield payload
