@@ -291,8 +291,7 @@ class RecordAccumulator:
         if not len(batch.builder):
             self._queues[batch.tp].pop()
             self._closed_to_records(batch)
-            self.unfinished.discard(batch)
-            batch.future.cancel()
+            batch.drop()
 
     def _new_batch(self, tp: TopicPartition, queue: deque[ProducerBatch]) -> ProducerBatch:
         batch = ProducerBatch(
@@ -300,11 +299,10 @@ class RecordAccumulator:
             compression=self._compression,
             compression_level=self._compression_level,
             created=time.monotonic(),
+            unfinished=self.unfinished,
         )
         queue.append(batch)
         self._open[tp] = batch
-        self.unfinished.add(batch)
-        batch.future.add_done_callback(lambda _: self.unfinished.discard(batch))
         # As Java's accumulator does on a new batch: the sender learns of its linger deadline
         # (or that the batch before is full now) at once, not at its next idle check.
         self.wakeup.set()
@@ -324,17 +322,28 @@ class RecordAccumulator:
             next_check = min(next_check, batch.created + self._delivery_timeout)
             if tp in busy:
                 continue
-            if batch.attempts:
-                when = batch.retry_at
-            elif send_all or len(queue) > 1 or batch.memory >= self._batch_size:
-                when = now
-            else:
-                when = batch.created + self._linger
+            when = self._ready_at(queue, now, send_all)
             if when <= now:
                 ready.append(batch)
             else:
                 next_check = min(next_check, when)
         return ready, next_check
+
+    def next_ready(self, tp: TopicPartition, now: float) -> float:
+        """When the first batch queued for ``tp`` will be ready (``inf``: none is queued)."""
+        queue = self._queues.get(tp)
+        if not queue:
+            return float("inf")
+        return self._ready_at(queue, now, self.flushing > 0 or self.closing)
+
+    def _ready_at(self, queue: deque[ProducerBatch], now: float, send_all: bool) -> float:
+        """When the first batch of ``queue`` is ready (see the module doc)."""
+        batch = queue[0]
+        if batch.attempts:
+            return batch.retry_at
+        if send_all or len(queue) > 1 or batch.memory >= self._batch_size:
+            return now
+        return batch.created + self._linger
 
     def take(self, batch: ProducerBatch) -> None:
         """Remove ``batch`` (the first of its partition) to send it."""
@@ -358,6 +367,11 @@ class RecordAccumulator:
                 expired.append(queue.popleft())
                 self._closed_to_records(expired[-1])
         return expired
+
+    def next_expiry(self) -> float:
+        """When the queued batch that expires first will (``inf``: none is queued)."""
+        fronts = (queue[0].created for queue in self._queues.values() if queue)
+        return min(fronts, default=float("inf")) + self._delivery_timeout
 
     def put_back(self, batch: ProducerBatch) -> None:
         """Return a batch to be retried to its partition's queue, before every newer batch

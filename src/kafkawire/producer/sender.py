@@ -174,6 +174,7 @@ class Sender:
         self._turns: dict[int, asyncio.Lock] = defaultdict(asyncio.Lock)  # per broker, FIFO
         self._waiting: dict[int, int] = defaultdict(int)  # requests waiting for their turn
         self._ended = False  # the loop ended: answers coming later settle nothing
+        self._expiry_due = 0.0  # no batch expires before this (see _expire)
         self._chores: dict[str, asyncio.Task[None]] = {}  # by kind: at most one of each
         # The metadata found stale (a refresh is due while it is the cluster's current one),
         # and when the next refresh may start (refreshes back off).
@@ -197,7 +198,9 @@ class Sender:
             while not (self._stopping and accumulator.empty and not self._outstanding):
                 accumulator.wakeup.clear()
                 now = time.monotonic()
-                next_check = min(now + _IDLE, self._expire(now))
+                if now >= self._expiry_due:
+                    self._expiry_due = self._expire(now)
+                next_check = min(now + _IDLE, self._expiry_due)
                 ready, when = accumulator.ready(now, self._blocked())
                 next_check = min(next_check, when)
                 if ready and self._identity_ready():
@@ -321,11 +324,17 @@ class Sender:
 
     def _dispatch(self, ready: list[ProducerBatch], now: float) -> float:
         """Send what can go now; when to look again for what had to wait (``inf``: when
-        woken). Nothing here waits: the queues stay as :meth:`ready` saw them."""
+        woken). Nothing here waits: the queues stay as :meth:`ready` saw them.
+
+        What goes at a later turn is accounted for here (the loop is not woken as each
+        request ends): the batch behind one sent (one batch per partition goes at a turn),
+        and ready batches that did not fit in their broker's request; a broker or partition
+        at its limit of requests in flight is woken for by the request that frees it."""
         metadata = self._metadata({b.tp.topic for b in ready}, now)
         if metadata is None:  # look again when the refresh ends (it wakes the loop) or may start
             return float("inf") if _REFRESH in self._chores else self._refresh_after
         split = by_leader(metadata, self._in_transaction(ready), _partition_of)
+        next_check = float("inf")
         for batch, exc in split.unrouted:
             if not exc.retriable:
                 self._accumulator.take(batch)
@@ -335,14 +344,21 @@ class Sender:
                     "leader", "records for %s wait for a leader: %s", _name(batch.tp), exc
                 )
                 self._mark_stale()
+                next_check = now  # at once: the next turn starts the refresh
         limit = self._settings.max_in_flight_requests_per_connection
+        accumulator = self._accumulator
         for node, batches in split.shares.items():
             if self._in_flight[node] >= limit:
                 continue
             chosen = self._fill_request(batches)
+            if len(chosen) < len(batches):
+                next_check = now  # the others go in the next request
             for batch in chosen:
-                self._accumulator.take(batch)
-                self._flying[batch.tp].append(batch)
+                accumulator.take(batch)
+                flying = self._flying[batch.tp]
+                flying.append(batch)
+                if len(flying) < limit:
+                    next_check = min(next_check, accumulator.next_ready(batch.tp, now))
             self._in_flight[node] += 1
             self._outstanding += 1
             self._idle.clear()
@@ -357,7 +373,7 @@ class Sender:
                     f"Produce to broker {node}",
                     functools.partial(self._send, node, chosen, metadata),
                 )
-        return float("inf")
+        return next_check
 
     def _in_transaction(self, ready: list[ProducerBatch]) -> list[ProducerBatch]:
         """The batches whose partitions are in the transaction (all, without one); the
@@ -476,14 +492,25 @@ class Sender:
             self._request_ended(node, batches)
 
     def _request_ended(self, node: int, batches: list[ProducerBatch]) -> None:
-        """Free the place of a request (answered, failed or not sent) and wake the loop."""
+        """Free the place of a request (answered, failed or not sent), and wake the loop if
+        that lets something go: the broker or a partition was at its limit of requests in
+        flight, a partition waits for its batches in flight to retry from its oldest, the
+        producer id waits to change, or the producer to close. Otherwise the loop has
+        nothing to do before the time it set its alarm for, or a new batch wakes it."""
+        limit = self._settings.max_in_flight_requests_per_connection
+        wake = self._stopping or self._in_flight[node] >= limit
         self._in_flight[node] -= 1
+        accumulator = self._accumulator
         for batch in batches:
-            self._flying[batch.tp].remove(batch)
+            tp = batch.tp
+            flying = self._flying[tp]
+            wake = wake or len(flying) >= limit or tp in self._held
+            flying.remove(batch)
         self._outstanding -= 1
         if not self._outstanding:
             self._idle.set()
-        self._accumulator.wakeup.set()
+        if wake or (self._sequences is not None and not self._sequences.sendable):
+            accumulator.wakeup.set()
 
     def _not_overtaking(self, batches: list[ProducerBatch]) -> list[ProducerBatch]:
         """The batches that may be built and sent now. One whose partition has an older batch
@@ -598,10 +625,13 @@ class Sender:
 
     def _expire(self, now: float) -> float:
         """Fail the batches whose delivery timeout has passed, queued or in flight; when the
-        next batch in flight will expire."""
+        next one may expire. No batch can sooner: those here expire no sooner, and one
+        created later expires later than ``now`` plus the delivery timeout (so the loop
+        looks again only then, not at every turn)."""
+        next_expiry = now + self._delivery_timeout
         for batch in self._accumulator.expired(now):
             self._fail(batch, self._expired(batch, in_flight=False))
-        next_expiry = float("inf")
+        next_expiry = min(next_expiry, self._accumulator.next_expiry())
         for flying in self._flying.values():
             for batch in flying:
                 if batch.future.done():
