@@ -163,6 +163,29 @@ async def test_submit_returns_the_future_the_answer_resolves() -> None:
         assert await asyncio.wait_for(acks_0, WAIT) == produce.ProduceResponse()
 
 
+async def test_submit_tells_then_as_the_answer_is_read_and_survives_its_bugs() -> None:
+    told: list[Any] = []
+
+    def then(future: asyncio.Future[Any]) -> None:
+        told.append(names(future.result()))
+        raise RuntimeError("a bug in the caller's callback")
+
+    reported: list[dict[str, Any]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda loop, context: reported.append(context))
+    async with FakeBroker(echo_handler) as broker, await open_to(broker) as conn:
+        future = conn.submit(request("a"), then=then)
+        await asyncio.wait_for(asyncio.shield(future), WAIT)
+        assert told == [["a"]]
+        assert [type(c["exception"]) for c in reported] == [RuntimeError]
+        assert names(await conn.send(request("b"))) == ["b"]  # the connection goes on
+    closed: list[BaseException | None] = []
+    async with FakeBroker(lambda *args: asyncio.sleep(WAIT)) as broker:
+        conn = await open_to(broker)
+        conn.submit(request("c"), then=lambda future: closed.append(future.exception()))
+        await conn.close()
+    assert [type(e) for e in closed] == [ConnectionClosedError]
+
+
 async def test_a_submitted_request_times_out_and_closes_the_connection() -> None:
     async def silent(client: FakeClient, header: Any, body: Any) -> None:
         return None

@@ -16,9 +16,10 @@ Rules:
   deadline (a timeout closes the connection, as every request's does). An error clears what
   it invalidates and counts against the broker's health, as a send's does; once the client
   is closed, every error is :class:`~kafkawire.errors.ClientClosedError`.
-- The callback is called once, from the event loop, with the response or the error (a
-  retriable top-level error code is an error); what it raises is the event loop's to report,
-  so a caller catches what it does not expect itself.
+- The callback is called once, with the response or the error (a retriable top-level error
+  code is an error), as soon as the connection has it (as the answer is read, in that step);
+  what it raises is the event loop's to report, so a caller catches what it does not
+  expect itself.
 """
 
 from __future__ import annotations
@@ -70,16 +71,16 @@ class OrderedWrites:
         if conn is None:
             self._metadata.mark_stale()
             raise ConnectError(f"no open {purpose} connection to broker {node_id} to write on")
+        answered = functools.partial(
+            self._answered, node_id, conn, request, time.monotonic(), on_answer
+        )
         try:
-            future = conn.submit(request, timeout=self._deadlines.single(held_for(request)))
+            conn.submit(request, timeout=self._deadlines.single(held_for(request)), then=answered)
         except KafkawireError as exc:
             if isinstance(exc, ConnectionClosedError):
                 self._pool.failed(node_id, exc)
             self._router.forget(exc, request)
             raise
-        future.add_done_callback(
-            functools.partial(self._answered, node_id, conn, request, time.monotonic(), on_answer)
-        )
 
     def _answered(  # noqa: PLR0917 - bound by functools.partial, once per request
         self,

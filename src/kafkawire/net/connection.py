@@ -60,7 +60,6 @@ import math
 import random
 import ssl as _ssl
 from collections.abc import Coroutine
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, TypeVar, cast
 
@@ -80,6 +79,7 @@ from kafkawire.protocol import (
 )
 
 from ._frames import FrameProtocol
+from ._pending import DeadlineAlarm, Pending, Then
 from .errors import ConnectError, RequestTimeoutError, SslAuthenticationError
 from .sasl import SaslMechanism, authenticate
 from .tls import certificate_problem
@@ -101,15 +101,6 @@ _MAX_ABANDONED = 1024
 _ACKS_0_WINDOW = 1024
 _CLOSE_TIMEOUT = 5.0
 _REAUTHENTICATE_AT = (0.85, 0.95)  # of the session's lifetime, as Java's client
-
-
-@dataclass(slots=True)
-class _InFlight:
-    future: asyncio.Future[Any]
-    api_key: int
-    version: int
-    timeout: float | None
-    deadline: float  # on the loop's clock; inf without a timeout
 
 
 class Connection:
@@ -134,17 +125,15 @@ class Connection:
         self._stream = stream
         self._transport = stream.transport
         self._request_timeout = request_timeout
-        self._in_flight: dict[int, _InFlight] = {}
+        self._in_flight: dict[int, Pending] = {}
         self._abandoned: set[int] = set()
         self._acks_0: dict[int, None] = {}  # insertion-ordered: the oldest id comes first
         self._next_id = 0
-        # The deadline timer: when it rings (inf: not set), the soonest deadline it was set for.
-        self._alarm: asyncio.TimerHandle | None = None
-        self._alarm_at = math.inf
         self._close_reason: str | None = None
         self._close_cause: BaseException | None = None
         self._closed_by_peer = False
         self._loop = asyncio.get_running_loop()
+        self._alarm = DeadlineAlarm(self._loop, self._check_deadlines)  # the soonest deadline
         self._versions: BrokerVersions | None = None
         self._set_up = False  # open() has negotiated and authenticated
         self._held: list[bytes] | None = None  # frames written during a re-authentication
@@ -284,22 +273,27 @@ class Connection:
         return self._response(request, pending)
 
     def submit(
-        self, request: RequestMessage[R], *, timeout: float | None = None
+        self, request: RequestMessage[R], *, timeout: float | None = None, then: Then | None = None
     ) -> asyncio.Future[R]:
         """:meth:`write`, for a caller that settles the answer in a callback: the request is
         written before this returns, and the future returned resolves with the response (or
-        fails as :meth:`send` raises). It does not wait for the transport's buffer to drain
-        (the caller bounds what it has in flight); cancelling it abandons the request."""
+        fails as :meth:`send` raises); ``then(future)`` is called as soon as it is done, in
+        that same step (a done callback would wait for a turn of the event loop). It does
+        not wait for the transport's buffer to drain (the caller bounds what it has in
+        flight); cancelling it abandons the request."""
         cls = type(request)
         self.api_versions.check(cls.__api_key__, cls.__version__)
         timeout = self._request_timeout if timeout is None else timeout
-        correlation_id, future, failed, held = self._register(request, timeout)
+        correlation_id, future, failed, held = self._register(request, timeout, then=then)
         if future is None:  # acks=0: done once the frame is handed over and drained
-            return asyncio.ensure_future(
+            written = asyncio.ensure_future(
                 self._response(
                     request, self._answer(cls, correlation_id, None, timeout, failed, held=held)
                 )
             )
+            if then is not None:
+                written.add_done_callback(then)
+            return written
         if failed is not None:
             self._shutdown(f"writing to the socket failed: {failed}", failed)
         return future
@@ -394,11 +388,12 @@ class Connection:
         return self._answer(type(request), correlation_id, future, timeout, failed, held=held)
 
     def _register(
-        self, request: Any, timeout: float | None, *, setup: bool = False
+        self, request: Any, timeout: float | None, *, setup: bool = False, then: Then | None = None
     ) -> tuple[int, asyncio.Future[Any] | None, OSError | None, bool]:
-        """Give ``request`` a correlation id, its future (none for acks=0) and its deadline,
-        and write its frame (or hold it); the id, the future, the error writing raised, and
-        whether the frame is held behind a re-authentication."""
+        """Give ``request`` a correlation id, its future (none for acks=0; ``then`` is told
+        when it is done) and its deadline, and write its frame (or hold it); the id, the
+        future, the error writing raised, and whether the frame is held behind a
+        re-authentication."""
         loop = self._loop
         if asyncio.get_running_loop() is not loop:
             raise EventLoopError(
@@ -418,11 +413,10 @@ class Connection:
         else:
             future = loop.create_future()
             deadline = math.inf if timeout is None else loop.time() + timeout
-            self._in_flight[correlation_id] = _InFlight(
-                future, cls.__api_key__, cls.__version__, timeout, deadline
+            self._in_flight[correlation_id] = Pending(
+                future, cls.__api_key__, cls.__version__, timeout, deadline, then
             )
-            if deadline < self._alarm_at:
-                self._ring_at(deadline)
+            self._alarm.ring_by(deadline)
         failed: OSError | None = None
         held = self._held is not None and not setup
         if held:
@@ -498,19 +492,10 @@ class Connection:
             f" got no response within {timeout} s"
         )
 
-    def _ring_at(self, when: float) -> None:
-        """Set the deadline timer to ring at ``when`` (the loop's clock)."""
-        if self._alarm is not None:
-            self._alarm.cancel()
-        self._alarm_at = when
-        self._alarm = self._loop.call_at(when, self._check_deadlines)
-
     def _check_deadlines(self) -> None:
         """The deadline timer rang: the first request past its deadline fails with
         :class:`RequestTimeoutError` and closes the connection; an abandoned one (its future
         cancelled) past it is dropped; the timer is set again for the soonest left."""
-        self._alarm = None
-        self._alarm_at = math.inf
         now = self._loop.time()
         soonest = math.inf
         for correlation_id, entry in list(self._in_flight.items()):
@@ -521,11 +506,12 @@ class Connection:
                 self._abandon(correlation_id)
             else:
                 error = self._timed_out(entry.api_key, entry.version, entry.timeout)
-                entry.future.set_exception(error)
+                del self._in_flight[correlation_id]
+                entry.fail(error)
                 self._shutdown(str(error), error)
                 return
-        if soonest < math.inf and self._close_reason is None:
-            self._ring_at(soonest)
+        if self._close_reason is None:
+            self._alarm.ring_by(soonest)
 
     def _abandon(self, correlation_id: int) -> None:
         self._abandoned.add(correlation_id)
@@ -573,9 +559,9 @@ class Connection:
             error = ProtocolError(
                 f"the response to {name} v{entry.version} did not decode: {exc!r}"
             )
-            entry.future.set_exception(exc if isinstance(exc, DecodeError) else error)
+            entry.fail(exc if isinstance(exc, DecodeError) else error)
             raise error from exc
-        entry.future.set_result(body)
+        entry.resolve(body)
 
     def _closed_error(self) -> ConnectionClosedError:
         error = ConnectionClosedError(
@@ -598,10 +584,7 @@ class Connection:
         self._close_reason = reason
         self._close_cause = cause
         in_flight, self._in_flight = self._in_flight, {}
-        if self._alarm is not None:
-            self._alarm.cancel()
-            self._alarm = None
-            self._alarm_at = math.inf
+        self._alarm.cancel()
         self._abandoned.clear()
         self._acks_0.clear()
         self._held = None
@@ -618,8 +601,7 @@ class Connection:
                 reason,
             )
         for entry in in_flight.values():
-            if not entry.future.done():
-                entry.future.set_exception(self._closed_error())
+            entry.fail(self._closed_error())
         self._stream.end()
         reauthentication = self._reauthentication
         if reauthentication is not None and reauthentication is not asyncio.current_task():

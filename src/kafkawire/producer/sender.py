@@ -62,6 +62,7 @@ import asyncio
 import functools
 import logging
 import time
+import uuid
 from collections import defaultdict, deque
 from typing import Any
 
@@ -105,6 +106,19 @@ def _name(tp: TopicPartition) -> str:
 
 def _partition_of(batch: ProducerBatch) -> TopicPartition:
     return batch.tp
+
+
+def _answer_for(response: Any, naming: str | uuid.UUID, partition: int) -> Any:
+    """The part of a Produce response that answers ``partition`` of the topic ``naming``
+    (its name, or its id from v13), found by Produce's own field names, which every version
+    has; else :func:`partition_answer`'s error, which says what the broker answered."""
+    field = "topic_id" if isinstance(naming, uuid.UUID) else "name"
+    for topic in response.responses:
+        if getattr(topic, field, None) == naming:
+            for answer in topic.partition_responses:
+                if answer.index == partition:
+                    return answer
+    return partition_answer(response, naming, partition)
 
 
 class _Alarm:
@@ -572,7 +586,7 @@ class Sender:
         topic_id = metadata.topics[batch.tp.topic].topic_id
         naming = topic_id if response.__version__ > 12 and topic_id else batch.tp.topic
         try:
-            answer = partition_answer(response, naming, batch.tp.partition)
+            answer = _answer_for(response, naming, batch.tp.partition)
         except KafkawireError as exc:
             self._failed_attempt(batch, exc)
             return
