@@ -269,8 +269,8 @@ class Connection:
         producer's batches need that (their sequence numbers are given as they are built)."""
         cls = type(request)
         self.api_versions.check(cls.__api_key__, cls.__version__)
-        pending = self._write(request, self._request_timeout if timeout is None else timeout)
-        return self._response(request, pending)
+        answer = self._write(request, self._request_timeout if timeout is None else timeout)
+        return cast("Coroutine[Any, Any, R]", answer)
 
     def submit(
         self, request: RequestMessage[R], *, timeout: float | None = None, then: Then | None = None
@@ -287,9 +287,7 @@ class Connection:
         correlation_id, future, failed, held = self._register(request, timeout, then=then)
         if future is None:  # acks=0: done once the frame is handed over and drained
             written = asyncio.ensure_future(
-                self._response(
-                    request, self._answer(cls, correlation_id, None, timeout, failed, held=held)
-                )
+                self._answer(cls, correlation_id, None, timeout, failed, held=held)
             )
             if then is not None:
                 written.add_done_callback(then)
@@ -297,13 +295,6 @@ class Connection:
         if failed is not None:
             self._shutdown(f"writing to the socket failed: {failed}", failed)
         return future
-
-    @staticmethod
-    async def _response(request: RequestMessage[R], pending: Coroutine[Any, Any, Any]) -> R:
-        response = await pending
-        if response is None:  # acks=0
-            return request.__response__()
-        return cast("R", response)
 
     async def _send_untimed(self, request: Any) -> Any:
         """For setup requests, bounded by ``open``'s deadline instead of a per-request one."""
@@ -383,7 +374,7 @@ class Connection:
     ) -> Coroutine[Any, Any, Any]:
         """Register ``request`` and hand its frame to the transport now (or, during a
         re-authentication and unless ``setup``, queue it behind that); what it returns drains
-        the write and awaits the answer (``None`` for acks=0)."""
+        the write and awaits the answer (an empty one for acks=0)."""
         correlation_id, future, failed, held = self._register(request, timeout, setup=setup)
         return self._answer(type(request), correlation_id, future, timeout, failed, held=held)
 
@@ -439,8 +430,9 @@ class Connection:
         *,
         held: bool,
     ) -> Any:
-        if future is None:
-            return await self._drained(cls, timeout, failed, held=held)
+        if future is None:  # acks=0: no answer comes; an empty one, as Java's client makes up
+            await self._drained(cls, timeout, failed, held=held)
+            return cls.__response__()
         try:
             try:
                 if held:
