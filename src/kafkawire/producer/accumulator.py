@@ -66,7 +66,8 @@ class RecordAccumulator:
         self._delivery_timeout = delivery_timeout
         self._queues: dict[tuple[str, int], deque[ProducerBatch]] = {}
         # The last batch of each partition while records may join it (see the module doc).
-        self._open: dict[tuple[str, int], ProducerBatch] = {}
+        # By topic, then partition: no (topic, partition) key is made and hashed per record.
+        self._open: dict[str, dict[int, ProducerBatch]] = {}
         self._used = 0
         self._waiters: deque[_Waiter] = deque()
         self._closed_by: BaseException | None = None
@@ -165,7 +166,8 @@ class RecordAccumulator:
         :meth:`append`). Keys and values are bytes or ``None``: the builder cannot refuse
         such a record.
         """
-        batch = self._open.get((topic, partition))
+        opened = self._open.get(topic)
+        batch = None if opened is None else opened.get(partition)
         if batch is None:
             return None
         filled = batch.memory + memory
@@ -251,7 +253,7 @@ class RecordAccumulator:
         """
         if self._closed_by is not None:
             raise self._closed_by
-        batch = self._open.get((topic, partition))
+        batch = self._open.get(topic, {}).get(partition)
         if batch is None or batch.memory >= self._batch_size:
             batch = self._new_batch(TopicPartition(topic, partition), self._queue(topic, partition))
         try:
@@ -302,7 +304,7 @@ class RecordAccumulator:
             unfinished=self.unfinished,
         )
         queue.append(batch)
-        self._open[tp] = batch
+        self._open.setdefault(tp.topic, {})[tp.partition] = batch
         # As Java's accumulator does on a new batch: the sender learns of its linger deadline
         # (or that the batch before is full now) at once, not at its next idle check.
         self.wakeup.set()
@@ -353,8 +355,9 @@ class RecordAccumulator:
 
     def _closed_to_records(self, batch: ProducerBatch) -> None:
         """``batch`` leaves its queue (to be sent, failed or dropped): no record joins it."""
-        if self._open.get(batch.tp) is batch:
-            del self._open[batch.tp]
+        opened = self._open.get(batch.tp.topic)
+        if opened is not None and opened.get(batch.tp.partition) is batch:
+            del opened[batch.tp.partition]
 
     def expired(self, now: float) -> list[ProducerBatch]:
         """Take out the queued batches whose delivery timeout has passed: each queue holds
@@ -386,11 +389,11 @@ class RecordAccumulator:
     def remove_all(self, partitions: set[TopicPartition] | None = None) -> list[ProducerBatch]:
         """Take every queued batch out, or those of ``partitions`` (to fail or abort them)."""
         taken: list[ProducerBatch] = []
-        for tp, queue in self._queues.items():
-            if partitions is None or tp in partitions:
+        for (topic, partition), queue in self._queues.items():
+            if partitions is None or (topic, partition) in partitions:
                 taken += queue
                 queue.clear()
-                self._open.pop(tp, None)
+                self._open.get(topic, {}).pop(partition, None)
         return taken
 
     @property
