@@ -24,9 +24,10 @@ batching. Environment: KAFKAWIRE_BENCH_RECORDS (the count), KAFKAWIRE_BENCH_SETT
 KAFKAWIRE_BENCH_BATCHING (comma-separated names to run only those, e.g. ``plain,idempotent``
 and ``defaults,1 MiB``: a name matches the settings or ways that contain it).
 
-``python -m benchmarks.bench_producer once [SETTING [BATCHING [RECORDS]]]`` runs kafkawire
-alone, once, after a warm-up (what ``valgrind --tool=callgrind`` measures: run it at two
-counts and divide the difference of the instructions by the difference of the counts).
+``python -m benchmarks.bench_producer once [SETTING [BATCHING [RECORDS [LINGER_MS]]]]`` runs
+kafkawire alone, once, after a warm-up (what ``valgrind --tool=callgrind`` measures: run it at
+two counts and divide the difference of the instructions by the difference of the counts;
+under valgrind, give a linger of a second, so that batches fill as they do at full speed).
 """
 
 from __future__ import annotations
@@ -269,10 +270,12 @@ def _summary(ratios: dict[tuple[str, str], float]) -> None:
             print(f"  {name:14}" + "".join(f"{c:>26}" for c in cells))
 
 
-async def _once(setting_name: str, way: str, records: int) -> None:
+async def _once(setting_name: str, way: str, records: int, linger_ms: int | None) -> None:
     """kafkawire alone: a warm-up run, then one measured run (for callgrind and perf)."""
     setting = SETTINGS[_chosen_one(SETTINGS, setting_name)]
     batching = BATCHING[_chosen_one(BATCHING, way)]
+    if linger_ms is not None:
+        batching = (16384 if batching is None else batching[0], linger_ms)
     async with TansuBroker() as broker, KafkaClient(broker.bootstrap) as client:
         for count in (min(records, 1_000), records):
             topic = next(_topics)
@@ -307,6 +310,8 @@ def main() -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["once"]:
         setting_name, way = [*sys.argv[2:4], "plain", "defaults"][:2]
-        asyncio.run(_once(setting_name, way, int(sys.argv[4]) if len(sys.argv) > 4 else RECORDS))
+        count = int(sys.argv[4]) if len(sys.argv) > 4 else RECORDS
+        linger = int(sys.argv[5]) if len(sys.argv) > 5 else None
+        asyncio.run(_once(setting_name, way, count, linger))
     else:
         main()
