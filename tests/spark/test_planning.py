@@ -274,14 +274,18 @@ def test_next_end_below_the_start_is_data_loss() -> None:
 
 
 def test_arrow_batches_carry_each_records_timestamp_type() -> None:
-    from kafkawire.records import Header, Record
+    from kafkawire.records import RecordBatchBuilder, decode_batches
+    from kafkawire.records.arrow_columns import RecordColumns
     from kafkawire.spark.arrow import to_batch
 
-    records = [
-        Record(offset=5, timestamp=1, key=None, value=b"a", headers=()),
-        Record(offset=6, timestamp=2, key=b"k", value=None, headers=(Header("h", b"v"),)),
-    ]
-    batch = to_batch("t", 3, records, [1, 0], True)
+    appended = RecordBatchBuilder(base_offset=5, log_append_time=1)
+    appended.append(None, b"a", timestamp=0)
+    created = RecordBatchBuilder(base_offset=6)
+    created.append(b"k", None, timestamp=2, headers=[("h", b"v")])
+    columns = RecordColumns(include_headers=True)
+    for batch in decode_batches(appended.build() + created.build()):
+        columns.add_batch(batch, 0, 10)
+    batch = to_batch("t", 3, columns.finish(), True)
     assert batch.column("timestampType").to_pylist() == [1, 0]
     assert batch.column("offset").to_pylist() == [5, 6]
     assert batch.column("headers").to_pylist()[1] == [{"key": "h", "value": b"v"}]

@@ -1,5 +1,6 @@
-/* kafkawire.records._accel: the v2 record loop of kafkawire.records.v2_records, in C, and the
- * records of a batch being built (EncodedRecords: what a producer appends to).
+/* kafkawire.records._accel: the v2 record loop of kafkawire.records.v2_records, in C, the
+ * records of a batch being built (EncodedRecords: what a producer appends to), and records as
+ * Arrow column buffers (RecordColumns, in _arrow_columns.h).
  *
  * Optional: the build compiles it when it can (see hatch_build.py at the repository root),
  * and kafkawire.records.v2_records falls back to its pure-Python loop when it is missing or
@@ -1608,6 +1609,9 @@ static PyTypeObject encoded_records_type = {
     .tp_getset = encoded_getset,
 };
 
+/* RecordColumns: records as Arrow column buffers, read with the helpers above. */
+#include "_arrow_columns.h"
+
 static PyMethodDef methods[] = {
     {"setup", (PyCFunction)setup, METH_VARARGS,
      "setup(record_class, header_class, corrupt_error, invalid_error)\n--\n\n"
@@ -1656,7 +1660,8 @@ PyInit__accel(void)
         return NULL;
     }
     if (PyModule_AddObjectRef(module_object, "EncodedRecords",
-                              (PyObject *)&encoded_records_type) < 0) {
+                              (PyObject *)&encoded_records_type) < 0 ||
+        add_record_columns(module_object) < 0) {
         Py_DECREF(module_object);
         return NULL;
     }
