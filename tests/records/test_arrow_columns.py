@@ -16,12 +16,10 @@ from kafkawire.records import (
     Compression,
     ControlType,
     CorruptRecordError,
-    EndTransactionMarker,
     Record,
     RecordBatchBuilder,
     arrow_columns,
     decode_batches,
-    end_transaction_batch,
 )
 from kafkawire.records.arrow_columns import (
     ColumnBuffers,
@@ -34,8 +32,10 @@ from tests.records.helpers import (
     SETTINGS,
     THOROUGH,
     build,
+    end_marker,
     expected_records,
     record_inputs,
+    transactional_batch,
     v2_batch,
 )
 
@@ -223,34 +223,15 @@ def test_timestamps_past_int64_are_corrupt(twin: Any) -> None:
     assert len(columns) == 1
 
 
-def _transactional(base_offset: int, producer_id: int, values: list[bytes]) -> bytes:
-    builder = RecordBatchBuilder(
-        base_offset=base_offset, producer_id=producer_id, producer_epoch=0, transactional=True
-    )
-    for value in values:
-        builder.append(None, value, timestamp=0)
-    return builder.build()
-
-
-def _marker(base_offset: int, producer_id: int, kind: ControlType) -> bytes:
-    return end_transaction_batch(
-        EndTransactionMarker(kind, coordinator_epoch=0),
-        producer_id=producer_id,
-        producer_epoch=0,
-        timestamp=0,
-        base_offset=base_offset,
-    )
-
-
 @pytest.mark.parametrize("twin", TWINS)
 def test_aborted_transactions_and_control_batches_are_not_rows(twin: Any) -> None:
     log = b"".join(
         [
-            _transactional(0, 1, [b"aborted", b"aborted"]),
-            _transactional(2, 2, [b"committed"]),
-            _marker(3, 1, ControlType.ABORT),
-            _marker(4, 2, ControlType.COMMIT),
-            _transactional(5, 1, [b"next"]),
+            transactional_batch(0, 1, [b"aborted", b"aborted"]),
+            transactional_batch(2, 2, [b"committed"]),
+            end_marker(3, 1, ControlType.ABORT),
+            end_marker(4, 2, ControlType.COMMIT),
+            transactional_batch(5, 1, [b"next"]),
         ]
     )
     aborted = [AbortedTransaction(producer_id=1, first_offset=0)]

@@ -16,13 +16,18 @@ from kafkawire.records import (
     AbortedTransaction,
     Compression,
     ControlType,
-    EndTransactionMarker,
     RecordBatchBuilder,
-    end_transaction_batch,
 )
 from kafkawire.records.arrow_columns import RecordColumns, RecordColumnsPure, add_fetched
 from kafkawire.spark.arrow import to_batch
-from tests.records.helpers import COMBINATIONS, SETTINGS, build, record_inputs
+from tests.records.helpers import (
+    COMBINATIONS,
+    SETTINGS,
+    build,
+    end_marker,
+    record_inputs,
+    transactional_batch,
+)
 
 from .row_path import old_fetch_rows
 
@@ -65,39 +70,20 @@ def _same(answer: Any, start: int, end: int, builder: Any) -> None:
             assert new.equals(old)
 
 
-def _transactional(base_offset: int, producer_id: int, values: list[bytes | None]) -> bytes:
-    builder = RecordBatchBuilder(
-        base_offset=base_offset, producer_id=producer_id, producer_epoch=0, transactional=True
-    )
-    for i, value in enumerate(values):
-        builder.append(None if i % 2 else b"key", value, timestamp=1000 + i, headers=[("t", b"x")])
-    return builder.build()
-
-
-def _marker(base_offset: int, producer_id: int, kind: ControlType) -> bytes:
-    return end_transaction_batch(
-        EndTransactionMarker(kind, coordinator_epoch=0),
-        producer_id=producer_id,
-        producer_epoch=0,
-        timestamp=0,
-        base_offset=base_offset,
-    )
-
-
 @pytest.mark.parametrize("builder", BUILDERS)
 @pytest.mark.parametrize(("start", "end"), [(0, 100), (1, 100), (3, 9), (6, 7), (11, 100)], ids=str)
 @pytest.mark.parametrize("listed", [True, False], ids=["read_committed", "read_uncommitted"])
 def test_transactions_with_aborts(builder: Any, start: int, end: int, listed: bool) -> None:
     log = b"".join(
         [
-            _transactional(0, 1, [b"aborted", None]),  # 0-1, aborted at 4
-            _transactional(2, 2, [b"committed", b"too"]),  # 2-3, committed at 5
-            _marker(4, 1, ControlType.ABORT),
-            _marker(5, 2, ControlType.COMMIT),
-            _transactional(6, 1, [b"next"]),  # 6, committed at 8
+            transactional_batch(0, 1, [b"aborted", None]),  # 0-1, aborted at 4
+            transactional_batch(2, 2, [b"committed", b"too"]),  # 2-3, committed at 5
+            end_marker(4, 1, ControlType.ABORT),
+            end_marker(5, 2, ControlType.COMMIT),
+            transactional_batch(6, 1, [b"next"]),  # 6, committed at 8
             build(2, Compression.LZ4, [(None, b"plain", 7, (("h", None),))], base_offset=7),
-            _marker(8, 1, ControlType.COMMIT),
-            _transactional(9, 3, [b"open", b"still"]),  # 9-10, aborted later: listed
+            end_marker(8, 1, ControlType.COMMIT),
+            transactional_batch(9, 3, [b"open", b"still"]),  # 9-10, aborted later: listed
         ]
     )
     aborted = [AbortedTransaction(1, 0), AbortedTransaction(3, 9)] if listed else None

@@ -245,36 +245,6 @@ is_utf8(const unsigned char *bytes, pos_t length)
     return 1;
 }
 
-/* A key's or value's length at ``*pos_io`` (-1: null), its bytes checked to be inside the
- * section; the position moves past them. */
-static int
-nullable_length(const unsigned char *buf, pos_t end, pos_t *pos_io, const char *name,
-                pos_t *length_out, PyObject *base_offset)
-{
-    uint64_t raw;
-    pos_t pos;
-    if (read_inline(buf, end, *pos_io, 32, &raw, &pos, base_offset) < 0) {
-        return -1;
-    }
-    if (raw == 1) {
-        *length_out = -1;
-    }
-    else if (raw & 1) {
-        CORRUPT("%s length %lld before byte " POS, name, (long long)zigzag(raw), pos);
-        return -1;
-    }
-    else {
-        *length_out = (pos_t)(raw >> 1);
-        if (*length_out > end - pos) {
-            PAST_END();
-            return -1;
-        }
-        pos += *length_out;
-    }
-    *pos_io = pos;
-    return 0;
-}
-
 /* The headers at ``*pos_io`` (whose count varint is not 0), checked as read_headers() checks
  * them, and appended to the header columns when ``keep``. */
 static int

@@ -33,7 +33,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Iterable, Sequence
 from functools import partial
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, cast
 
 from kafkawire._extensions import load_optional
 
@@ -87,26 +87,6 @@ class ColumnBuffers(NamedTuple):
     keys: BinaryBuffers
     values: BinaryBuffers
     headers: HeaderBuffers | None  # None unless asked for
-
-
-class _Builder(Protocol):
-    """What :class:`RecordColumnsPure` and the compiled ``RecordColumns`` share."""
-
-    def __init__(self, include_headers: bool) -> None: ...
-    def __len__(self) -> int: ...
-    def append(
-        self,
-        buf: BytesLike,
-        *,
-        base_offset: int,
-        base_timestamp: int,
-        log_append_time: int | None,
-        count: int,
-        start: int,
-        end: int,
-        timestamp_type: int,
-    ) -> int: ...
-    def finish(self) -> tuple[Any, ...]: ...
 
 
 class _Binary:
@@ -230,14 +210,15 @@ class RecordColumnsPure:
         return result
 
 
-def _load_compiled() -> type[_Builder] | None:
+def _load_compiled() -> type[RecordColumnsPure] | None:
     """The compiled class, where ``_accel`` is in use (set up by :mod:`.v2_records`)."""
     if not _RECORDS_ACCELERATED:
         return None
     from . import _accel
 
-    compiled: type[_Builder] = _accel.RecordColumns
-    return compiled
+    # The compiled class has the pure one's interface (the stub says so) without deriving
+    # from it: typed as the pure class, as builder.py types EncodedRecords.
+    return cast("type[RecordColumnsPure]", _accel.RecordColumns)
 
 
 _COMPILED = load_optional("kafkawire.records._accel", _load_compiled)
@@ -254,9 +235,11 @@ class RecordColumns:
 
     __slots__ = ("_builder",)
 
-    def __init__(self, include_headers: bool, *, builder: type[_Builder] | None = None) -> None:
+    def __init__(
+        self, include_headers: bool, *, builder: type[RecordColumnsPure] | None = None
+    ) -> None:
         chosen = builder or _COMPILED or RecordColumnsPure
-        self._builder: _Builder = chosen(include_headers)
+        self._builder = chosen(include_headers)
 
     def __len__(self) -> int:
         """The rows added since the last :meth:`finish`."""
