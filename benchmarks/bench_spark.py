@@ -257,6 +257,14 @@ class _Table:
     def ratio(self, what: str, to: str) -> str:
         return f"{self.rates[what] / self.rates[to]:.2f}x {to}"
 
+    def summary(self, label: str, raw: str, ceiling: str) -> None:
+        """Spark's ratios to the raw client and to the ceiling, and the task code's."""
+        spark, task = "Spark format(kafkawire)", "data source task code, no Spark"
+        print(
+            f"  {label}: {self.ratio(spark, raw)}, {self.ratio(spark, ceiling)};"
+            f" task code: {self.ratio(task, raw)}"
+        )
+
 
 def _session() -> Any:
     from pyspark.sql import SparkSession
@@ -293,12 +301,7 @@ def _reads(table: _Table, bootstrap: str, spark: Any) -> None:
         "Spark ceiling: Arrow batches from memory",
         lambda _: _spark_read(spark, bootstrap, "bench-raw", "kafkawire-ceiling"),
     )
-    spark_read = "Spark format(kafkawire)"
-    print(
-        f"  Spark read: {table.ratio(spark_read, 'raw: Consumer.getmany')}, "
-        f"{table.ratio(spark_read, 'Spark ceiling: Arrow batches from memory')}; task code: "
-        f"{table.ratio('data source task code, no Spark', 'raw: Consumer.getmany')}"
-    )
+    table.summary("Spark read", "raw: Consumer.getmany", "Spark ceiling: Arrow batches from memory")
 
 
 def _writes(table: _Table, bootstrap: str, spark: Any) -> None:
@@ -320,12 +323,7 @@ def _writes(table: _Table, bootstrap: str, spark: Any) -> None:
     )
     _ceiling_write(spark)
     table.time("Spark ceiling: a writer that drops its rows", lambda _: _ceiling_write(spark))
-    spark_write = "Spark format(kafkawire)"
-    print(
-        f"  Spark write: {table.ratio(spark_write, raw)}, "
-        f"{table.ratio(spark_write, 'Spark ceiling: a writer that drops its rows')}; task code: "
-        f"{table.ratio('data source task code, no Spark', raw)}"
-    )
+    table.summary("Spark write", raw, "Spark ceiling: a writer that drops its rows")
 
 
 def _streams(table: _Table, bootstrap: str, spark: Any) -> None:
