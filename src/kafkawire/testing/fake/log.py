@@ -128,6 +128,30 @@ class PartitionLog:
             self._record_producer(stored, last_seq)
         return Appended(base)
 
+    def append_unchecked(self, batch: RecordBatch, raw: bytes) -> None:
+        """Write ``raw`` as it is (no stamps, no checks): where it ends is the last offset its
+        header or its records name, whichever is later (a crafted batch may disagree)."""
+        if batch.base_offset < self.end_offset:
+            raise ValueError(
+                f"a batch at offset {batch.base_offset} cannot follow the log end offset "
+                f"{self.end_offset}"
+            )
+        last = max(batch.last_offset, *(record.offset for record in batch.records))
+        self._store(
+            StoredBatch(
+                base_offset=batch.base_offset,
+                last_offset=last,
+                leader_epoch=batch.partition_leader_epoch,
+                data=raw,
+                max_timestamp=batch.max_timestamp,
+                producer_id=batch.producer_id,
+                producer_epoch=batch.producer_epoch,
+                first_seq=batch.base_sequence,
+                transactional=batch.is_transactional,
+                marker=None,
+            )
+        )
+
     def append_marker(
         self,
         producer_id: int,
