@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
@@ -64,6 +64,13 @@ def crafted_batch(
         producer_epoch=-1,
         base_sequence=-1,
     )
+
+
+@pytest.fixture
+async def leader() -> AsyncIterator[FakeCluster]:
+    """A cluster of one broker: it leads every partition, so one Fetch answers them all."""
+    async with FakeCluster(1) as cluster:
+        yield cluster
 
 
 def with_logs(cluster: FakeCluster, logs: dict[int, list[bytes]]) -> None:
@@ -181,14 +188,14 @@ def failing_on(bad: bytes) -> Any:
 
 
 async def test_a_deserializer_error_comes_after_the_records_before_it(
-    fake_cluster: FakeCluster,
+    leader: FakeCluster,
 ) -> None:
     """Java's rule: the records before the bad one are returned; the next poll raises
     RecordDeserializationException naming the partition and offset, the position at it, and so
     does every poll until the application seeks past it."""
-    with_logs(fake_cluster, {0: [batch(0, 5)], 1: [batch(0, 2)]})
+    with_logs(leader, {0: [batch(0, 5)], 1: [batch(0, 2)]})
     async with Consumer(
-        bootstrap_servers=fake_cluster.bootstrap, value_deserializer=failing_on(b"2"), **FAST
+        bootstrap_servers=leader.bootstrap, value_deserializer=failing_on(b"2"), **FAST
     ) as consumer:
         consumer.assign([T0, T1])
         for tp in (T0, T1):
@@ -214,15 +221,15 @@ async def test_a_deserializer_error_comes_after_the_records_before_it(
 
 
 async def test_a_batch_past_the_decompression_bound_comes_after_the_records_before_it(
-    fake_cluster: FakeCluster,
+    leader: FakeCluster,
 ) -> None:
     """Records drained before the batch, of every partition, are handed out; the error names
     the partition, the offset and the option."""
     bomb = RecordBatchBuilder(base_offset=2, compression=Compression.GZIP)
     bomb.append(None, bytes(2_000_000), timestamp=1)
-    with_logs(fake_cluster, {0: [batch(0, 3)], 1: [batch(0, 2), bomb.build(), batch(3, 1)]})
+    with_logs(leader, {0: [batch(0, 3)], 1: [batch(0, 2), bomb.build(), batch(3, 1)]})
     async with Consumer(
-        bootstrap_servers=fake_cluster.bootstrap, max_decompressed_bytes_per_fetch=100_000, **FAST
+        bootstrap_servers=leader.bootstrap, max_decompressed_bytes_per_fetch=100_000, **FAST
     ) as consumer:
         consumer.assign([T0, T1])
         for tp in (T0, T1):
@@ -243,11 +250,11 @@ async def test_a_batch_past_the_decompression_bound_comes_after_the_records_befo
     assert "seek to offset 3 to skip it" in message
 
 
-async def test_a_corrupt_batch_comes_after_the_records_before_it(fake_cluster: FakeCluster) -> None:
+async def test_a_corrupt_batch_comes_after_the_records_before_it(leader: FakeCluster) -> None:
     corrupt = bytearray(batch(2, 2))
     corrupt[corrupt.rindex(b"3")] = ord("9")  # a value changed: the crc no longer matches
-    with_logs(fake_cluster, {0: [batch(0, 2), bytes(corrupt)]})
-    async with Consumer(bootstrap_servers=fake_cluster.bootstrap, **FAST) as consumer:
+    with_logs(leader, {0: [batch(0, 2), bytes(corrupt)]})
+    async with Consumer(bootstrap_servers=leader.bootstrap, **FAST) as consumer:
         consumer.assign([T0])
         consumer.seek(T0, 0)
         got = await asyncio.wait_for(poll(consumer, 1), WAIT)
@@ -292,11 +299,11 @@ async def test_a_dropped_answer_is_warned_of_once(caplog: pytest.LogCaptureFixtu
 
 
 async def test_a_record_never_comes_twice_across_seeks_and_prefetch(
-    fake_cluster: FakeCluster,
+    leader: FakeCluster,
 ) -> None:
     """Many small batches, prefetched, read a few records at a time."""
-    with_logs(fake_cluster, {0: [batch(b, 2) for b in range(0, 40, 2)]})
-    async with Consumer(bootstrap_servers=fake_cluster.bootstrap, **FAST) as consumer:
+    with_logs(leader, {0: [batch(b, 2) for b in range(0, 40, 2)]})
+    async with Consumer(bootstrap_servers=leader.bootstrap, **FAST) as consumer:
         consumer.assign([T0])
         consumer.seek(T0, 0)
         got: list[ConsumerRecord] = []
