@@ -15,6 +15,7 @@ from kafkawire.producer import Producer
 from kafkawire.records import Compression, DecompressionLimitError, RecordBatchBuilder
 from kafkawire.testing.fake import DROP, FakeCluster, HookContext
 from kafkawire.testing.fake.faults import answer_partitions, hold
+from tests.fake.wire import commit_then_abort
 
 T0 = TopicPartition("t", 0)
 WAIT = 10  # the bound on every wait: a test must fail, not hang
@@ -132,11 +133,7 @@ async def test_read_committed_drops_aborted_records_and_hides_markers(
     "kept" committed, its marker, "dropped" aborted, its marker."""
     fake_cluster.create_topic("t")
     async with Producer(fake_cluster.bootstrap, transactional_id="writer") as producer:
-        async with producer.transaction():
-            await producer.send("t", b"kept", partition=0)
-        producer.begin_transaction()
-        await producer.send_and_wait("t", b"dropped", partition=0)
-        await producer.abort_transaction()
+        await commit_then_abort(producer, "t")
     async with Consumer(
         bootstrap_servers=fake_cluster.bootstrap, isolation_level=isolation_level
     ) as consumer:

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
+from kafkawire.consumer import Consumer, TopicPartition
+from kafkawire.errors import UnknownMemberIdError
 from kafkawire.messages.fetch import v4 as fetch_v4
 from kafkawire.messages.fetch import v16 as fetch_v16
 from kafkawire.messages.find_coordinator import v6 as find_v6
 from kafkawire.messages.list_offsets import v1 as list_offsets_v1
 from kafkawire.messages.metadata import v12 as metadata_v12
-from kafkawire.messages.offset_commit import v2 as offset_commit_v2
 from kafkawire.messages.offset_fetch import v7 as offset_fetch_v7
 from kafkawire.messages.produce import v3 as produce_v3
 from kafkawire.records import RecordBatchBuilder, decode_batches
@@ -152,28 +153,15 @@ async def test_answer_partitions_for_list_offsets_and_offset_commit(cluster: Fak
             ),
         ),
     )
-    commit = offset_commit_v2.OffsetCommitRequest(
-        group_id="g",
-        generation_id_or_member_epoch=3,
-        member_id="m",
-        retention_time_ms=-1,
-        topics=(
-            offset_commit_v2.OffsetCommitRequestTopic(
-                name="t",
-                partitions=(
-                    offset_commit_v2.OffsetCommitRequestPartition(
-                        partition_index=1, committed_offset=5
-                    ),
-                ),
-            ),
-        ),
-    )
     async with Wire(cluster) as wire:
         listed = await wire.send(offsets)
-        committed = await wire.send(commit)
     (partition,) = listed.topics[0].partitions
     assert (listed.topics[0].name, partition.error_code, partition.offset) == ("t", 29, -1)
-    assert [(p.partition_index, p.error_code) for p in committed.topics[0].partitions] == [(1, 25)]
+    t1 = TopicPartition("t", 1)
+    async with Consumer(bootstrap_servers=cluster.bootstrap, group_id="g") as consumer:
+        with pytest.raises(UnknownMemberIdError):
+            await consumer.commit({t1: 5})
+        assert await consumer.committed(t1) is None  # the handler never saw the commit
 
 
 async def test_answer_partitions_of_an_api_without_partitions_fails_the_test() -> None:
@@ -229,14 +217,12 @@ async def test_hold_answers_once_released_and_delay_late(cluster: FakeCluster) -
     cluster.control(delay(0), api_key="Metadata", keep=True)
     request = metadata_v12.MetadataRequest(topics=None)
     async with Wire(cluster) as wire:
-        wire.write(request)
-        reading = asyncio.create_task(wire.read(request))
-        await cluster.requests.wait_for("Metadata")
-        await asyncio.sleep(0)
-        assert not reading.done()
+        answering = asyncio.ensure_future(wire.send(request))
+        held = await cluster.requests.wait_for("Metadata")
+        assert (len(held), answering.done()) == (1, False)
         released.set()
-        assert (await reading).brokers
-        assert (await wire.send(request)).brokers  # kept: released from now on
+        first, second = await answering, await wire.send(request)
+    assert first.brokers == second.brokers  # the second one kept: released from now on
 
 
 async def test_a_hook_builds_an_answer_at_the_requests_version(cluster: FakeCluster) -> None:
