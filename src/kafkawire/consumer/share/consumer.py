@@ -47,6 +47,7 @@ from .holdings import Holdings, Ticket
 from .membership import SHARE_GROUP_HEARTBEAT, ShareMembership
 from .session import SHARE_ACKNOWLEDGE, SHARE_FETCH
 from .settings import ShareConsumerOptions, ShareConsumerSettings
+from .wakeup import Wakeup
 
 __all__ = ["AcknowledgementCommitCallback", "ShareConsumer"]
 
@@ -121,7 +122,13 @@ class ShareConsumer:
         self._callback: AcknowledgementCommitCallback | None = None
         self._started = self._closed = False
         self._closing = asyncio.Event()
-        self._wakers = (self._fetcher.ready, *self._inbox.signals, self._closing)
+        self._wakeup = Wakeup()
+        self._wakers = (
+            self._fetcher.ready,
+            *self._inbox.signals,
+            self._closing,
+            self._wakeup.event,
+        )
         self._topics = frozenset(topics)
 
     # --- life cycle --------------------------------------------------------------------------
@@ -129,6 +136,7 @@ class ShareConsumer:
     async def start(self) -> None:
         """Connect, check that the brokers serve share groups, and join the group (with
         topics)."""
+        self._wakeup.bind()
         await self._cluster.__aenter__()
         try:
             await self._check_served()
@@ -169,6 +177,7 @@ class ShareConsumer:
             return
         self._closed = True
         self._closing.set()
+        self._wakeup.disable()
         try:
             if self._started:
                 timeout = self.settings.request_timeout_ms / 1000
@@ -225,6 +234,12 @@ class ShareConsumer:
         ``acquisitionLockTimeoutMs()``)."""
         return self._fetcher.lock_timeout_ms
 
+    def wakeup(self) -> None:
+        """End the ``getmany`` (or iteration step, or ``commit``) waiting now with
+        :class:`~kafkawire.consumer.share.WakeupError`, else the next one (once; Java's
+        ``wakeup()``). Callable from any thread; a closed consumer ignores it."""
+        self._wakeup.trigger()
+
     def set_acknowledgement_commit_callback(
         self, callback: AcknowledgementCommitCallback | None
     ) -> None:
@@ -259,6 +274,8 @@ class ShareConsumer:
         try:
             while True:
                 self._inbox.raise_for_poll()
+                # Before taking records, never after: a wakeup must not lose what was taken.
+                self._wakeup.check("getmany")
                 records = self._take(wanted)
                 if records:
                     return records
@@ -368,11 +385,11 @@ class ShareConsumer:
         if tickets:
             self._fetcher.wake()
             limit = self.settings.default_api_timeout_ms
-            done, _ = await asyncio.wait([t.done for t in tickets], timeout=limit / 1000)
+            await self._until_settled(tickets, limit / 1000)
             for ticket in tickets:
                 error = (
                     ticket.done.result()
-                    if ticket.done in done
+                    if ticket.done.done()
                     else RequestTimeoutError(
                         f"the acknowledgements of {ticket.tp.topic}/{ticket.tp.partition} were not "
                         f"answered within {limit} ms"
@@ -382,6 +399,17 @@ class ShareConsumer:
                     results[ticket.tp] = error
         await self._run_callbacks()
         return results
+
+    async def _until_settled(self, tickets: list[Ticket], timeout: float) -> None:
+        """Until every one of ``tickets`` is settled or ``timeout`` seconds have passed; a
+        wakeup raises (the tickets go on)."""
+        deadline = time.monotonic() + timeout
+        pending = [t.done for t in tickets]
+        while (pending := [f for f in pending if not f.done()]) and (
+            left := deadline - time.monotonic()
+        ) > 0:
+            await wait_any([*pending, self._wakeup.event], left)
+            self._wakeup.check("commit")
 
     async def _run_callbacks(self) -> None:
         """Tell the callback of every outcome settled since it last heard."""
