@@ -58,6 +58,21 @@ class CallTimeoutError(RequestTimeoutError):
     """A call retried on retriable errors ran out of its time: the message names the call and
     the last error it met, which is also its ``__cause__`` (``None`` if it met none)."""
 
+    @classmethod
+    def after(
+        cls, what: str, seconds: float, failures: int, last: BaseException | None
+    ) -> CallTimeoutError:
+        """The timeout of ``what`` after ``seconds``, ``failures`` attempts having failed, the
+        last with ``last`` (its cause; none: the attempts were not answered)."""
+        # Rounded up to 10 ms, as the scope's own message: "within 0.996 s" reads as a bug.
+        shown = f"{math.ceil(seconds * 100) / 100:.3g} s"
+        if last is None:
+            return cls(f"{what}: no answer within {shown}")
+        attempts = f"{failures} attempt" + ("s" if failures > 1 else "")
+        error = cls(f"{what}: not done within {shown} ({attempts} failed); last error: {last}")
+        error.__cause__ = last
+        return error
+
 
 class _OutOfTime(Exception):
     """No time is left for another attempt (raised inside :meth:`Retries.call` only)."""
@@ -95,13 +110,13 @@ class Retries:
                     what, attempt, deadline=deadline, retry=retry, forget=forget, errors=errors
                 )
         except _OutOfTime:
-            raise _timed_out(what, budget, errors) from errors[-1]
+            raise CallTimeoutError.after(what, budget, len(errors), errors[-1]) from errors[-1]
         except RequestTimeoutError as exc:
             if isinstance(exc, CallTimeoutError) or (errors and exc is errors[-1]):
                 raise  # an attempt's own error, raised as it is
             if not errors:  # the scope's expiry, with nothing met before it
                 raise CallTimeoutError(str(exc)) from None
-            raise _timed_out(what, budget, errors) from errors[-1]
+            raise CallTimeoutError.after(what, budget, len(errors), errors[-1]) from errors[-1]
 
     async def _attempts(
         self,
@@ -156,15 +171,6 @@ class Retries:
                 await self._closing.wait()
         if self._closed():
             raise ClientClosedError("the client was closed")
-
-
-def _timed_out(what: str, budget: float, errors: list[KafkawireError]) -> CallTimeoutError:
-    # Rounded up to 10 ms, as the scope's own message: "within 0.996 s" reads as a bug.
-    shown = math.ceil(budget * 100) / 100
-    attempts = f"{len(errors)} attempt" + ("s" if len(errors) > 1 else "")
-    return CallTimeoutError(
-        f"{what}: not done within {shown:.3g} s ({attempts} failed); last error: {errors[-1]}"
-    )
 
 
 def _broker_failed(error: KafkawireError) -> bool:

@@ -39,7 +39,6 @@ from kafkawire.consumer.fetching.record import ConsumerRecord
 from kafkawire.consumer.inbox import Inbox
 from kafkawire.consumer.tasks import BackgroundTasks
 from kafkawire.errors import ClientClosedError, KafkawireError
-from kafkawire.net.errors import RequestTimeoutError
 
 from .acknowledgements import AcknowledgeType
 from .fetcher import ShareFetcher
@@ -98,7 +97,7 @@ class ShareConsumer:
         )
         self._tasks = BackgroundTasks(restart_delay=settings.retry_backoff_max_ms / 1000)
         self._inbox = Inbox(self._tasks)
-        self._holdings = Holdings()
+        self._holdings = Holdings(retry_for=settings.default_api_timeout_ms / 1000)
         self._membership = ShareMembership(
             self._cluster,
             settings.group_id,
@@ -388,12 +387,7 @@ class ShareConsumer:
             await self._until_settled(tickets, limit / 1000)
             for ticket in tickets:
                 error = (
-                    ticket.done.result()
-                    if ticket.done.done()
-                    else RequestTimeoutError(
-                        f"the acknowledgements of {ticket.tp.topic}/{ticket.tp.partition} were not "
-                        f"answered within {limit} ms"
-                    )
+                    ticket.done.result() if ticket.done.done() else ticket.timed_out(limit / 1000)
                 )
                 if results.get(ticket.tp) is None:
                     results[ticket.tp] = error

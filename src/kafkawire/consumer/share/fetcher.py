@@ -19,10 +19,19 @@ Rules this module keeps (the session's own are :mod:`.session`'s, what is held
   the new leader delivers them again), and acknowledgements of records from the old leader
   still go to it, whose answer settles them: nothing waits on the old leader (franz-go
   1.21.4 stranded such records).
-- A partition error that says the metadata is stale (a moved leader, an unknown topic id)
+- An answer that names a partition's new leader (NOT_LEADER_OR_FOLLOWER or
+  FENCED_LEADER_EPOCH with the current leader and its node endpoint, KIP-951) moves the
+  partition there in the metadata (:meth:`~kafkawire.cluster.Cluster.update_leaders`), and it
+  is fetched there at once, without a refresh (Java's ``updatePartitionLeadership``).
+- Any other partition error that says the metadata is stale (a moved leader, an unknown topic id)
   refreshes it and backs the partition off for ``retry_backoff_ms``; other partition errors
   reach the application's next poll. A session that ends (:mod:`.session`) is opened again at
   once when the broker answered a session error, after a backoff otherwise.
+- Acknowledgements a broker refused with a retriable error (:func:`retried_ack_error`: not a
+  moved leader or a partition it does not have, whose records it released) go again after a
+  backoff (``retry_backoff_ms`` doubling up to ``retry_backoff_max_ms``, as Java's), until
+  their deadline (:mod:`.holdings`), then fail with one timeout naming the last refusal; the
+  last acknowledgements of ``close`` are not retried (nor are Java's).
 - The loop and each request run as tasks of the consumer's
   :class:`~kafkawire.consumer.tasks.BackgroundTasks`.
 """
@@ -38,7 +47,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.cluster import Backoff, BrokerAddress, Cluster, TopicPartition
 from kafkawire.consumer._waiting import wait_event
 from kafkawire.consumer.fetching.record import ConsumerRecord
 from kafkawire.consumer.inbox import Inbox
@@ -59,13 +68,23 @@ from .holdings import Holdings, Ticket
 from .session import SHARE_ACKNOWLEDGE, SHARE_FETCH, Acks, PartitionId, ShareSession
 from .settings import ShareConsumerSettings
 
-__all__ = ["ShareFetcher"]
+__all__ = ["ShareFetcher", "retried_ack_error"]
 
 _log = logging.getLogger(__name__)
 
 _IDLE = 60.0  # seconds the loop sleeps with nothing to do (any change wakes it sooner)
 _SESSION_ERRORS = (122, 123, 133)  # SHARE_SESSION_NOT_FOUND, INVALID_..._EPOCH, ..._LIMIT_REACHED
 _RECORD_LIMIT = 1  # ShareFetch v2's share_acquire_mode for "record_limit"
+# A moved leader, a partition or topic the broker does not have: the records acquired there
+# were released (or never were), so their acknowledgements cannot succeed by trying again.
+_NOT_RETRIED = (6, 74, 3, 100)  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_TOPIC_...
+_LEADER_MOVED = (6, 74)  # the codes an answer names the current leader with
+
+
+def retried_ack_error(error: KafkawireError) -> bool:
+    """Whether acknowledgements refused with ``error`` are sent again (Java's
+    ``ShareConsumeRequestManager.handlePartitionError``)."""
+    return error.retriable and getattr(error, "code", None) not in _NOT_RETRIED
 
 
 class ShareFetcher:
@@ -93,6 +112,9 @@ class ShareFetcher:
         self._buffers: dict[TopicPartition, deque[ShareCompletedFetch]] = {}
         self._assigned: frozenset[TopicPartition] = frozenset()
         self._backoff_until: dict[int | TopicPartition, float] = {}
+        self._ack_backoff = Backoff(
+            initial=settings.retry_backoff_ms / 1000, maximum=settings.retry_backoff_max_ms / 1000
+        )
         self._closing = False
         self._warned: set[str] = set()
         self._unreported: KafkawireError | None = None  # for the next drain
@@ -212,14 +234,15 @@ class ShareFetcher:
         """Start a request to each broker that has something to do and none in flight; the
         time until a backed-off one may be tried again."""
         now = time.monotonic()
-        waits = [t - now for t in self._backoff_until.values() if t > now]
+        retry = self._holdings.next_retry()
+        waits = [t - now for t in (*self._backoff_until.values(), retry or 0) if t > now]
         delay = min(waits, default=_IDLE)
         wanted = await self._leaders(now)
-        for node in set(wanted) | set(self._holdings.nodes_with_queued()):
+        for node in set(wanted) | set(self._holdings.nodes_with_queued(now)):
             if node in self._busy or self._closing or self._backoff_until.get(node, 0) > now:
                 continue
             partitions = wanted.get(node, {})
-            queued = self._holdings.queued_for(node)
+            queued = self._holdings.queued_for(node, now)
             # what cannot ride a fetch (RENEWs, partitions not fetched there) goes first
             alone = any(t.renewing or t.tp not in partitions for t in queued)
             if partitions and not alone and self._fetchable(partitions):
@@ -308,6 +331,7 @@ class ShareFetcher:
             return
         self.lock_timeout_ms = response.acquisition_lock_timeout_ms or self.lock_timeout_ms
         names = {pid: tp for tp, pid in partitions.items()}
+        moved = self._follow_leader_hints(response, names)
         answered: set[TopicPartition] = set()
         for topic in response.responses:
             for data in topic.partitions:
@@ -317,16 +341,20 @@ class ShareFetcher:
                 answered.add(tp)
                 ack_error = error_for_code(data.acknowledge_error_code, _acked(tp, node))
                 self._acknowledged(session.node, tp, tickets, ack_error)
-                self._take(session, tp, data)
+                self._take(session, tp, data, moved=tp in moved)
         unanswered = [t for t in tickets if t.tp not in answered]
         self._settle(
             unanswered, ProtocolError(f"broker {node} did not answer the acknowledgements")
         )
 
-    def _take(self, session: ShareSession, tp: TopicPartition, data: Any) -> None:
-        """Buffer what one partition's answer acquired, or act on its error."""
+    def _take(self, session: ShareSession, tp: TopicPartition, data: Any, *, moved: bool) -> None:
+        """Buffer what one partition's answer acquired, or act on its error (``moved``: the
+        answer named the partition's new leader, fetched at once)."""
         error = error_for_code(data.error_code, f"ShareFetch of {tp.topic}/{tp.partition}")
         if error is not None:
+            if moved:
+                self._left_leader(session.node, tp, refresh=False)
+                return
             if getattr(error, "invalid_metadata", False):
                 self._left_leader(session.node, tp)
             self._partition_failed(tp, error)
@@ -367,7 +395,7 @@ class ShareFetcher:
         version = await self._version(node, SHARE_ACKNOWLEDGE)
         if version is None:
             return
-        tickets = self._live_tickets(session, None)
+        tickets = self._live_tickets(session, None, final=final)
         if version < 2:
             renewing = [t for t in tickets if t.renewing]
             self._settle(
@@ -390,6 +418,7 @@ class ShareFetcher:
         if response is None:
             return
         names = {pid: tp for tp, pid in partitions.items()}
+        moved = self._follow_leader_hints(response, names)
         answered = set()
         for topic in response.responses:
             for data in topic.partitions:
@@ -397,7 +426,7 @@ class ShareFetcher:
                 if tp is not None:
                     answered.add(tp)
                     error = error_for_code(data.error_code, _acked(tp, node))
-                    self._acknowledged(node, tp, tickets, error)
+                    self._acknowledged(node, tp, tickets, error, retry=not final, moved=tp in moved)
         unanswered = [t for t in tickets if t.tp not in answered]
         self._settle(
             unanswered, ProtocolError(f"broker {node} did not answer the acknowledgements")
@@ -429,11 +458,13 @@ class ShareFetcher:
         return None
 
     def _live_tickets(
-        self, session: ShareSession, partitions: set[TopicPartition] | None
+        self, session: ShareSession, partitions: set[TopicPartition] | None, *, final: bool = False
     ) -> list[Ticket]:
         """The tickets queued for the session's broker (of ``partitions``, if given) that
-        belong to its current incarnation; those of an ended one fail at once."""
-        tickets = self._holdings.take_queued(session.node, partitions)
+        belong to its current incarnation, and (unless ``final``) whose backoff is over; those
+        of an ended incarnation fail at once."""
+        now = None if final else time.monotonic()
+        tickets = self._holdings.take_queued(session.node, partitions, now=now)
         stale = [t for t in tickets if t.incarnation != session.incarnation]
         self._settle(stale, self._ended(session))
         return [t for t in tickets if t.incarnation == session.incarnation]
@@ -497,18 +528,83 @@ class ShareFetcher:
             self._holdings.settle(tickets, error)
 
     def _acknowledged(
-        self, node: int, tp: TopicPartition, tickets: list[Ticket], error: KafkawireError | None
+        self,
+        node: int,
+        tp: TopicPartition,
+        tickets: list[Ticket],
+        error: KafkawireError | None,
+        *,
+        retry: bool = True,
+        moved: bool = False,
     ) -> None:
-        """The outcome of ``tp``'s acknowledgements to ``node``; one that says ``node`` no
-        longer leads it (a moved leader) ends what was acquired there, buffered or not."""
-        self._settle([t for t in tickets if t.tp == tp], error)
+        """The outcome of ``tp``'s acknowledgements to ``node``: retried if the error is worth
+        it (and ``retry``); one that says ``node`` no longer leads it (a moved leader) ends
+        what was acquired there, buffered or not (``moved``: the answer named the new leader,
+        so the metadata need not be asked)."""
+        answered = [t for t in tickets if t.tp == tp]
+        if error is not None and retry and retried_ack_error(error):
+            self._retry(answered, error)
+        else:
+            self._settle(answered, error)
         if error is not None and getattr(error, "invalid_metadata", False):
-            self._left_leader(node, tp)
+            self._left_leader(node, tp, refresh=not moved)
 
-    def _left_leader(self, node: int, tp: TopicPartition) -> None:
+    def _retry(self, tickets: list[Ticket], error: KafkawireError) -> None:
+        """Queue ``tickets`` again after their backoff, or fail those out of time."""
+        now = time.monotonic()
+        for ticket in tickets:
+            left = ticket.deadline - now
+            if left <= 0:
+                ticket.failures += 1
+                ticket.last_error = error
+                self._settle(
+                    [ticket], ticket.timed_out(self._settings.default_api_timeout_ms / 1000)
+                )
+                continue
+            delay = min(left, self._ack_backoff.after(ticket.failures + 1))
+            _log.debug(
+                "acknowledgements of %s to broker %d refused (%s): again in %.3g s",
+                ticket.tp,
+                ticket.node,
+                error,
+                delay,
+            )
+            self._holdings.retry(ticket, error, now + delay)
+        self.wake()
+
+    def _follow_leader_hints(
+        self, response: Any, names: dict[PartitionId, TopicPartition]
+    ) -> set[TopicPartition]:
+        """The partitions ``response`` names a new leader of (moved or known already in the
+        metadata, which takes the hints and the node endpoints with them)."""
+        hints: dict[TopicPartition, tuple[int, int]] = {}
+        for topic in response.responses:
+            for data in topic.partitions:
+                tp = names.get((topic.topic_id, data.partition_index))
+                leader = data.current_leader
+                if tp is not None and data.error_code in _LEADER_MOVED and leader.leader_id >= 0:
+                    hints[tp] = (leader.leader_id, leader.leader_epoch)
+        if not hints:
+            return set()
+        brokers = [
+            BrokerAddress(e.node_id, e.host, e.port, e.rack) for e in response.node_endpoints
+        ]
+        moved = self._cluster.update_leaders(hints, brokers)
+        metadata = self._cluster.current_metadata
+        for tp, (leader, _) in hints.items():
+            topic = metadata.topics.get(tp.topic) if metadata is not None else None
+            known = topic.partitions.get(tp.partition) if topic is not None else None
+            if known is not None and known.leader_id == leader:
+                moved.add(tp)
+        if moved:
+            _log.info("share partitions moved to the leaders the broker named: %s", sorted(moved))
+        return moved
+
+    def _left_leader(self, node: int, tp: TopicPartition, *, refresh: bool = True) -> None:
         """``node`` no longer leads ``tp``: the records buffered from it are dropped (the new
-        leader delivers them again), and the metadata is asked again."""
-        self._cluster.mark_metadata_stale()
+        leader delivers them again), and (``refresh``) the metadata is asked again."""
+        if refresh:
+            self._cluster.mark_metadata_stale()
         buffered = self._buffers.get(tp)
         if buffered and buffered[0].node == node:
             self._drop_buffered(tp, release=False)
