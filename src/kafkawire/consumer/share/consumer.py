@@ -32,18 +32,22 @@ from collections.abc import Callable, Iterable, Sequence
 
 from typing_extensions import Unpack
 
+from kafkawire.client.observability import Observable
 from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition, build_settings
 from kafkawire.consumer._waiting import wait_any
 from kafkawire.consumer.errors import ConsumerStateError, UnsupportedGroupProtocolError
 from kafkawire.consumer.fetching.record import ConsumerRecord
 from kafkawire.consumer.inbox import Inbox
+from kafkawire.consumer.metrics import timed_poll
 from kafkawire.consumer.tasks import BackgroundTasks
 from kafkawire.errors import ClientClosedError, KafkawireError
+from kafkawire.operations.telemetry import TelemetryReporter
 
 from .acknowledgements import AcknowledgeType
 from .fetcher import ShareFetcher
 from .holdings import Holdings, Ticket
 from .membership import SHARE_GROUP_HEARTBEAT, ShareMembership
+from .metrics import ShareConsumerMetrics, share_telemetry_labels
 from .session import SHARE_ACKNOWLEDGE, SHARE_FETCH
 from .settings import ShareConsumerOptions, ShareConsumerSettings
 from .wakeup import Wakeup
@@ -66,7 +70,7 @@ _APIS = {
 }
 
 
-class ShareConsumer:
+class ShareConsumer(Observable):
     """``async with ShareConsumer("topic", group_id="g", bootstrap_servers=bs) as consumer``.
 
     A member of share group ``group_id`` (KIP-932): members share the topics' partitions, a
@@ -94,7 +98,10 @@ class ShareConsumer:
             settings.bootstrap_servers,
             settings.client_settings(call_timeout_ms=settings.default_api_timeout_ms),
             connect=connect,
+            metrics=settings.metrics_registry(),
+            metric_group_prefix="consumer",  # Java's share consumer's network client's
         )
+        self._metrics = ShareConsumerMetrics(self._cluster.metrics)
         self._tasks = BackgroundTasks(restart_delay=settings.retry_backoff_max_ms / 1000)
         self._inbox = Inbox(self._tasks)
         self._holdings = Holdings(retry_for=settings.default_api_timeout_ms / 1000)
@@ -106,6 +113,14 @@ class ShareConsumer:
             assigned=self._assigned,
             tasks=self._tasks,
             inbox=self._inbox,
+            metrics=self._metrics,
+        )
+        self._telemetry = TelemetryReporter(
+            self._cluster,
+            client=f"share consumer {settings.client_id}",
+            enabled=settings.enable_metrics_push,
+            wait=settings.default_api_timeout_ms / 1000,
+            labels=lambda: share_telemetry_labels(settings.group_id, self._membership.member_id),
         )
         self._fetcher = ShareFetcher(
             self._cluster,
@@ -114,6 +129,7 @@ class ShareConsumer:
             self._membership.member_id,
             tasks=self._tasks,
             inbox=self._inbox,
+            metrics=self._metrics,
         )
         # What the last getmany returned and the application has not answered for yet.
         self._delivered: dict[TopicPartition, dict[int, ConsumerRecord]] = {}
@@ -143,6 +159,7 @@ class ShareConsumer:
             await self._cluster.close()
             raise
         self._fetcher.start()
+        self._telemetry.start(self._tasks)
         self._membership.start()
         self._membership.subscribe(self._topics)
         self._started = True
@@ -181,6 +198,8 @@ class ShareConsumer:
             if self._started:
                 timeout = self.settings.request_timeout_ms / 1000
                 await self._fetcher.close(timeout)
+                # The last metrics push (KIP-714) goes while the member is in its group.
+                await self._telemetry.close(timeout)
                 await self._membership.close()
                 await self._run_callbacks()
         except Exception:  # close must release the connections whatever this was
@@ -250,6 +269,7 @@ class ShareConsumer:
 
     # --- reading -----------------------------------------------------------------------------
 
+    @timed_poll
     async def getmany(
         self, *, timeout_ms: int = 0, max_records: int | None = None
     ) -> dict[TopicPartition, list[ConsumerRecord]]:

@@ -65,6 +65,7 @@ from .acknowledgements import AcknowledgeType, wire_batches
 from .completed_fetch import ShareCompletedFetch
 from .errors import ShareSessionEndedError
 from .holdings import Holdings, Ticket
+from .metrics import ShareConsumerMetrics
 from .session import SHARE_ACKNOWLEDGE, SHARE_FETCH, Acks, PartitionId, ShareSession
 from .settings import ShareConsumerSettings
 
@@ -100,8 +101,10 @@ class ShareFetcher:
         *,
         tasks: BackgroundTasks,
         inbox: Inbox,
+        metrics: ShareConsumerMetrics,
     ) -> None:
         self._cluster = cluster
+        self._metrics = metrics
         self._settings = settings
         self._holdings = holdings
         self._member_id = member_id
@@ -326,13 +329,16 @@ class ShareFetcher:
             max_records=settings.max_poll_records,
             acquire_mode=_RECORD_LIMIT if record_limit else 0,
         )
+        sent = time.monotonic()
         response = await self._send(session, request, tickets)
         if response is None:
             return
+        latency_ms = (time.monotonic() - sent) * 1000
         self.lock_timeout_ms = response.acquisition_lock_timeout_ms or self.lock_timeout_ms
         names = {pid: tp for tp, pid in partitions.items()}
         moved = self._follow_leader_hints(response, names)
         answered: set[TopicPartition] = set()
+        acquired = size = 0
         for topic in response.responses:
             for data in topic.partitions:
                 tp = names.get((topic.topic_id, data.partition_index))
@@ -341,36 +347,40 @@ class ShareFetcher:
                 answered.add(tp)
                 ack_error = error_for_code(data.acknowledge_error_code, _acked(tp, node))
                 self._acknowledged(session.node, tp, tickets, ack_error)
-                self._take(session, tp, data, moved=tp in moved)
+                acquired += self._take(session, tp, data, moved=tp in moved)
+                size += len(data.records or b"")
+        self._metrics.fetched(latency_ms, size, acquired, response.throttle_time_ms)
         unanswered = [t for t in tickets if t.tp not in answered]
         self._settle(
             unanswered, ProtocolError(f"broker {node} did not answer the acknowledgements")
         )
 
-    def _take(self, session: ShareSession, tp: TopicPartition, data: Any, *, moved: bool) -> None:
+    def _take(self, session: ShareSession, tp: TopicPartition, data: Any, *, moved: bool) -> int:
         """Buffer what one partition's answer acquired, or act on its error (``moved``: the
-        answer named the partition's new leader, fetched at once)."""
+        answer named the partition's new leader, fetched at once); how many records it
+        acquired for this member (new deliveries)."""
         error = error_for_code(data.error_code, f"ShareFetch of {tp.topic}/{tp.partition}")
         if error is not None:
             if moved:
                 self._left_leader(session.node, tp, refresh=False)
-                return
+                return 0
             if getattr(error, "invalid_metadata", False):
                 self._left_leader(session.node, tp)
             self._partition_failed(tp, error)
-            return
+            return 0
         ranges = [(a.first_offset, a.last_offset, a.delivery_count) for a in data.acquired_records]
         if not ranges:
-            return
+            return 0
         acquired = self._holdings.acquire(tp, session.node, session.incarnation, ranges)
         if not acquired:
-            return
+            return 0
         batches, bad = self._batches(data.records)
         done = ShareCompletedFetch(
             tp, session.node, batches, acquired, self._answer_for_member, error=bad
         )
         self._buffers.setdefault(tp, deque()).append(done)
         self.ready.set()
+        return len(acquired)
 
     def _batches(self, records: Any) -> tuple[deque[Batch], RecordsError | None]:
         batches: deque[Batch] = deque()
@@ -473,6 +483,7 @@ class ShareFetcher:
         """``request`` to the session's broker; ``None`` if it failed (the session ends, the
         tickets sent with it fail)."""
         node = session.node
+        self._metrics.acknowledgements_sent(sum(len(t.acks) for t in tickets))
         try:
             response = await self._cluster.send(request, node_id=node, retry=False)
         except ClientClosedError as exc:
@@ -524,6 +535,10 @@ class ShareFetcher:
         )
 
     def _settle(self, tickets: list[Ticket], error: KafkawireError | None) -> None:
+        if error is not None:
+            self._metrics.acknowledgements_failed(
+                sum(len(t.acks) for t in tickets if not t.done.done())
+            )
         if tickets:
             self._holdings.settle(tickets, error)
 
