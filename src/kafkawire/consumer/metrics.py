@@ -68,6 +68,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ConsumerMetrics",
+    "FetchAnswerMetrics",
     "HeartbeatMetrics",
     "PollMetrics",
     "add_stats",
@@ -91,6 +92,35 @@ def add_stats(sensor: Sensor, group: str, *stats: tuple[str, Any]) -> Sensor:
     for name, stat in stats:
         sensor.add(MetricName(name, group), stat)
     return sensor
+
+
+class FetchAnswerMetrics:
+    """Fetch answers, in ``group``: ``fetch-latency-avg``, ``-max``, ``fetch-rate``,
+    ``fetch-total``, ``fetch-size-avg``, ``-max``, ``bytes-consumed-rate``, ``-total`` (Java's
+    ``FetchMetricsManager`` and ``ShareFetchMetricsManager`` alike)."""
+
+    def __init__(self, metrics: Metrics, group: str) -> None:
+        self._latency = add_stats(
+            metrics.sensor("fetch-latency"),
+            group,
+            ("fetch-latency-avg", Avg()),
+            ("fetch-latency-max", Max()),
+            ("fetch-rate", Rate(count=True)),
+            ("fetch-total", CumulativeCount()),
+        )
+        self._size = add_stats(
+            metrics.sensor("bytes-fetched"),
+            group,
+            ("fetch-size-avg", Avg()),
+            ("fetch-size-max", Max()),
+            ("bytes-consumed-rate", Rate()),
+            ("bytes-consumed-total", CumulativeSum()),
+        )
+
+    def answered(self, latency_ms: float, size: int) -> None:
+        """A fetch was answered after ``latency_ms`` with ``size`` bytes of records."""
+        self._latency.record(latency_ms)
+        self._size.record(size)
 
 
 class PollMetrics:
@@ -169,22 +199,7 @@ class ConsumerMetrics:
         self._metrics = metrics
         self._read_committed = settings.read_committed
         sensor = metrics.sensor
-        self._fetch_latency = add_stats(
-            sensor("fetch-latency"),
-            FETCH,
-            ("fetch-latency-avg", Avg()),
-            ("fetch-latency-max", Max()),
-            ("fetch-rate", Rate(count=True)),
-            ("fetch-total", CumulativeCount()),
-        )
-        self._fetch_size = add_stats(
-            sensor("bytes-fetched"),
-            FETCH,
-            ("fetch-size-avg", Avg()),
-            ("fetch-size-max", Max()),
-            ("bytes-consumed-rate", Rate()),
-            ("bytes-consumed-total", CumulativeSum()),
-        )
+        self._answers = FetchAnswerMetrics(metrics, FETCH)
         self._records = add_stats(
             sensor("records-fetched"),
             FETCH,
@@ -229,8 +244,7 @@ class ConsumerMetrics:
 
     def fetched(self, latency_ms: float, size: int) -> None:
         """A Fetch was answered after ``latency_ms`` with ``size`` bytes of records."""
-        self._fetch_latency.record(latency_ms)
-        self._fetch_size.record(size)
+        self._answers.answered(latency_ms, size)
 
     def consumed(self, records: int) -> None:
         """A ``getmany`` returns ``records`` records."""

@@ -2,13 +2,13 @@
 (``default_api_timeout_ms``, Java's commitSync/commitAsync deadline) runs out, as Java's
 ``ShareConsumeRequestManager`` retries them; a moved leader or a partition the broker does not
 have is not retried (the records were released there); what fails reaches ``commit``'s result
-and the acknowledgement commit callback, per partition. On the fake cluster, whose hooks refuse
+and the acknowledgement commit callback, per partition. On the fake fake_cluster, whose hooks refuse
 acknowledgements as a broker whose share state could not take them."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,51 +24,42 @@ from kafkawire.errors import (
 )
 from kafkawire.testing.fake import FakeCluster
 
-from .helpers import Requests, consume, fresh
+from .helpers import Requests, consume, fake_member, fake_topic, fresh
 from .scripted import carries_acks, refuse_acks
 
 SHARE_FETCH, SHARE_ACKNOWLEDGE = 78, 79
 
 
-@pytest.fixture
-async def cluster() -> AsyncIterator[FakeCluster]:
-    async with FakeCluster(share_group_heartbeat_interval_ms=50) as cluster:
-        yield cluster
-
-
-def member(cluster: FakeCluster, topic: str, group: str, **options: Any) -> ShareConsumer:
+def member(fake_cluster: FakeCluster, topic: str, group: str, **options: Any) -> ShareConsumer:
     """Explicit acknowledgements; record_limit fetches only while a poll waits, so an
     acknowledgement made after it goes alone, in a ShareAcknowledge."""
-    cluster.set_group_config(group, "share.auto.offset.reset", "earliest")
     options = {
-        "fetch_max_wait_ms": 50,
         "retry_backoff_ms": 1,
         "retry_backoff_max_ms": 5,
         "share_acknowledgement_mode": "explicit",
         "share_acquire_mode": "record_limit",
         **options,
     }
-    return ShareConsumer(topic, bootstrap_servers=cluster.bootstrap, group_id=group, **options)
+    return fake_member(fake_cluster, topic, group, **options)
 
 
-def acknowledged(cluster: FakeCluster, group: str, topic: str, end: int) -> bool:
-    share = cluster.share_partition(group, topic, 0)
+def acknowledged(fake_cluster: FakeCluster, group: str, topic: str, end: int) -> bool:
+    share = fake_cluster.share_partition(group, topic, 0)
     return share is not None and share.start_offset >= end
 
 
 @pytest.mark.parametrize("code", [7, 14])  # REQUEST_TIMED_OUT, COORDINATOR_LOAD_IN_PROGRESS
 async def test_a_retriable_refusal_is_retried_until_the_acknowledgement_goes(
-    cluster: FakeCluster, code: int
+    fake_cluster: FakeCluster, code: int
 ) -> None:
-    topic, group = fresh("topic"), fresh("group")
-    cluster.create_topic(topic, partitions=1)
-    cluster.produce(topic, 0, [b"a", b"b"])
+    group = fresh("group")
+    topic = fake_topic(fake_cluster, b"a", b"b")
     outcomes: list[KafkawireError | None] = []
     requests = Requests()
-    async with member(cluster, topic, group, connect=requests.connect()) as consumer:
+    async with member(fake_cluster, topic, group, connect=requests.connect()) as consumer:
         consumer.set_acknowledgement_commit_callback(lambda _, error: outcomes.append(error))
         records = await consume(consumer, 2)
-        script = refuse_acks(cluster, SHARE_ACKNOWLEDGE, code, times=2)
+        script = refuse_acks(fake_cluster, SHARE_ACKNOWLEDGE, code, times=2)
         for record in records:
             consumer.acknowledge(record)
         assert await consumer.commit() == {TopicPartition(topic, 0): None}
@@ -77,20 +68,19 @@ async def test_a_retriable_refusal_is_retried_until_the_acknowledgement_goes(
     assert len(sent) == 3  # twice refused, then taken: the same offsets each time
     assert {(b.first_offset, b.last_offset) for r in sent for b in _batches(r)} == {(0, 1)}
     assert outcomes == [None]  # the callback hears the outcome, not the attempts
-    assert acknowledged(cluster, group, topic, 2)
+    assert acknowledged(fake_cluster, group, topic, 2)
 
 
 async def test_a_refusal_past_the_time_is_one_timeout_naming_the_last_error(
-    cluster: FakeCluster,
+    fake_cluster: FakeCluster,
 ) -> None:
-    topic, group = fresh("topic"), fresh("group")
-    cluster.create_topic(topic, partitions=1)
-    cluster.produce(topic, 0, [b"a"])
+    group = fresh("group")
+    topic = fake_topic(fake_cluster, b"a")
     outcomes: list[KafkawireError | None] = []
-    async with member(cluster, topic, group, default_api_timeout_ms=300) as consumer:
+    async with member(fake_cluster, topic, group, default_api_timeout_ms=300) as consumer:
         consumer.set_acknowledgement_commit_callback(lambda _, error: outcomes.append(error))
         (record,) = await consume(consumer, 1)
-        script = refuse_acks(cluster, SHARE_ACKNOWLEDGE, 7)
+        script = refuse_acks(fake_cluster, SHARE_ACKNOWLEDGE, 7)
         consumer.acknowledge(record)
         results = await consumer.commit()
         await until(lambda: bool(outcomes), consumer)  # the callback runs in polls
@@ -110,31 +100,31 @@ async def test_a_refusal_past_the_time_is_one_timeout_naming_the_last_error(
     [(6, NotLeaderOrFollowerError), (3, UnknownTopicOrPartitionError)],
 )
 async def test_a_moved_or_unknown_partition_is_not_retried(
-    cluster: FakeCluster, code: int, error_type: type[KafkawireError]
+    fake_cluster: FakeCluster, code: int, error_type: type[KafkawireError]
 ) -> None:
     """Java's rule: the leader that refused released the records (or never had them), so the
     acknowledgement cannot succeed anywhere; the records come again."""
-    topic, group = fresh("topic"), fresh("group")
-    cluster.create_topic(topic, partitions=1)
-    cluster.produce(topic, 0, [b"a"])
-    async with member(cluster, topic, group) as consumer:
+    group = fresh("group")
+    topic = fake_topic(fake_cluster, b"a")
+    async with member(fake_cluster, topic, group) as consumer:
         (record,) = await consume(consumer, 1)
-        script = refuse_acks(cluster, SHARE_ACKNOWLEDGE, code, times=1)
+        script = refuse_acks(fake_cluster, SHARE_ACKNOWLEDGE, code, times=1)
         consumer.acknowledge(record)
         results = await consumer.commit()
     assert isinstance(results[TopicPartition(topic, 0)], error_type)
     assert len(script.refused) == 1
 
 
-async def test_acknowledgements_that_rode_a_fetch_are_retried_too(cluster: FakeCluster) -> None:
+async def test_acknowledgements_that_rode_a_fetch_are_retried_too(
+    fake_cluster: FakeCluster,
+) -> None:
     """kafkawire picks the request an acknowledgement goes in (Java's commitSync always sends
     a ShareAcknowledge, which it retries): a refusal in a ShareFetch answer is retried alike."""
-    topic, group = fresh("topic"), fresh("group")
-    cluster.create_topic(topic, partitions=1)
-    cluster.produce(topic, 0, [b"a"])
-    script = refuse_acks(cluster, SHARE_FETCH, 14, times=1)
+    group = fresh("group")
+    topic = fake_topic(fake_cluster, b"a")
+    script = refuse_acks(fake_cluster, SHARE_FETCH, 14, times=1)
     async with member(
-        cluster,
+        fake_cluster,
         topic,
         group,
         share_acknowledgement_mode="implicit",
@@ -146,7 +136,7 @@ async def test_acknowledgements_that_rode_a_fetch_are_retried_too(cluster: FakeC
         await until(lambda: bool(script.refused), consumer)
         results = await consumer.commit()
     assert results in ({}, {TopicPartition(topic, 0): None})
-    assert acknowledged(cluster, group, topic, 1)
+    assert acknowledged(fake_cluster, group, topic, 1)
 
 
 async def until(condition: Callable[[], bool], consumer: ShareConsumer) -> None:
@@ -164,7 +154,7 @@ def _batches(request: Any) -> list[Any]:
 
 
 def test_the_errors_retried_are_the_retriable_ones_but_a_moved_or_unknown_partition() -> None:
-    from kafkawire.consumer.share.fetcher import retried_ack_error
+    from kafkawire.consumer.share.holdings import retried_ack_error
 
     assert retried_ack_error(RequestTimedOutError("x"))
     assert retried_ack_error(CoordinatorLoadInProgressError("x"))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 from opentelemetry.proto.metrics.v1.metrics_pb2 import MetricsData
@@ -19,26 +18,24 @@ from kafkawire.errors import TelemetryDisabledError
 from kafkawire.testing import MockCluster
 from kafkawire.testing.fake import FakeCluster
 from kafkawire.testing.fake.telemetry import TelemetryPush
+from tests.operations.kip714 import CONSUMER_REQUIRED
 
-from .helpers import consume, fresh
+from .helpers import consume, fake_member, fake_topic, fresh
 from .scripted import refuse_acks
 
 FETCH = "consumer-share-fetch-manager-metrics"
 SHARE = "consumer-share-metrics"
 COORDINATOR = "consumer-share-coordinator-metrics"
 SHARE_ACKNOWLEDGE, PUSH = 79, 72
-SHARE_REQUIRED = {
-    f"org.apache.kafka.consumer.{name}"
+# The network's, as every consumer's, and the share consumer's own.
+SHARE_REQUIRED = {m for m in CONSUMER_REQUIRED if ".connection." in m or ".node." in m} | {
+    f"org.apache.kafka.consumer.share.{name}"
     for name in (
-        "connection.creation.rate",
-        "connection.creation.total",
-        "node.request.latency.avg",
-        "node.request.latency.max",
-        "share.poll.idle.ratio.avg",
-        "share.fetch.manager.fetch.latency.avg",
-        "share.fetch.manager.fetch.latency.max",
-        "share.fetch.manager.acknowledgements.send.total",
-        "share.coordinator.heartbeat.total",
+        "poll.idle.ratio.avg",
+        "fetch.manager.fetch.latency.avg",
+        "fetch.manager.fetch.latency.max",
+        "fetch.manager.acknowledgements.send.total",
+        "coordinator.heartbeat.total",
     )
 }
 
@@ -49,19 +46,12 @@ async def cluster() -> AsyncIterator[FakeCluster]:
         yield cluster
 
 
-def member(cluster: FakeCluster, topic: str, group: str, **options: Any) -> ShareConsumer:
-    cluster.set_group_config(group, "share.auto.offset.reset", "earliest")
-    options = {"fetch_max_wait_ms": 50, **options}
-    return ShareConsumer(topic, bootstrap_servers=cluster.bootstrap, group_id=group, **options)
-
-
 async def test_metrics_have_javas_groups_and_count_fetches_acknowledgements_and_polls(
     cluster: FakeCluster,
 ) -> None:
-    topic, group = fresh("topic"), fresh("group")
-    cluster.create_topic(topic, partitions=1)
-    cluster.produce(topic, 0, [b"a", b"b", b"c"])
-    async with member(cluster, topic, group) as consumer:
+    group = fresh("group")
+    topic = fake_topic(cluster, b"a", b"b", b"c")
+    async with fake_member(cluster, topic, group) as consumer:
         await consume(consumer, 3)
         await consumer.commit()
         metrics = consumer.metrics()
@@ -86,10 +76,9 @@ async def test_metrics_have_javas_groups_and_count_fetches_acknowledgements_and_
 async def test_failed_acknowledgements_are_counted_once_with_their_outcome(
     cluster: FakeCluster,
 ) -> None:
-    topic, group = fresh("topic"), fresh("group")
-    cluster.create_topic(topic, partitions=1)
-    cluster.produce(topic, 0, [b"a", b"b"])
-    async with member(
+    group = fresh("group")
+    topic = fake_topic(cluster, b"a", b"b")
+    async with fake_member(
         cluster,
         topic,
         group,
@@ -117,10 +106,9 @@ async def test_the_share_consumer_pushes_its_metrics_with_its_group_labels(
     cluster: FakeCluster,
 ) -> None:
     cluster.telemetry.set_subscription("all", metrics=["org.apache.kafka."], interval_ms=100)
-    topic, group = fresh("topic"), fresh("group")
-    cluster.create_topic(topic, partitions=1)
-    cluster.produce(topic, 0, [b"a"])
-    async with member(cluster, topic, group) as consumer:
+    group = fresh("group")
+    topic = fake_topic(cluster, b"a")
+    async with fake_member(cluster, topic, group) as consumer:
         await consume(consumer, 1)
         await consumer.commit()
         instance = await consumer.client_instance_id()
@@ -145,9 +133,8 @@ async def test_the_share_consumer_pushes_its_metrics_with_its_group_labels(
 
 async def test_no_push_when_it_is_turned_off(cluster: FakeCluster) -> None:
     cluster.telemetry.set_subscription("all", metrics=["org.apache.kafka."], interval_ms=100)
-    topic = fresh("topic")
-    cluster.create_topic(topic, partitions=1)
-    async with member(cluster, topic, fresh("group"), enable_metrics_push=False) as consumer:
+    topic = fake_topic(cluster)
+    async with fake_member(cluster, topic, fresh("group"), enable_metrics_push=False) as consumer:
         with pytest.raises(TelemetryDisabledError, match="enable_metrics_push=True"):
             await consumer.client_instance_id()
     assert not any(r.api_key == PUSH for r in cluster.requests)

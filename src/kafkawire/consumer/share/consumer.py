@@ -15,7 +15,8 @@ Acknowledgement, as Java's (``share_acknowledgement_mode``):
   :class:`~kafkawire.consumer.ConsumerStateError` (the records can still be acknowledged).
 
 Acknowledgements go with the next request to the record's leader: a ShareFetch, or a
-ShareAcknowledge when no fetch is due; ``commit`` waits for their outcome, per partition. The
+ShareAcknowledge when no fetch is due (again, after a backoff, if the broker refused them
+with a retriable error); ``commit`` waits for their outcome, per partition. The
 acknowledgement commit callback hears every outcome, in the application's calls (``getmany``,
 ``commit``, ``close``), as Java's runs in ``poll``. Errors of the background work reach the
 application through the consumer's one :class:`~kafkawire.consumer.inbox.Inbox`.
@@ -395,7 +396,10 @@ class ShareConsumer(Observable):
         record the last ``getmany`` returned) and wait, up to ``default_api_timeout_ms``, for
         the outcome of every acknowledgement not settled yet, those under way included (Java's
         ``commitSync`` waits only for those it sends): per partition, the error its
-        acknowledgements failed with, or ``None``. Nothing unsettled: ``{}`` at once."""
+        acknowledgements failed with, or ``None``. Nothing unsettled: ``{}`` at once. A
+        refusal worth retrying is retried meanwhile (:mod:`.fetcher`); one still refused when
+        the time is up is a :class:`~kafkawire.cluster.CallTimeoutError` naming it. A
+        :meth:`wakeup` ends the wait with :class:`~.errors.WakeupError`."""
         self._check_running()
         if not self.settings.explicit:
             self._accept_delivered()

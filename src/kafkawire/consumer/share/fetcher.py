@@ -21,17 +21,18 @@ Rules this module keeps (the session's own are :mod:`.session`'s, what is held
   1.21.4 stranded such records).
 - An answer that names a partition's new leader (NOT_LEADER_OR_FOLLOWER or
   FENCED_LEADER_EPOCH with the current leader and its node endpoint, KIP-951) moves the
-  partition there in the metadata (:meth:`~kafkawire.cluster.Cluster.update_leaders`), and it
-  is fetched there at once, without a refresh (Java's ``updatePartitionLeadership``).
-- Any other partition error that says the metadata is stale (a moved leader, an unknown topic id)
-  refreshes it and backs the partition off for ``retry_backoff_ms``; other partition errors
+  partition there in the metadata (:mod:`.leader_hints`), and it is fetched there at once,
+  without a refresh (Java's ``updatePartitionLeadership``).
+- Any other partition error that says the metadata is stale (a moved leader, an unknown topic
+  id) refreshes it and backs the partition off for ``retry_backoff_ms``; other partition errors
   reach the application's next poll. A session that ends (:mod:`.session`) is opened again at
   once when the broker answered a session error, after a backoff otherwise.
-- Acknowledgements a broker refused with a retriable error (:func:`retried_ack_error`: not a
-  moved leader or a partition it does not have, whose records it released) go again after a
-  backoff (``retry_backoff_ms`` doubling up to ``retry_backoff_max_ms``, as Java's), until
-  their deadline (:mod:`.holdings`), then fail with one timeout naming the last refusal; the
-  last acknowledgements of ``close`` are not retried (nor are Java's).
+- Acknowledgements a broker refused with a retriable error
+  (:func:`.holdings.retried_ack_error`: not a moved leader or a partition it does not have,
+  whose records it released) go again after a backoff (``retry_backoff_ms`` doubling up to
+  ``retry_backoff_max_ms``, as Java's), until their deadline (:mod:`.holdings`), then fail
+  with one timeout naming the last refusal; the last acknowledgements of ``close`` are not
+  retried (nor are Java's).
 - The loop and each request run as tasks of the consumer's
   :class:`~kafkawire.consumer.tasks.BackgroundTasks`.
 """
@@ -47,7 +48,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from kafkawire.cluster import Backoff, BrokerAddress, Cluster, TopicPartition
+from kafkawire.cluster import Backoff, Cluster, TopicPartition
 from kafkawire.consumer._waiting import wait_event
 from kafkawire.consumer.fetching.record import ConsumerRecord
 from kafkawire.consumer.inbox import Inbox
@@ -61,31 +62,22 @@ from kafkawire.errors import (
 )
 from kafkawire.records import Batch, RecordsError, decode_batches
 
-from .acknowledgements import AcknowledgeType, wire_batches
+from .acknowledgements import AcknowledgeType
 from .completed_fetch import ShareCompletedFetch
 from .errors import ShareSessionEndedError
-from .holdings import Holdings, Ticket
+from .holdings import Holdings, Ticket, acknowledging, retried_ack_error, wire_acks
+from .leader_hints import follow_leader_hints
 from .metrics import ShareConsumerMetrics
-from .session import SHARE_ACKNOWLEDGE, SHARE_FETCH, Acks, PartitionId, ShareSession
+from .session import SHARE_ACKNOWLEDGE, SHARE_FETCH, PartitionId, ShareSession
 from .settings import ShareConsumerSettings
 
-__all__ = ["ShareFetcher", "retried_ack_error"]
+__all__ = ["ShareFetcher"]
 
 _log = logging.getLogger(__name__)
 
 _IDLE = 60.0  # seconds the loop sleeps with nothing to do (any change wakes it sooner)
 _SESSION_ERRORS = (122, 123, 133)  # SHARE_SESSION_NOT_FOUND, INVALID_..._EPOCH, ..._LIMIT_REACHED
 _RECORD_LIMIT = 1  # ShareFetch v2's share_acquire_mode for "record_limit"
-# A moved leader, a partition or topic the broker does not have: the records acquired there
-# were released (or never were), so their acknowledgements cannot succeed by trying again.
-_NOT_RETRIED = (6, 74, 3, 100)  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_TOPIC_...
-_LEADER_MOVED = (6, 74)  # the codes an answer names the current leader with
-
-
-def retried_ack_error(error: KafkawireError) -> bool:
-    """Whether acknowledgements refused with ``error`` are sent again (Java's
-    ``ShareConsumeRequestManager.handlePartitionError``)."""
-    return error.retriable and getattr(error, "code", None) not in _NOT_RETRIED
 
 
 class ShareFetcher:
@@ -310,7 +302,7 @@ class ShareFetcher:
         if version is None:
             return
         tickets = self._live_tickets(session, set(partitions)) if session.open else []
-        acks = _acks(tickets, partitions)
+        acks = wire_acks(tickets, partitions)
         settings = self._settings
         record_limit = settings.share_acquire_mode == "record_limit"
         if record_limit and version < 2:
@@ -336,7 +328,7 @@ class ShareFetcher:
         latency_ms = (time.monotonic() - sent) * 1000
         self.lock_timeout_ms = response.acquisition_lock_timeout_ms or self.lock_timeout_ms
         names = {pid: tp for tp, pid in partitions.items()}
-        moved = self._follow_leader_hints(response, names)
+        moved = follow_leader_hints(self._cluster, response, names)
         answered: set[TopicPartition] = set()
         acquired = size = 0
         for topic in response.responses:
@@ -345,7 +337,7 @@ class ShareFetcher:
                 if tp is None:
                     continue  # not asked for: dropped, as Java's handler drops it
                 answered.add(tp)
-                ack_error = error_for_code(data.acknowledge_error_code, _acked(tp, node))
+                ack_error = error_for_code(data.acknowledge_error_code, acknowledging(tp, node))
                 self._acknowledged(session.node, tp, tickets, ack_error)
                 acquired += self._take(session, tp, data, moved=tp in moved)
                 size += len(data.records or b"")
@@ -420,7 +412,7 @@ class ShareFetcher:
             return
         partitions = {t.tp: _pid(self._cluster, t.tp) for t in tickets}
         request = session.acknowledge_request(
-            _acks(tickets, partitions), version=version, final=final
+            wire_acks(tickets, partitions), version=version, final=final
         )
         response = await self._send(session, request, tickets)
         if final:
@@ -428,14 +420,14 @@ class ShareFetcher:
         if response is None:
             return
         names = {pid: tp for tp, pid in partitions.items()}
-        moved = self._follow_leader_hints(response, names)
+        moved = follow_leader_hints(self._cluster, response, names)
         answered = set()
         for topic in response.responses:
             for data in topic.partitions:
                 tp = names.get((topic.topic_id, data.partition_index))
                 if tp is not None:
                     answered.add(tp)
-                    error = error_for_code(data.error_code, _acked(tp, node))
+                    error = error_for_code(data.error_code, acknowledging(tp, node))
                     self._acknowledged(node, tp, tickets, error, retry=not final, moved=tp in moved)
         unanswered = [t for t in tickets if t.tp not in answered]
         self._settle(
@@ -565,55 +557,12 @@ class ShareFetcher:
             self._left_leader(node, tp, refresh=not moved)
 
     def _retry(self, tickets: list[Ticket], error: KafkawireError) -> None:
-        """Queue ``tickets`` again after their backoff, or fail those out of time."""
-        now = time.monotonic()
-        for ticket in tickets:
-            left = ticket.deadline - now
-            if left <= 0:
-                ticket.failures += 1
-                ticket.last_error = error
-                self._settle(
-                    [ticket], ticket.timed_out(self._settings.default_api_timeout_ms / 1000)
-                )
-                continue
-            delay = min(left, self._ack_backoff.after(ticket.failures + 1))
-            _log.debug(
-                "acknowledgements of %s to broker %d refused (%s): again in %.3g s",
-                ticket.tp,
-                ticket.node,
-                error,
-                delay,
-            )
-            self._holdings.retry(ticket, error, now + delay)
+        """Queue ``tickets`` again after their backoff; those out of time fail."""
+        expired = self._holdings.refused(tickets, error, self._ack_backoff)
+        timeout = self._settings.default_api_timeout_ms / 1000
+        for ticket in expired:
+            self._settle([ticket], ticket.timed_out(timeout))
         self.wake()
-
-    def _follow_leader_hints(
-        self, response: Any, names: dict[PartitionId, TopicPartition]
-    ) -> set[TopicPartition]:
-        """The partitions ``response`` names a new leader of (moved or known already in the
-        metadata, which takes the hints and the node endpoints with them)."""
-        hints: dict[TopicPartition, tuple[int, int]] = {}
-        for topic in response.responses:
-            for data in topic.partitions:
-                tp = names.get((topic.topic_id, data.partition_index))
-                leader = data.current_leader
-                if tp is not None and data.error_code in _LEADER_MOVED and leader.leader_id >= 0:
-                    hints[tp] = (leader.leader_id, leader.leader_epoch)
-        if not hints:
-            return set()
-        brokers = [
-            BrokerAddress(e.node_id, e.host, e.port, e.rack) for e in response.node_endpoints
-        ]
-        moved = self._cluster.update_leaders(hints, brokers)
-        metadata = self._cluster.current_metadata
-        for tp, (leader, _) in hints.items():
-            topic = metadata.topics.get(tp.topic) if metadata is not None else None
-            known = topic.partitions.get(tp.partition) if topic is not None else None
-            if known is not None and known.leader_id == leader:
-                moved.add(tp)
-        if moved:
-            _log.info("share partitions moved to the leaders the broker named: %s", sorted(moved))
-        return moved
 
     def _left_leader(self, node: int, tp: TopicPartition, *, refresh: bool = True) -> None:
         """``node`` no longer leads ``tp``: the records buffered from it are dropped (the new
@@ -653,20 +602,8 @@ class ShareFetcher:
         return self._settings.retry_backoff_ms / 1000
 
 
-def _acked(tp: TopicPartition, node: int) -> str:
-    return f"acknowledging records of {tp.topic}/{tp.partition} to broker {node}"
-
-
 def _pid(cluster: Cluster, tp: TopicPartition) -> PartitionId:
     metadata = cluster.current_metadata
     topic = metadata.topics.get(tp.topic) if metadata is not None else None
     topic_id = topic.topic_id if topic is not None else None
     return (topic_id or uuid.UUID(int=0), tp.partition)
-
-
-def _acks(tickets: list[Ticket], partitions: dict[TopicPartition, PartitionId]) -> Acks:
-    """The tickets' acknowledgements as wire batches, by partition."""
-    merged: dict[PartitionId, dict[int, int]] = {}
-    for ticket in tickets:
-        merged.setdefault(partitions[ticket.tp], {}).update(ticket.acks)
-    return {pid: wire_batches(acks) for pid, acks in merged.items()}

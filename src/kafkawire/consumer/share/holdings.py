@@ -25,21 +25,41 @@ Rules kept here:
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import time
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from kafkawire.cluster import CallTimeoutError, TopicPartition
+from kafkawire.cluster import Backoff, CallTimeoutError, TopicPartition
 from kafkawire.consumer.fetching.record import ConsumerRecord
 from kafkawire.errors import KafkawireError
 
-from .acknowledgements import AcknowledgeType
+from .acknowledgements import AcknowledgeType, wire_batches
+from .session import Acks, PartitionId
 
-__all__ = ["Delivery", "Holdings", "Ticket"]
+__all__ = [
+    "Delivery",
+    "Holdings",
+    "Ticket",
+    "acknowledging",
+    "retried_ack_error",
+    "wire_acks",
+]
+
+_log = logging.getLogger(__name__)
 
 RENEW = AcknowledgeType.RENEW
+# A moved leader, a partition or topic the broker does not have: the records acquired there
+# were released (or never were), so their acknowledgements cannot succeed by trying again.
+_NOT_RETRIED = (6, 74, 3, 100)  # NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_TOPIC_...
+
+
+def retried_ack_error(error: KafkawireError) -> bool:
+    """Whether acknowledgements refused with ``error`` are sent again (Java's
+    ``ShareConsumeRequestManager.handlePartitionError``)."""
+    return error.retriable and getattr(error, "code", None) not in _NOT_RETRIED
 
 
 @dataclass(slots=True, eq=False)
@@ -77,7 +97,7 @@ class Ticket:
     def timed_out(self, seconds: float) -> CallTimeoutError:
         """The outcome of a ticket not settled within ``seconds``: a timeout naming the
         partition, the broker and the last refusal (its cause)."""
-        what = f"acknowledging records of {self.tp.topic}/{self.tp.partition} to broker {self.node}"
+        what = acknowledging(self.tp, self.node)
         return CallTimeoutError.after(what, seconds, self.failures, self.last_error)
 
 
@@ -197,12 +217,32 @@ class Holdings:
         self._queued[node] = [t for t in queued if t not in taken]
         return taken
 
-    def retry(self, ticket: Ticket, error: KafkawireError, not_before: float) -> None:
-        """``ticket`` was refused with ``error``: queue it again, to go at ``not_before``."""
-        ticket.failures += 1
-        ticket.last_error = error
-        ticket.not_before = not_before
-        self._queued.setdefault(ticket.node, []).append(ticket)
+    def refused(
+        self, tickets: Iterable[Ticket], error: KafkawireError, backoff: Backoff
+    ) -> list[Ticket]:
+        """``tickets`` were refused with ``error`` (one worth retrying): each is queued again,
+        to go after its ``backoff`` (cut to its deadline); those past their deadline are
+        returned instead, to fail."""
+        now = time.monotonic()
+        expired = []
+        for ticket in tickets:
+            ticket.failures += 1
+            ticket.last_error = error
+            left = ticket.deadline - now
+            if left <= 0:
+                expired.append(ticket)
+                continue
+            delay = min(left, backoff.after(ticket.failures))
+            _log.debug(
+                "acknowledgements of %s to broker %d refused (%s): again in %.3g s",
+                ticket.tp,
+                ticket.node,
+                error,
+                delay,
+            )
+            ticket.not_before = now + delay
+            self._queued.setdefault(ticket.node, []).append(ticket)
+        return expired
 
     def settle(self, tickets: Iterable[Ticket], error: KafkawireError | None) -> None:
         """The outcome of ``tickets``: recorded for the callback, and their waiters woken. A
@@ -220,3 +260,17 @@ class Holdings:
                     held[offset] = delivery
                     if delivery.record is not None:
                         self.renewed.append(delivery.record)
+
+
+def acknowledging(tp: TopicPartition, node: int) -> str:
+    """What an acknowledgement of ``tp``'s records to broker ``node`` is called in errors."""
+    return f"acknowledging records of {tp.topic}/{tp.partition} to broker {node}"
+
+
+def wire_acks(tickets: list[Ticket], partitions: Mapping[TopicPartition, PartitionId]) -> Acks:
+    """The tickets' acknowledgements as wire batches, by partition (``partitions``: their
+    share ids)."""
+    merged: dict[PartitionId, dict[int, int]] = {}
+    for ticket in tickets:
+        merged.setdefault(partitions[ticket.tp], {}).update(ticket.acks)
+    return {pid: wire_batches(acks) for pid, acks in merged.items()}

@@ -35,7 +35,12 @@ RECONCILING to STABLE).
 
 from __future__ import annotations
 
-from kafkawire.consumer.metrics import HeartbeatMetrics, PollMetrics, add_stats
+from kafkawire.consumer.metrics import (
+    FetchAnswerMetrics,
+    HeartbeatMetrics,
+    PollMetrics,
+    add_stats,
+)
 from kafkawire.metrics import Avg, CumulativeCount, CumulativeSum, Max, Metrics, Rate
 
 __all__ = ["ShareConsumerMetrics", "share_telemetry_labels"]
@@ -52,22 +57,7 @@ class ShareConsumerMetrics:
 
     def __init__(self, metrics: Metrics) -> None:
         sensor = metrics.sensor
-        self._fetch_latency = add_stats(
-            sensor("fetch-latency"),
-            FETCH,
-            ("fetch-latency-avg", Avg()),
-            ("fetch-latency-max", Max()),
-            ("fetch-rate", Rate(count=True)),
-            ("fetch-total", CumulativeCount()),
-        )
-        self._bytes = add_stats(
-            sensor("bytes-fetched"),
-            FETCH,
-            ("fetch-size-avg", Avg()),
-            ("fetch-size-max", Max()),
-            ("bytes-consumed-rate", Rate()),
-            ("bytes-consumed-total", CumulativeSum()),
-        )
+        self._answers = FetchAnswerMetrics(metrics, FETCH)
         self._records = add_stats(
             sensor("records-fetched"),
             FETCH,
@@ -106,8 +96,7 @@ class ShareConsumerMetrics:
     def fetched(self, latency_ms: float, size: int, records: int, throttle_ms: int) -> None:
         """A ShareFetch was answered after ``latency_ms`` with ``size`` bytes of records, of
         which ``records`` were acquired for this member, throttled ``throttle_ms``."""
-        self._fetch_latency.record(latency_ms)
-        self._bytes.record(size)
+        self._answers.answered(latency_ms, size)
         self._records.record(records)
         self._throttle.record(throttle_ms)
 
