@@ -81,6 +81,7 @@ async def test_a_refusal_past_the_time_is_one_timeout_naming_the_last_error(
         consumer.set_acknowledgement_commit_callback(lambda _, error: outcomes.append(error))
         (record,) = await consume(consumer, 1)
         script = refuse_acks(fake_cluster, SHARE_ACKNOWLEDGE, 7)
+        refuse_acks(fake_cluster, SHARE_FETCH, 7)  # a retry may ride the polls' fetches
         consumer.acknowledge(record)
         results = await consumer.commit()
         await until(lambda: bool(outcomes), consumer)  # the callback runs in polls
