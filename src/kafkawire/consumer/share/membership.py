@@ -58,6 +58,8 @@ from kafkawire.errors import (
 from kafkawire.messages.share_group_heartbeat import v1 as heartbeat
 from kafkawire.net import NoCommonVersionError
 
+from .metrics import ShareConsumerMetrics
+
 __all__ = ["SHARE_GROUP_HEARTBEAT", "SHARE_MOVES", "ShareMembership"]
 
 _log = logging.getLogger(__name__)
@@ -95,8 +97,10 @@ class ShareMembership(HeartbeatAnswers):
         assigned: Callable[[frozenset[TopicPartition]], None],
         tasks: BackgroundTasks,
         inbox: Inbox,
+        metrics: ShareConsumerMetrics,
     ) -> None:
         self._cluster = cluster
+        self._metrics = metrics
         self._group_id = group_id
         self._rack = rack
         self._backoff = backoff_ms / 1000
@@ -163,7 +167,9 @@ class ShareMembership(HeartbeatAnswers):
         if self.state is _S.FENCED:
             self._move(_S.JOINING)
         try:
+            sent = time.monotonic()
             response = await self._cluster.send(self._request(), retry=False)
+            self._metrics.heartbeats.heartbeat_answered((time.monotonic() - sent) * 1000)
             error = error_for_code(response.error_code, response.error_message or "")
             if error is not None:
                 raise error
@@ -232,6 +238,7 @@ class ShareMembership(HeartbeatAnswers):
                 sorted(wanted),
             )
             self.assignment = wanted
+            self._metrics.rebalanced()
             self._assigned(wanted)
 
     async def _topic_names(self, topic_ids: set[uuid.UUID]) -> dict[uuid.UUID, str]:
