@@ -40,7 +40,11 @@ from kafkawire.cluster import Cluster, TopicPartition
 from kafkawire.cluster.transitions import Transitions
 from kafkawire.consumer._waiting import wait_event
 from kafkawire.consumer.errors import UnsupportedGroupProtocolError
-from kafkawire.consumer.group.heartbeat_request import LEAVE_EPOCH, new_member_id
+from kafkawire.consumer.group.heartbeat_request import (
+    LEAVE_EPOCH,
+    HeartbeatAnswers,
+    new_member_id,
+)
 from kafkawire.consumer.group.member_state import MemberState
 from kafkawire.consumer.inbox import Inbox
 from kafkawire.consumer.tasks import BackgroundTasks
@@ -79,7 +83,7 @@ SHARE_MOVES = Transitions(
 _FENCED = (FencedMemberEpochError, UnknownMemberIdError)
 
 
-class ShareMembership:
+class ShareMembership(HeartbeatAnswers):
     """One member of one share group, run by a background task; ``assigned`` is called with
     each new assignment (resolved to topic names)."""
 
@@ -209,16 +213,7 @@ class ShareMembership:
         )
 
     def _accept(self, response: heartbeat.ShareGroupHeartbeatResponse) -> None:
-        if response.member_id:
-            self.member_id = response.member_id
-        self.epoch = response.member_epoch
-        if response.heartbeat_interval_ms > 0:
-            self._interval = response.heartbeat_interval_ms / 1000
-            self._next_beat = min(self._next_beat, time.monotonic() + self._interval)
-        if response.assignment is not None:
-            self._target = {
-                tp.topic_id: frozenset(tp.partitions) for tp in response.assignment.topic_partitions
-            }
+        self._take_answer(response)
         if self.epoch > 0 and self.state is _S.JOINING:
             self._move(_S.STABLE)
 
