@@ -10,17 +10,21 @@ RECORDS records of 100 bytes in a two-partition topic on the embedded Tansu brok
 - write: the raw ``Producer.send_batch`` fed Arrow batches of 10,000 rows (the writer's
   default ``kafka.batch.size``, and Java's 16384), the writer's task code fed the same
   batches, and ``df.write.format("kafkawire")`` of ``spark.range`` rows; beside them Spark's
-  ceiling: a Python data source whose writer drops the Arrow batches it gets;
-- streaming: a query that copies the topic through kafkawire in micro-batches of
-  STREAM_BATCH records (trigger availableNow), at least once and exactly once, and the task
-  code writing all records in one transaction against at least once.
+  ceiling: a Python data source whose writer drops the Arrow batches it gets; and the task
+  code writing all records in one transaction (exactly once);
+- copy: the topic copied through kafkawire by one batch job (read, select, write), and by a
+  streaming query in micro-batches of STREAM_BATCH records (trigger availableNow), at least
+  once and exactly once: the whole query, and its micro-batches alone (their
+  ``triggerExecution``, without the query's start and end).
 
-Each figure is the best of ROUNDS runs, after an untimed warm-up of each Spark path (the
-first job of a kind in a session pays for the JVM's compilation and the Python workers'
-start). Prints rows/s and the ratios: Spark to the raw client (getmany, send_batch) and to the
-ceiling, the task code to the raw client. Spark's own Kafka source (a JVM package from Maven)
-is not installed here, so there is no peer beyond the ceiling. Set
-KAFKAWIRE_BENCH_SPARK_RECORDS to change the count (default 1,000,000).
+Each figure is the best of ROUNDS rounds (three for reads), each round running every path of
+its section once, so that the load of a shared machine falls on all of them alike; an untimed
+warm-up of each Spark path comes first (the first job of a kind in a session pays for the
+JVM's compilation and the Python workers' start). Prints rows/s and the ratios: Spark to the
+raw client (getmany, send_batch) and to the ceiling, the task code to the raw client.
+Spark's own Kafka source (a JVM package from Maven) is not installed here, so there is no
+peer beyond the ceiling. Set KAFKAWIRE_BENCH_SPARK_RECORDS to change the count (default
+1,000,000).
 """
 
 from __future__ import annotations
@@ -238,21 +242,25 @@ def _batch_copy(spark: Any, bootstrap: str, source: str, sink: str) -> None:
 
 
 class _Table:
-    """Rows/s of each path, the best of its rounds, printed as they come."""
+    """Rows/s of each path: the best of its rounds, the rounds interleaved (each round runs
+    every path once), so that the load of a shared machine falls on all paths alike."""
 
     def __init__(self) -> None:
         self.rates: dict[str, float] = {}
 
-    def time(self, what: str, run: Callable[[int], Any], rounds: int = ROUNDS) -> float:
-        """``run(round)`` ``rounds`` times: the best rate."""
-        best = 0.0
+    def race(self, paths: dict[str, Callable[[int], Any]], rounds: int = ROUNDS) -> None:
+        """Run each of ``paths`` (``run(round)``) once a round; print each best rate."""
         for round_ in range(rounds):
-            began = time.perf_counter()
-            run(round_)
-            best = max(best, RECORDS / (time.perf_counter() - began))
-        self.rates[what] = best
-        print(f"  {what:<44} {best:>12,.0f} rows/s")
-        return best
+            for what, run in paths.items():
+                began = time.perf_counter()
+                run(round_)
+                rate = RECORDS / (time.perf_counter() - began)
+                self.rates[what] = max(self.rates.get(what, 0.0), rate)
+        for what in paths:
+            self.show(what)
+
+    def show(self, what: str) -> None:
+        print(f"  {what:<44} {self.rates[what]:>12,.0f} rows/s")
 
     def ratio(self, what: str, to: str) -> str:
         return f"{self.rates[what] / self.rates[to]:.2f}x {to}"
@@ -291,39 +299,49 @@ def _create(bootstrap: str, topics: list[str]) -> None:
 
 def _reads(table: _Table, bootstrap: str, spark: Any) -> None:
     print("read")
-    table.time("raw: Consumer.getmany", lambda _: asyncio.run(_getmany(bootstrap, "bench-raw")))
-    table.time("data source task code, no Spark", lambda _: _task_read(bootstrap, "bench-raw"))
+    ceiling = "Spark ceiling: Arrow batches from memory"
     _spark_read(spark, bootstrap, "bench-warm")  # the warm-ups: untimed
     _spark_read(spark, bootstrap, "bench-raw")
-    table.time("Spark format(kafkawire)", lambda _: _spark_read(spark, bootstrap, "bench-raw"))
     _spark_read(spark, bootstrap, "bench-raw", "kafkawire-ceiling")
-    table.time(
-        "Spark ceiling: Arrow batches from memory",
-        lambda _: _spark_read(spark, bootstrap, "bench-raw", "kafkawire-ceiling"),
+    table.race(
+        {
+            "raw: Consumer.getmany": lambda _: asyncio.run(_getmany(bootstrap, "bench-raw")),
+            "data source task code, no Spark": lambda _: _task_read(bootstrap, "bench-raw"),
+            "Spark format(kafkawire)": lambda _: _spark_read(spark, bootstrap, "bench-raw"),
+            ceiling: lambda _: _spark_read(spark, bootstrap, "bench-raw", "kafkawire-ceiling"),
+        },
+        rounds=3,
     )
-    table.summary("Spark read", "raw: Consumer.getmany", "Spark ceiling: Arrow batches from memory")
+    table.summary("Spark read", "raw: Consumer.getmany", ceiling)
 
 
 def _writes(table: _Table, bootstrap: str, spark: Any) -> None:
     print(f"write (kafka.batch.size {DEFAULT_BATCH_SIZE:,} unless named)")
     raw = f"raw: Producer.send_batch, batch_size {DEFAULT_BATCH_SIZE:,}"
-    table.time(
-        raw, lambda r: asyncio.run(_send_batch(bootstrap, f"bench-send-{r}", DEFAULT_BATCH_SIZE))
-    )
-    table.time(
-        f"raw: Producer.send_batch, batch_size {JAVA_BATCH_SIZE:,}",
-        lambda r: asyncio.run(_send_batch(bootstrap, f"bench-send16-{r}", JAVA_BATCH_SIZE)),
-    )
-    table.time(
-        "data source task code, no Spark", lambda r: _task_write(bootstrap, f"bench-task-{r}")
-    )
-    _spark_write(spark, bootstrap, "bench-warm-to", 100_000)
-    table.time(
-        "Spark format(kafkawire)", lambda r: _spark_write(spark, bootstrap, f"bench-spark-{r}")
-    )
+    ceiling = "Spark ceiling: a writer that drops its rows"
+    _spark_write(spark, bootstrap, "bench-warm-to", 100_000)  # the warm-ups: untimed
     _ceiling_write(spark)
-    table.time("Spark ceiling: a writer that drops its rows", lambda _: _ceiling_write(spark))
-    table.summary("Spark write", raw, "Spark ceiling: a writer that drops its rows")
+    table.race(
+        {
+            raw: lambda r: asyncio.run(
+                _send_batch(bootstrap, f"bench-send-{r}", DEFAULT_BATCH_SIZE)
+            ),
+            f"raw: Producer.send_batch, batch_size {JAVA_BATCH_SIZE:,}": lambda r: asyncio.run(
+                _send_batch(bootstrap, f"bench-send16-{r}", JAVA_BATCH_SIZE)
+            ),
+            "data source task code, no Spark": lambda r: _task_write(bootstrap, f"bench-task-{r}"),
+            "Spark format(kafkawire)": lambda r: _spark_write(spark, bootstrap, f"bench-spark-{r}"),
+            ceiling: lambda _: _ceiling_write(spark),
+            "task code write, exactly once": lambda r: _task_write_exactly_once(
+                bootstrap, f"bench-task-eos-{r}"
+            ),
+        }
+    )
+    table.summary("Spark write", raw, ceiling)
+    once = table.rates["task code write, exactly once"]
+    print(
+        f"  task code, exactly once: {once / table.rates['data source task code, no Spark']:.2f}x"
+    )
 
 
 def _streams(table: _Table, bootstrap: str, spark: Any) -> None:
@@ -331,32 +349,34 @@ def _streams(table: _Table, bootstrap: str, spark: Any) -> None:
     _batch_copy(spark, bootstrap, "bench-warm", "bench-warm-to")  # the warm-ups: untimed
     for once in ("false", "true"):
         _stream_copy(spark, bootstrap, "bench-warm", "bench-warm-to", exactlyOnce=once)
-    table.time(
-        "batch job: read, select, write",
-        lambda r: _batch_copy(spark, bootstrap, "bench-raw", f"bench-copy-{r}"),
+    batches: dict[str, list[float]] = {"false": [], "true": []}
+
+    def stream(once: str) -> Callable[[int], Any]:
+        def copy(r: int) -> None:
+            sink = f"bench-stream-{once}-{r}"
+            batches[once].append(
+                _stream_copy(spark, bootstrap, "bench-raw", sink, exactlyOnce=once)
+            )
+
+        return copy
+
+    table.race(
+        {
+            "batch job: read, select, write": lambda r: _batch_copy(
+                spark, bootstrap, "bench-raw", f"bench-copy-{r}"
+            ),
+            "stream, at least once: the whole query": stream("false"),
+            "stream, exactly once: the whole query": stream("true"),
+        }
     )
     for once, name in (("false", "at least once"), ("true", "exactly once")):
-        batches: list[float] = []
-
-        def copy(r: int, once: str = once, batches: list[float] = batches) -> None:
-            sink = f"bench-stream-{once}-{r}"
-            batches.append(_stream_copy(spark, bootstrap, "bench-raw", sink, exactlyOnce=once))
-
-        table.time(f"stream, {name}: the whole query", copy)
-        table.rates[f"stream, {name}: micro-batches"] = rate = RECORDS / min(batches)
-        print(f"  {f'stream, {name}: micro-batches':<44} {rate:>12,.0f} rows/s")
-    rates = table.rates
-    stream, once = "stream, at least once: micro-batches", "stream, exactly once: micro-batches"
+        table.rates[f"stream, {name}: micro-batches"] = RECORDS / min(batches[once])
+        table.show(f"stream, {name}: micro-batches")
+    least, most = "stream, at least once: micro-batches", "stream, exactly once: micro-batches"
     print(
-        f"  stream micro-batches: {table.ratio(stream, 'batch job: read, select, write')}; "
-        f"exactly once / at least once {rates[once] / rates[stream]:.2f}x"
+        f"  stream micro-batches: {table.ratio(least, 'batch job: read, select, write')}; "
+        f"exactly once / at least once {table.rates[most] / table.rates[least]:.2f}x"
     )
-    table.time(
-        "task code write, exactly once",
-        lambda r: _task_write_exactly_once(bootstrap, f"bench-task-eos-{r}"),
-    )
-    task = rates["task code write, exactly once"] / rates["data source task code, no Spark"]
-    print(f"  task code write, exactly once / at least once: {task:.2f}x")
 
 
 def _compare(bootstrap: str, spark: Any) -> None:
@@ -370,9 +390,8 @@ def _compare(bootstrap: str, spark: Any) -> None:
     asyncio.run(_send_batch(bootstrap, "bench-warm", DEFAULT_BATCH_SIZE, 100_000))
     print(f"{RECORDS:,} records of {len(VALUE)} bytes, {PARTITIONS} partitions, local[2]")
     _reads(_Table(), bootstrap, spark)
-    writes = _Table()
-    _writes(writes, bootstrap, spark)
-    _streams(writes, bootstrap, spark)
+    _writes(_Table(), bootstrap, spark)
+    _streams(_Table(), bootstrap, spark)
 
 
 def main() -> None:
