@@ -18,10 +18,13 @@ RECORDS records of 100 bytes in a two-partition topic on the embedded Tansu brok
   ``triggerExecution``, without the query's start and end).
 
 Each figure is the best of ROUNDS rounds (three for reads), each round running every path of
-its section once, so that the load of a shared machine falls on all of them alike; an untimed
-warm-up of each Spark path comes first (the first job of a kind in a session pays for the
-JVM's compilation and the Python workers' start). Prints rows/s and the ratios: Spark to the
-raw client (getmany, send_batch) and to the ceiling, the task code to the raw client.
+its section once, so that the load of a shared machine falls on all of them alike; beside it
+the CPU per row of the whole process tree (this process, Tansu, the JVM and Spark's Python
+workers, from /proc), which that load does not change: on a busy machine rows/s go as its
+inverse. An untimed warm-up of each Spark path comes first (the first job of a kind in a
+session pays for the JVM's compilation and the Python workers' start). Prints rows/s, CPU per
+row and the ratios: Spark to the raw client (getmany, send_batch) and to the ceiling, the
+task code to the raw client.
 Spark's own Kafka source (a JVM package from Maven) is not installed here, so there is no
 peer beyond the ceiling. Set KAFKAWIRE_BENCH_SPARK_RECORDS to change the count (default
 1,000,000).
@@ -241,26 +244,56 @@ def _batch_copy(spark: Any, bootstrap: str, source: str, sink: str) -> None:
     )
 
 
+def _tree_cpu_seconds() -> float:
+    """CPU seconds of this process and every process under it (Tansu, the JVM, Spark's
+    Python workers; those reaped counted in their parent's), from /proc; 0 without it."""
+    parents: dict[int, list[int]] = {}
+    times: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(entry))
+        times[int(entry)] = sum(int(f) for f in fields[11:15]) / tick  # u, s, cu, cs time
+    total, todo = 0.0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        total += times.get(pid, 0.0)
+        todo += parents.get(pid, [])
+    return total
+
+
 class _Table:
     """Rows/s of each path: the best of its rounds, the rounds interleaved (each round runs
-    every path once), so that the load of a shared machine falls on all paths alike."""
+    every path once), so that the load of a shared machine falls on all paths alike; and the
+    CPU per row of the whole process tree (the least of the rounds), which that load does not
+    change."""
 
     def __init__(self) -> None:
         self.rates: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
 
     def race(self, paths: dict[str, Callable[[int], Any]], rounds: int = ROUNDS) -> None:
         """Run each of ``paths`` (``run(round)``) once a round; print each best rate."""
         for round_ in range(rounds):
             for what, run in paths.items():
-                began = time.perf_counter()
+                began, cpu = time.perf_counter(), _tree_cpu_seconds()
                 run(round_)
                 rate = RECORDS / (time.perf_counter() - began)
+                per_row = (_tree_cpu_seconds() - cpu) / RECORDS * 1e6
                 self.rates[what] = max(self.rates.get(what, 0.0), rate)
+                self.cpu[what] = min(self.cpu.get(what, per_row), per_row)
         for what in paths:
             self.show(what)
 
     def show(self, what: str) -> None:
-        print(f"  {what:<44} {self.rates[what]:>12,.0f} rows/s")
+        cpu = f"{self.cpu[what]:>6.2f} us CPU/row" if what in self.cpu else ""
+        print(f"  {what:<44} {self.rates[what]:>12,.0f} rows/s {cpu}")
 
     def ratio(self, what: str, to: str) -> str:
         return f"{self.rates[what] / self.rates[to]:.2f}x {to}"
@@ -272,6 +305,8 @@ class _Table:
             f"  {label}: {self.ratio(spark, raw)}, {self.ratio(spark, ceiling)};"
             f" task code: {self.ratio(task, raw)}"
         )
+        if self.cpu.get(spark):
+            print(f"  CPU per row, {raw} / Spark: {self.cpu[raw] / self.cpu[spark]:.2f}x")
 
 
 def _session() -> Any:
