@@ -201,6 +201,24 @@ async def test_a_topic_that_comes_while_waited_for_is_used_with_one_warning(
     assert "UNKNOWN_TOPIC_OR_PARTITION (3): metadata for topic 'late'" in warnings[0]
 
 
+async def test_a_request_cut_by_its_calls_deadline_closes_its_connection(
+    fake_cluster: kafkawire_fake.FakeCluster,
+) -> None:
+    """A request the call's deadline cuts before its own ``request_timeout`` timed out all the
+    same: its connection closes (as Java's NetworkClient disconnects on a request timeout), so
+    the next request does not queue behind one the broker may never answer."""
+    fake_cluster.create_topic("t")
+    fake_cluster.control(lambda request, ctx: kafkawire_fake.DROP, api_key="ListOffsets")
+    async with Cluster(
+        fake_cluster.bootstrap, backoff=FAST, request_timeout=WAIT, retry_timeout=0.3
+    ) as cluster:
+        with pytest.raises(CallTimeoutError):
+            await asyncio.wait_for(cluster.send(offsets_of(0)), WAIT)
+        await asyncio.wait_for(cluster.send(offsets_of(0)), WAIT)  # answered: the hook was once
+    first, second = fake_cluster.requests.of("ListOffsets")
+    assert first.connection_id != second.connection_id
+
+
 async def test_close_ends_calls_in_flight_and_nothing_reconnects() -> None:
     async with FakeCluster(1) as brokers:  # answers nothing but Metadata
         cluster = Cluster(brokers.bootstrap)
