@@ -196,17 +196,17 @@ async def test_refuse_partition_changes_one_partition_of_the_handlers_answer(
     assert answered(fetched) == [(0, 6, -1), (1, 0, 1)]
 
 
+def metadata_of(*names: str) -> metadata_v12.MetadataRequest:
+    return metadata_v12.MetadataRequest(
+        topics=tuple(metadata_v12.MetadataRequestTopic(name=name) for name in names)
+    )
+
+
 async def test_refuse_topic_in_metadata(cluster: FakeCluster) -> None:
     cluster.create_topic("u")
     cluster.control(refuse_topic("u", 29), api_key="Metadata")
-    asked = metadata_v12.MetadataRequest(
-        topics=(
-            metadata_v12.MetadataRequestTopic(name="t"),
-            metadata_v12.MetadataRequestTopic(name="u"),
-        )
-    )
     async with Wire(cluster) as wire:
-        answer = await wire.send(asked)
+        answer = await wire.send(metadata_of("t", "u"))
     assert {(t.name, t.error_code, len(t.partitions)) for t in answer.topics} == {
         ("t", 0, 2),
         ("u", 29, 0),
@@ -216,14 +216,8 @@ async def test_refuse_topic_in_metadata(cluster: FakeCluster) -> None:
 async def test_leave_out_topic_answers_metadata_without_it(cluster: FakeCluster) -> None:
     cluster.create_topic("u")
     cluster.control(leave_out_topic("u"), api_key="Metadata", keep=True)
-    by_name = metadata_v12.MetadataRequest(
-        topics=(
-            metadata_v12.MetadataRequestTopic(name="t"),
-            metadata_v12.MetadataRequestTopic(name="u"),
-        )
-    )
     async with Wire(cluster) as wire:
-        named = await wire.send(by_name)
+        named = await wire.send(metadata_of("t", "u"))
         every = await wire.send(metadata_v12.MetadataRequest(topics=None))
     assert [(t.name, t.error_code) for t in named.topics] == [("t", 0)]
     assert [t.name for t in every.topics] == ["t"]
