@@ -26,6 +26,8 @@ from kafkawire.testing.fake.faults import (
     answer_partitions,
     delay,
     hold,
+    leave_out_topic,
+    metadata_brokers,
     refuse_partition,
     refuse_topic,
 )
@@ -194,21 +196,52 @@ async def test_refuse_partition_changes_one_partition_of_the_handlers_answer(
     assert answered(fetched) == [(0, 6, -1), (1, 0, 1)]
 
 
+def metadata_of(*names: str) -> metadata_v12.MetadataRequest:
+    return metadata_v12.MetadataRequest(
+        topics=tuple(metadata_v12.MetadataRequestTopic(name=name) for name in names)
+    )
+
+
 async def test_refuse_topic_in_metadata(cluster: FakeCluster) -> None:
     cluster.create_topic("u")
     cluster.control(refuse_topic("u", 29), api_key="Metadata")
-    asked = metadata_v12.MetadataRequest(
-        topics=(
-            metadata_v12.MetadataRequestTopic(name="t"),
-            metadata_v12.MetadataRequestTopic(name="u"),
-        )
-    )
     async with Wire(cluster) as wire:
-        answer = await wire.send(asked)
+        answer = await wire.send(metadata_of("t", "u"))
     assert {(t.name, t.error_code, len(t.partitions)) for t in answer.topics} == {
         ("t", 0, 2),
         ("u", 29, 0),
     }
+
+
+async def test_leave_out_topic_answers_metadata_without_it(cluster: FakeCluster) -> None:
+    cluster.create_topic("u")
+    cluster.control(leave_out_topic("u"), api_key="Metadata", keep=True)
+    async with Wire(cluster) as wire:
+        named = await wire.send(metadata_of("t", "u"))
+        every = await wire.send(metadata_v12.MetadataRequest(topics=None))
+    assert [(t.name, t.error_code) for t in named.topics] == [("t", 0)]
+    assert [t.name for t in every.topics] == ["t"]
+
+
+async def test_metadata_brokers_adds_or_replaces_the_brokers_named() -> None:
+    async with FakeCluster(2) as cluster:
+        cluster.create_topic("t")
+        cluster.control(metadata_brokers([(1, "a\x00b", 9092), (7, "127.0.0.1", 70000)]))
+        cluster.control(metadata_brokers([(0, "127.0.0.1", -1)], only=True))
+        request = metadata_v12.MetadataRequest(topics=None)
+        async with Wire(cluster) as wire:
+            added = await wire.send(request)
+            only = await wire.send(request)
+            own = await wire.send(request)  # both hooks spent
+        port = int(cluster.address(0).split(":")[1])
+    assert [(b.node_id, b.host, b.port) for b in added.brokers] == [
+        (0, "127.0.0.1", port),
+        (1, "a\x00b", 9092),  # broker 1's address replaced
+        (7, "127.0.0.1", 70000),
+    ]
+    assert [(b.node_id, b.host, b.port) for b in only.brokers] == [(0, "127.0.0.1", -1)]
+    assert only.topics == own.topics  # the leaders stay
+    assert [b.node_id for b in own.brokers] == [0, 1]
 
 
 async def test_hold_answers_once_released_and_delay_late(cluster: FakeCluster) -> None:

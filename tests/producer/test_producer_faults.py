@@ -96,13 +96,10 @@ async def test_undelivered_records_expire_after_delivery_timeout_ms() -> None:
         await send_until_expired(cluster)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kafkawire bug: a request that timed out leaves its connection open, so the retry "
-    "queues behind the unanswered request on it (Java's NetworkClient disconnects on a request "
-    "timeout); a broker answers a connection's requests in order and never reads it",
-)
 async def test_a_produce_that_timed_out_is_retried_on_a_new_connection() -> None:
+    """Java's NetworkClient disconnects on a request timeout: a broker answers a connection's
+    requests in order, so a retry on the same connection would queue behind the unanswered
+    one."""
     async with brokers(answers_produce=False) as cluster:
         await send_until_expired(cluster)
         produced = cluster.requests.of("Produce")

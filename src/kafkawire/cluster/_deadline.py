@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Callable
 from kafkawire.errors import ClientClosedError, KafkawireError
 from kafkawire.net.errors import RequestTimeoutError
 
-__all__ = ["Deadlines", "bounded", "cut_to_deadline"]
+__all__ = ["Deadlines", "bounded", "call_deadline_passed", "cut_to_deadline"]
 
 _MIN_TIMEOUT = 0.001
 _call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
@@ -63,6 +63,12 @@ async def bounded(what: str, deadline: float, closed: Callable[[], bool]) -> Asy
         raise
     finally:
         _call_deadline.reset(token)
+
+
+def call_deadline_passed() -> bool:
+    """Whether the enclosing call's deadline has passed (false outside a call)."""
+    deadline = _call_deadline.get()
+    return deadline is not None and time.monotonic() >= deadline
 
 
 def cut_to_deadline(timeout: float) -> float:

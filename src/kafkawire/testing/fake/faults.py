@@ -13,7 +13,10 @@ Each function returns a hook for ``cluster.control(hook, api_key=..., keep=...)`
   TxnOffsetCommit.
 - :func:`refuse_partition`: the handler answers, then one partition's answer is replaced by an
   error (the handler's effects stay: a refused Produce partition is still appended).
-- :func:`refuse_topic`: Metadata answers a topic with an error and no partitions.
+- :func:`refuse_topic`: Metadata answers a topic with an error and no partitions;
+  :func:`leave_out_topic`: Metadata answers without the topic at all.
+- :func:`metadata_brokers`: Metadata names other brokers (besides the cluster's, or instead):
+  addresses a client cannot use, brokers that are not there.
 - :func:`delay` and :func:`hold`: the handler answers late, after some seconds or once an
   awaitable (an event the test sets) is done.
 """
@@ -21,7 +24,7 @@ Each function returns a hook for ``cluster.control(hook, api_key=..., keep=...)`
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from .build import build, has, part, response_class
@@ -31,6 +34,8 @@ __all__ = [
     "answer_partitions",
     "delay",
     "hold",
+    "leave_out_topic",
+    "metadata_brokers",
     "partition_answer",
     "refuse_partition",
     "refuse_topic",
@@ -178,6 +183,39 @@ def refuse_topic(name: str, error_code: int) -> HookFunction:
         return dataclasses.replace(answer, topics=topics)
 
     return refuse
+
+
+def leave_out_topic(name: str) -> HookFunction:
+    """Metadata answers without the topic ``name``, even where it was asked for by name (Kafka
+    names every topic asked for, with an error if need be; a broker that leaves one out gives
+    the client no error to read), the other topics as the handler does."""
+
+    async def leave_out(request: Any, ctx: HookContext) -> Any:
+        answer = await ctx.handle()
+        return dataclasses.replace(answer, topics=tuple(t for t in answer.topics if t.name != name))
+
+    return leave_out
+
+
+def metadata_brokers(
+    brokers: Iterable[tuple[int, str, int]], *, only: bool = False
+) -> HookFunction:
+    """Metadata names ``brokers`` (node id, host, port) besides the running brokers of the
+    cluster, or, with ``only``, instead of them (the partitions keep their leaders, which may
+    then be at one of these addresses or nowhere): a port out of range, a host no resolver
+    takes, a broker the client cannot reach. A node id of the cluster's given here replaces
+    that broker's address."""
+    named = tuple(brokers)
+
+    async def name(request: Any, ctx: HookContext) -> Any:
+        answer = await ctx.handle()
+        broker_cls = part(type(answer), "brokers")
+        given = {node for node, _, _ in named}
+        kept = () if only else tuple(b for b in answer.brokers if b.node_id not in given)
+        added = tuple(build(broker_cls, node_id=n, host=h, port=p) for n, h, p in named)
+        return dataclasses.replace(answer, brokers=kept + added)
+
+    return name
 
 
 def delay(seconds: float) -> HookFunction:
