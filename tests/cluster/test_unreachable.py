@@ -168,7 +168,9 @@ async def test_a_leader_that_comes_back_is_used_again_with_one_warning_and_one_i
         fake.produce("t", 0, [b"v"] * 5)
         fake.control(hold_the_first, api_key="Fetch")  # a long poll, until the broker goes
         address = fake.address(0)
-        cluster = Cluster(address, reconnect_backoff=TINY, retry_timeout=0.2)
+        # Each failing call below fails at its first refused connect; its time only has to
+        # outlast a loaded machine's slow turn (0.2 s did not, once: a timeout, not the refusal).
+        cluster = Cluster(address, reconnect_backoff=TINY, retry_timeout=2.0)
         await cluster.__aenter__()
         try:
             await cluster.send(offsets_of(0))
