@@ -1,20 +1,33 @@
-"""Spark through kafkawire against the raw kafkawire client and producer, in one run.
+"""Spark through kafkawire against the raw kafkawire consumer and bulk producer, in one run.
 
-Writes RECORDS records of 100 bytes to a two-partition topic on the embedded Tansu broker with
-the raw producer, then the same number through ``df.write.format("kafkawire")``; reads them
-back with ``KafkaClient.records`` and through ``spark.read.format("kafkawire")`` (every column
-materialized by Spark's ``noop`` sink). Between the two, the data source's task code runs
-without Spark, in this process, one partition after the other (``read_range`` and the writer
-fed Arrow batches of 10,000 rows): the gap to the raw client is the data source's own cost
-(Arrow conversion), the gap to Spark is Spark's (Python workers, Arrow to the JVM, scheduling).
-Prints rows/s and Spark's ratio to the raw client. The Spark figures include planning and
-scheduling the job; the session's start-up is excluded.
+RECORDS records of 100 bytes in a two-partition topic on the embedded Tansu broker, local[2]:
 
-Exactly once against at least once: the task code writing all records in one transaction
-(prepared, then committed as the driver does), and a streaming query that copies the records
-from topic to topic through kafkawire in batches of STREAM_BATCH records (trigger
-availableNow), once with each kind of write. Tansu serves the transactions the writer needs.
-Set KAFKAWIRE_BENCH_SPARK_RECORDS to change the count (default 1,000,000).
+- read: the raw ``Consumer.getmany`` (both partitions assigned), the data source's task code
+  without Spark (``read_range``, one partition after the other, in this process), and
+  ``spark.read.format("kafkawire")`` with every column materialized by Spark's ``noop``
+  sink; beside them Spark's ceiling for any Python data source here: a source whose tasks
+  yield ready-made Arrow batches of the same schema from memory;
+- write: the raw ``Producer.send_batch`` fed Arrow batches of 10,000 rows (the writer's
+  default ``kafka.batch.size``, and Java's 16384), the writer's task code fed the same
+  batches, and ``df.write.format("kafkawire")`` of ``spark.range`` rows; beside them Spark's
+  ceiling: a Python data source whose writer drops the Arrow batches it gets; and the task
+  code writing all records in one transaction (exactly once);
+- copy: the topic copied through kafkawire by one batch job (read, select, write), and by a
+  streaming query in micro-batches of STREAM_BATCH records (trigger availableNow), at least
+  once and exactly once: the whole query, and its micro-batches alone (their
+  ``triggerExecution``, without the query's start and end).
+
+Each figure is the best of ROUNDS rounds (three for reads), each round running every path of
+its section once, so that the load of a shared machine falls on all of them alike; beside it
+the CPU per row of the whole process tree (this process, Tansu, the JVM and Spark's Python
+workers, from /proc), which that load does not change: on a busy machine rows/s go as its
+inverse. An untimed warm-up of each Spark path comes first (the first job of a kind in a
+session pays for the JVM's compilation and the Python workers' start). Prints rows/s, CPU per
+row and the ratios: Spark to the raw client (getmany, send_batch) and to the ceiling, the
+task code to the raw client.
+Spark's own Kafka source (a JVM package from Maven) is not installed here, so there is no
+peer beyond the ceiling. Set KAFKAWIRE_BENCH_SPARK_RECORDS to change the count (default
+1,000,000).
 """
 
 from __future__ import annotations
@@ -25,40 +38,59 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from kafkawire.client import KafkaClient
+from kafkawire.consumer import Consumer, TopicPartition
 from kafkawire.producer import Producer
+from kafkawire.spark.arrow import arrow_schema, read_schema
 from kafkawire.spark.offsets import OffsetRange
-from kafkawire.spark.options import read_options, write_options
+from kafkawire.spark.options import DEFAULT_BATCH_SIZE, read_options, write_options
 from kafkawire.spark.reading import read_range
 from kafkawire.spark.transactional import TaskTransaction, end_all, write_prepared
 from kafkawire.spark.writing import ArrowWriter
 from kafkawire.testing import TansuBroker
 
 RECORDS = int(os.environ.get("KAFKAWIRE_BENCH_SPARK_RECORDS", "1000000"))
+ROUNDS = 2
 PARTITIONS = 2
 VALUE = b"x" * 100
 STREAM_BATCH = 250_000
+CHUNK = 10_000  # rows per Arrow batch fed to the writers, and yielded by the ceiling source
+JAVA_BATCH_SIZE = 16384
 
 
-async def _raw_write(bootstrap: str, topic: str, records: int = RECORDS) -> None:
-    async with Producer(bootstrap) as producer:
-        for i in range(records):
-            await producer.send(topic, VALUE, partition=i % PARTITIONS)
+def _arrow_batches(rows: int = RECORDS) -> list[Any]:
+    batch = pa.RecordBatch.from_pydict(
+        {
+            "value": pa.array([VALUE] * CHUNK, pa.binary()),
+            "partition": pa.array([i % PARTITIONS for i in range(CHUNK)], pa.int32()),
+        }
+    )
+    return [batch] * (rows // CHUNK)
+
+
+async def _getmany(bootstrap: str, topic: str) -> None:
+    async with Consumer(bootstrap_servers=bootstrap, auto_offset_reset="earliest") as consumer:
+        consumer.assign([TopicPartition(topic, p) for p in range(PARTITIONS)])
+        count = 0
+        while count < RECORDS:
+            for records in (await consumer.getmany(timeout_ms=1000, max_records=10_000)).values():
+                count += len(records)
+
+
+async def _send_batch(bootstrap: str, topic: str, batch_size: int, rows: int = RECORDS) -> None:
+    async with Producer(bootstrap, batch_size=batch_size) as producer:
+        deliveries = [
+            await producer.send_batch(topic, b.column("value"), partition=b.column("partition"))
+            for b in _arrow_batches(rows)
+        ]
         await producer.flush()
-
-
-async def _raw_read(bootstrap: str, topic: str) -> int:
-    async with KafkaClient(bootstrap) as client:
-        read = 0
-        for p in range(PARTITIONS):
-            async for _ in client.records(topic, p, 0, stop_at_end=True):
-                read += 1
-        return read
+        for delivery in deliveries:
+            await delivery
 
 
 def _task_read(bootstrap: str, topic: str) -> None:
@@ -70,17 +102,6 @@ def _task_read(bootstrap: str, topic: str) -> None:
     for p in range(PARTITIONS):
         for _ in read_range(options, OffsetRange(topic, p, 0, per_partition)):
             pass
-
-
-def _arrow_batches() -> list[Any]:
-    chunk = 10_000
-    batch = pa.RecordBatch.from_pydict(
-        {
-            "value": pa.array([VALUE] * chunk, pa.binary()),
-            "partition": pa.array([i % PARTITIONS for i in range(chunk)], pa.int32()),
-        }
-    )
-    return [batch] * (RECORDS // chunk)
 
 
 def _task_write(bootstrap: str, topic: str) -> None:
@@ -97,8 +118,92 @@ def _task_write_exactly_once(bootstrap: str, topic: str) -> None:
     end_all(options, [prepared], 0, commit=True)
 
 
-def _stream_copy(spark: Any, bootstrap: str, source: str, sink: str, **sink_options: str) -> None:
-    """``source`` to ``sink`` through a streaming query, STREAM_BATCH records a batch."""
+def _spark_read(spark: Any, bootstrap: str, topic: str, source: str = "kafkawire") -> None:
+    (
+        spark.read.format(source)
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .load()
+        .write.format("noop")
+        .mode("overwrite")
+        .save()
+    )
+
+
+def _spark_write(spark: Any, bootstrap: str, topic: str, rows: int = RECORDS) -> None:
+    frame = spark.range(rows).selectExpr(
+        f"CAST(repeat('x', {len(VALUE)}) AS BINARY) AS value",
+        f"CAST(id % {PARTITIONS} AS INT) AS partition",
+    )
+    frame.write.format("kafkawire").option("kafka.bootstrap.servers", bootstrap).option(
+        "topic", topic
+    ).mode("append").save()
+
+
+def _ceiling_write(spark: Any) -> None:
+    frame = spark.range(RECORDS).selectExpr(
+        f"CAST(repeat('x', {len(VALUE)}) AS BINARY) AS value",
+        f"CAST(id % {PARTITIONS} AS INT) AS partition",
+    )
+    frame.write.format("kafkawire-ceiling").mode("append").save()
+
+
+def _register_ceiling(spark: Any) -> None:
+    """``kafkawire-ceiling``: reads ready-made Arrow batches, writes to nowhere."""
+    from pyspark.sql.datasource import (
+        DataSource,
+        DataSourceArrowWriter,
+        DataSourceReader,
+        InputPartition,
+        WriterCommitMessage,
+    )
+
+    class MemoryReader(DataSourceReader):
+        def partitions(self) -> Sequence[InputPartition]:
+            return [InputPartition(p) for p in range(PARTITIONS)]
+
+        def read(self, partition: InputPartition) -> Iterator[Any]:
+            rows = range(CHUNK)
+            columns = [
+                pa.nulls(CHUNK, pa.binary()),
+                pa.array([VALUE] * CHUNK, pa.binary()),
+                pa.repeat(pa.scalar("ceiling", pa.string()), CHUNK),
+                pa.repeat(pa.scalar(partition.value, pa.int32()), CHUNK),
+                pa.array(rows, pa.int64()),
+                pa.array(rows, pa.int64()).cast(pa.timestamp("us", tz="UTC")),
+                pa.repeat(pa.scalar(0, pa.int32()), CHUNK),
+            ]
+            batch = pa.RecordBatch.from_arrays(columns, schema=arrow_schema(False))
+            for _ in range(RECORDS // PARTITIONS // CHUNK):
+                yield batch
+
+    class DroppingWriter(DataSourceArrowWriter):
+        def write(self, iterator: Iterator[Any]) -> WriterCommitMessage:
+            for _ in iterator:
+                pass
+            return WriterCommitMessage()
+
+    class Ceiling(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "kafkawire-ceiling"
+
+        def schema(self) -> str:
+            return read_schema(False)
+
+        def reader(self, schema: Any) -> DataSourceReader:
+            return MemoryReader()
+
+        def writer(self, schema: Any, overwrite: bool) -> DataSourceArrowWriter:
+            return DroppingWriter()
+
+    spark.dataSource.register(Ceiling)
+
+
+def _stream_copy(spark: Any, bootstrap: str, source: str, sink: str, **sink_options: str) -> float:
+    """``source`` to ``sink`` through a streaming query, STREAM_BATCH records a batch; the
+    seconds its micro-batches took (their ``triggerExecution``: without the query's start
+    and end)."""
     with tempfile.TemporaryDirectory() as checkpoint:
         query = (
             spark.readStream.format("kafkawire")
@@ -119,14 +224,89 @@ def _stream_copy(spark: Any, bootstrap: str, source: str, sink: str, **sink_opti
         query.awaitTermination()
         if query.exception() is not None:
             raise RuntimeError(f"the streaming query failed: {query.exception()}")
+        milliseconds: float = sum(p["durationMs"]["triggerExecution"] for p in query.recentProgress)
+        return milliseconds / 1000
 
 
-def _timed(what: str, run: Callable[[], Any]) -> float:
-    began = time.perf_counter()
-    run()
-    rate = RECORDS / (time.perf_counter() - began)
-    print(f"  {what:<34} {rate:>12,.0f} rows/s")
-    return rate
+def _batch_copy(spark: Any, bootstrap: str, source: str, sink: str) -> None:
+    """What a stream copy does, as one batch job: read, select, write."""
+    (
+        spark.read.format("kafkawire")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", source)
+        .load()
+        .select("value")
+        .write.format("kafkawire")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("topic", sink)
+        .mode("append")
+        .save()
+    )
+
+
+def _tree_cpu_seconds() -> float:
+    """CPU seconds of this process and every process under it (Tansu, the JVM, Spark's
+    Python workers; those reaped counted in their parent's), from /proc; 0 without it."""
+    parents: dict[int, list[int]] = {}
+    times: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(entry))
+        times[int(entry)] = sum(int(f) for f in fields[11:15]) / tick  # u, s, cu, cs time
+    total, todo = 0.0, [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        total += times.get(pid, 0.0)
+        todo += parents.get(pid, [])
+    return total
+
+
+class _Table:
+    """Rows/s of each path: the best of its rounds, the rounds interleaved (each round runs
+    every path once), so that the load of a shared machine falls on all paths alike; and the
+    CPU per row of the whole process tree (the least of the rounds), which that load does not
+    change."""
+
+    def __init__(self) -> None:
+        self.rates: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+
+    def race(self, paths: dict[str, Callable[[int], Any]], rounds: int = ROUNDS) -> None:
+        """Run each of ``paths`` (``run(round)``) once a round; print each best rate."""
+        for round_ in range(rounds):
+            for what, run in paths.items():
+                began, cpu = time.perf_counter(), _tree_cpu_seconds()
+                run(round_)
+                rate = RECORDS / (time.perf_counter() - began)
+                per_row = (_tree_cpu_seconds() - cpu) / RECORDS * 1e6
+                self.rates[what] = max(self.rates.get(what, 0.0), rate)
+                self.cpu[what] = min(self.cpu.get(what, per_row), per_row)
+        for what in paths:
+            self.show(what)
+
+    def show(self, what: str) -> None:
+        cpu = f"{self.cpu[what]:>6.2f} us CPU/row" if what in self.cpu else ""
+        print(f"  {what:<44} {self.rates[what]:>12,.0f} rows/s {cpu}")
+
+    def ratio(self, what: str, to: str) -> str:
+        return f"{self.rates[what] / self.rates[to]:.2f}x {to}"
+
+    def summary(self, label: str, raw: str, ceiling: str) -> None:
+        """Spark's ratios to the raw client and to the ceiling, and the task code's."""
+        spark, task = "Spark format(kafkawire)", "data source task code, no Spark"
+        print(
+            f"  {label}: {self.ratio(spark, raw)}, {self.ratio(spark, ceiling)};"
+            f" task code: {self.ratio(task, raw)}"
+        )
+        if self.cpu.get(spark):
+            print(f"  CPU per row, {raw} / Spark: {self.cpu[raw] / self.cpu[spark]:.2f}x")
 
 
 def _session() -> Any:
@@ -143,80 +323,110 @@ def _session() -> Any:
     )
 
 
-def _compare(loop: asyncio.AbstractEventLoop, bootstrap: str, spark: Any) -> None:
-    options = {"kafka.bootstrap.servers": bootstrap}
-    names = ("bench-raw", "bench-task", "bench-task-eos", "bench-spark")
-    names += ("bench-stream", "bench-stream-eos", "bench-warm", "bench-warm-to")
-
+def _create(bootstrap: str, topics: list[str]) -> None:
     async def create() -> None:
         async with KafkaClient(bootstrap) as client:
-            for topic in names:
+            for topic in topics:
                 await client.create_topic(topic, partitions=PARTITIONS)
 
-    loop.run_until_complete(create())
-    print(f"{RECORDS:,} records of {len(VALUE)} bytes, {PARTITIONS} partitions, local[2]")
-    raw_write = _timed(
-        "write: kafkawire Producer", lambda: asyncio.run(_raw_write(bootstrap, "bench-raw"))
+    asyncio.run(create())
+
+
+def _reads(table: _Table, bootstrap: str, spark: Any) -> None:
+    print("read")
+    ceiling = "Spark ceiling: Arrow batches from memory"
+    _spark_read(spark, bootstrap, "bench-warm")  # the warm-ups: untimed
+    _spark_read(spark, bootstrap, "bench-raw")
+    _spark_read(spark, bootstrap, "bench-raw", "kafkawire-ceiling")
+    table.race(
+        {
+            "raw: Consumer.getmany": lambda _: asyncio.run(_getmany(bootstrap, "bench-raw")),
+            "data source task code, no Spark": lambda _: _task_read(bootstrap, "bench-raw"),
+            "Spark format(kafkawire)": lambda _: _spark_read(spark, bootstrap, "bench-raw"),
+            ceiling: lambda _: _spark_read(spark, bootstrap, "bench-raw", "kafkawire-ceiling"),
+        },
+        rounds=3,
     )
-    task_write = _timed(
-        "write: the data source's task code", lambda: _task_write(bootstrap, "bench-task")
+    table.summary("Spark read", "raw: Consumer.getmany", ceiling)
+
+
+def _writes(table: _Table, bootstrap: str, spark: Any) -> None:
+    print(f"write (kafka.batch.size {DEFAULT_BATCH_SIZE:,} unless named)")
+    raw = f"raw: Producer.send_batch, batch_size {DEFAULT_BATCH_SIZE:,}"
+    ceiling = "Spark ceiling: a writer that drops its rows"
+    _spark_write(spark, bootstrap, "bench-warm-to", 100_000)  # the warm-ups: untimed
+    _ceiling_write(spark)
+    table.race(
+        {
+            raw: lambda r: asyncio.run(
+                _send_batch(bootstrap, f"bench-send-{r}", DEFAULT_BATCH_SIZE)
+            ),
+            f"raw: Producer.send_batch, batch_size {JAVA_BATCH_SIZE:,}": lambda r: asyncio.run(
+                _send_batch(bootstrap, f"bench-send16-{r}", JAVA_BATCH_SIZE)
+            ),
+            "data source task code, no Spark": lambda r: _task_write(bootstrap, f"bench-task-{r}"),
+            "Spark format(kafkawire)": lambda r: _spark_write(spark, bootstrap, f"bench-spark-{r}"),
+            ceiling: lambda _: _ceiling_write(spark),
+            "task code write, exactly once": lambda r: _task_write_exactly_once(
+                bootstrap, f"bench-task-eos-{r}"
+            ),
+        }
     )
-    frame = spark.range(RECORDS).selectExpr(
-        f"CAST(repeat('x', {len(VALUE)}) AS BINARY) AS value",
-        f"CAST(id % {PARTITIONS} AS INT) AS partition",
+    table.summary("Spark write", raw, ceiling)
+    once = table.rates["task code write, exactly once"]
+    print(
+        f"  task code, exactly once: {once / table.rates['data source task code, no Spark']:.2f}x"
     )
-    spark_write = _timed(
-        "write: Spark format(kafkawire)",
-        lambda: (
-            frame.write.format("kafkawire")
-            .options(**options)
-            .option("topic", "bench-spark")
-            .mode("append")
-            .save()
-        ),
-    )
-    raw_read = _timed(
-        "read: KafkaClient.records", lambda: asyncio.run(_raw_read(bootstrap, "bench-raw"))
-    )
-    task_read = _timed(
-        "read: the data source's task code", lambda: _task_read(bootstrap, "bench-raw")
-    )
-    spark_read = _timed(
-        "read: Spark format(kafkawire)",
-        lambda: (
-            spark.read.format("kafkawire")
-            .options(**options)
-            .option("subscribe", "bench-raw")
-            .load()
-            .write.format("noop")
-            .mode("overwrite")
-            .save()
-        ),
-    )
-    task_once = _timed(
-        "write: task code, exactly once",
-        lambda: _task_write_exactly_once(bootstrap, "bench-task-eos"),
-    )
-    # Untimed: the first streaming queries of a session start Spark's streaming machinery.
-    asyncio.run(_raw_write(bootstrap, "bench-warm", 1_000))
+
+
+def _streams(table: _Table, bootstrap: str, spark: Any) -> None:
+    print(f"copy a topic: batch job, and streaming in micro-batches of {STREAM_BATCH:,}")
+    _batch_copy(spark, bootstrap, "bench-warm", "bench-warm-to")  # the warm-ups: untimed
     for once in ("false", "true"):
         _stream_copy(spark, bootstrap, "bench-warm", "bench-warm-to", exactlyOnce=once)
-    stream = _timed(
-        "stream copy: at least once",
-        lambda: _stream_copy(spark, bootstrap, "bench-raw", "bench-stream"),
+    batches: dict[str, list[float]] = {"false": [], "true": []}
+
+    def stream(once: str) -> Callable[[int], Any]:
+        def copy(r: int) -> None:
+            sink = f"bench-stream-{once}-{r}"
+            batches[once].append(
+                _stream_copy(spark, bootstrap, "bench-raw", sink, exactlyOnce=once)
+            )
+
+        return copy
+
+    table.race(
+        {
+            "batch job: read, select, write": lambda r: _batch_copy(
+                spark, bootstrap, "bench-raw", f"bench-copy-{r}"
+            ),
+            "stream, at least once: the whole query": stream("false"),
+            "stream, exactly once: the whole query": stream("true"),
+        }
     )
-    stream_once = _timed(
-        "stream copy: exactly once",
-        lambda: _stream_copy(spark, bootstrap, "bench-raw", "bench-stream-eos", exactlyOnce="true"),
-    )
+    for once, name in (("false", "at least once"), ("true", "exactly once")):
+        table.rates[f"stream, {name}: micro-batches"] = RECORDS / min(batches[once])
+        table.show(f"stream, {name}: micro-batches")
+    least, most = "stream, at least once: micro-batches", "stream, exactly once: micro-batches"
     print(
-        f"  task code / raw: write {task_write / raw_write:.2f}x, read {task_read / raw_read:.2f}x"
+        f"  stream micro-batches: {table.ratio(least, 'batch job: read, select, write')}; "
+        f"exactly once / at least once {table.rates[most] / table.rates[least]:.2f}x"
     )
-    print(f"  Spark / raw: write {spark_write / raw_write:.2f}x, read {spark_read / raw_read:.2f}x")
-    print(
-        f"  exactly once / at least once: task code {task_once / task_write:.2f}x, "
-        f"stream copy {stream_once / stream:.2f}x"
-    )
+
+
+def _compare(bootstrap: str, spark: Any) -> None:
+    topics = ["bench-raw", "bench-warm", "bench-warm-to"]
+    kinds = ("send", "send16", "task", "spark", "task-eos", "copy", "stream-false", "stream-true")
+    for r in range(ROUNDS):
+        topics += [f"bench-{kind}-{r}" for kind in kinds]
+    _create(bootstrap, topics)
+    _register_ceiling(spark)
+    asyncio.run(_send_batch(bootstrap, "bench-raw", DEFAULT_BATCH_SIZE))
+    asyncio.run(_send_batch(bootstrap, "bench-warm", DEFAULT_BATCH_SIZE, 100_000))
+    print(f"{RECORDS:,} records of {len(VALUE)} bytes, {PARTITIONS} partitions, local[2]")
+    _reads(_Table(), bootstrap, spark)
+    _writes(_Table(), bootstrap, spark)
+    _streams(_Table(), bootstrap, spark)
 
 
 def main() -> None:
@@ -227,7 +437,7 @@ def main() -> None:
         spark = _session()
         gateway = spark.sparkContext._gateway
         try:
-            _compare(loop, bootstrap, spark)
+            _compare(bootstrap, spark)
         finally:
             spark.stop()
             gateway.shutdown()

@@ -18,7 +18,7 @@ import pytest
 from kafkawire._extensions import DISABLE
 from kafkawire.producer import batch, partitioner
 from kafkawire.protocol import codec
-from kafkawire.records import v2_records
+from kafkawire.records import arrow_columns, v2_records
 
 REQUIRED = os.environ.get("KAFKAWIRE_REQUIRE_EXTENSIONS") == "1"
 
@@ -38,8 +38,9 @@ def why_not_in_use(extension: str) -> str:
         (codec, "kafkawire.protocol._accel"),
         (v2_records, "kafkawire.records._accel"),
         (partitioner, "kafkawire.producer._accel"),
+        (arrow_columns, "kafkawire.records._accel"),
     ],
-    ids=["protocol", "records", "producer"],
+    ids=["protocol", "records", "producer", "arrow-columns"],
 )
 def test_the_compiled_accelerator_is_in_use(module: ModuleType, extension: str) -> None:
     assert module.ACCELERATED, (

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from kafkawire.testing.fake import FakeCluster
+from kafkawire.testing.fake.faults import refuse_partition
 from kafkawire.testing.pytest_plugin import Broker
-from tests.producer.faults import PRODUCE, refuse_partition
 
 from .conftest import Run
 from .test_tally import INVALID_RECORD
@@ -204,7 +204,7 @@ async def test_failed_deliveries_are_counted_and_reported(
 ) -> None:
     lines = b"".join(b'{"value": "v", "partition": %d}\n' % p for p in (0, 1, 0))
     fake_cluster.create_topic("t", 2)
-    fake_cluster.control(refuse_partition(1, INVALID_RECORD), api_key=PRODUCE, keep=True)
+    fake_cluster.control(refuse_partition(1, INVALID_RECORD), api_key="Produce", keep=True)
     process = await asyncio.create_subprocess_exec(
         kafkawire_script, "produce", "t", "--format", "json", "-b", fake_cluster.bootstrap,
         stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,

@@ -11,8 +11,8 @@ from kafkawire.client import KafkaClient
 from kafkawire.errors import InvalidRecordError
 from kafkawire.producer import Producer
 from kafkawire.testing.fake import FakeCluster
+from kafkawire.testing.fake.faults import refuse_partition
 from kafkawire.testing.pytest_plugin import Broker
-from tests.producer.faults import PRODUCE, refuse_partition
 
 INVALID_RECORD = 87  # not retriable
 
@@ -37,7 +37,7 @@ async def test_deliveries_are_counted_as_they_complete(tansu_broker: Broker) -> 
 
 async def test_failures_are_counted_with_the_first_error(fake_cluster: FakeCluster) -> None:
     fake_cluster.create_topic("t", 2)
-    fake_cluster.control(refuse_partition(1, INVALID_RECORD), api_key=PRODUCE, keep=True)
+    fake_cluster.control(refuse_partition(1, INVALID_RECORD), api_key="Produce", keep=True)
     async with Producer(fake_cluster.bootstrap, linger_ms=0) as producer:
         tally = DeliveryTally()
         for partition in (0, 1, 0):

@@ -1,4 +1,5 @@
-"""The cluster layer against hostile and failing brokers (all in-process, loopback only).
+"""The cluster layer against failing brokers (all in-process, loopback only): the fake
+cluster with fault hooks (kafkawire.testing.fake.faults), and silent sockets (hostile.py).
 
 Each test failed before the change it covers: a long poll stalling other requests, a silent
 broker chosen again and again, unusable addresses, unbounded calls, a request the broker
@@ -15,6 +16,7 @@ import pytest
 
 from kafkawire.cluster import (
     Backoff,
+    CallTimeoutError,
     Cluster,
     InvalidPartitionError,
     RequestRefusedError,
@@ -24,11 +26,13 @@ from kafkawire.messages.fetch import v12 as fetch
 from kafkawire.messages.list_offsets import v7 as list_offsets
 from kafkawire.messages.produce import v9 as produce
 from kafkawire.net.errors import ConnectError, RequestTimeoutError
-from kafkawire.testing import fake as kafkawire_fake
+from kafkawire.records import RecordBatchBuilder
+from kafkawire.testing.fake import CUT, DROP, FakeCluster, HookContext
+from kafkawire.testing.fake.faults import leave_out_topic, metadata_brokers
 from tests.fake.late_topic import LateTopic
-from tests.net.fakebroker import WAIT, FakeClient, messages
+from tests.net.fakebroker import WAIT
 
-from .hostile import FakeCluster, SilentServer
+from .hostile import SilentServer
 
 FAST = Backoff(initial=0.01, maximum=0.02)
 
@@ -40,17 +44,6 @@ def offsets_of(partition: int, topic: str = "t") -> list_offsets.ListOffsetsRequ
     )
 
 
-def answer_offsets(request: Any, header: Any) -> Any:
-    module = messages(2, header.request_api_version)
-    topic = request.topics[0]
-    partition = module.ListOffsetsPartitionResponse(
-        partition_index=topic.partitions[0].partition_index, offset=5
-    )
-    return module.ListOffsetsResponse(
-        topics=(module.ListOffsetsTopicResponse(name=topic.name, partitions=(partition,)),)
-    )
-
-
 def long_poll(max_wait_ms: int) -> fetch.FetchRequest:
     partition = fetch.FetchPartition(partition=0, partition_max_bytes=1024)
     return fetch.FetchRequest(
@@ -59,68 +52,77 @@ def long_poll(max_wait_ms: int) -> fetch.FetchRequest:
 
 
 def produce_to_t() -> produce.ProduceRequest:
-    partition = produce.PartitionProduceData(index=0, records=b"")
+    builder = RecordBatchBuilder()
+    builder.append(None, b"v", timestamp=1)
+    partition = produce.PartitionProduceData(index=0, records=builder.build())
     topic = produce.TopicProduceData(name="t", partition_data=(partition,))
-    return produce.ProduceRequest(acks=1, topic_data=(topic,))
+    return produce.ProduceRequest(acks=1, timeout_ms=1000, topic_data=(topic,))
+
+
+async def hold_the_first(request: Any, ctx: HookContext) -> None:
+    """Hold the first request it meets for good (the next ones go on to the handler)."""
+    ctx.remove()
+    await ctx.hold(asyncio.Event().wait())
+
+
+def drop_on_node(node_id: int) -> Any:
+    """A hook that never answers the requests broker ``node_id`` gets."""
+
+    def drop(request: Any, ctx: HookContext) -> Any:
+        return DROP if ctx.node_id == node_id else None
+
+    return drop
 
 
 async def test_a_long_poll_does_not_stall_produce_or_metadata() -> None:
-    polls_held = asyncio.Event()
-
-    async def handler(node: int, client: FakeClient, header: Any, request: Any) -> Any:
-        if header.request_api_key == 1:  # hold every fetch as a broker does a long poll
-            polls_held.set()
-            await asyncio.sleep(request.max_wait_ms / 1000)
-            return messages(1, header.request_api_version).FetchResponse()
-        if header.request_api_key == 0:
-            return messages(0, header.request_api_version).ProduceResponse()
-        return answer_offsets(request, header)
-
-    async with FakeCluster(1, handler) as brokers, Cluster(brokers.bootstrap) as cluster:
-        poll = asyncio.create_task(cluster.send(long_poll(10_000)))
-        await polls_held.wait()
-        # Each answered while the broker still holds the fetch (on a connection of its own).
-        await asyncio.wait_for(cluster.send(produce_to_t()), WAIT)
-        await asyncio.wait_for(cluster.send(offsets_of(0)), WAIT)
-        await asyncio.wait_for(cluster.refresh_metadata(), WAIT)
-        assert not poll.done()
-        # A cancelled long poll drops its connection: the next fetch does not queue behind it.
-        poll.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await poll
-        polls_held.clear()
-        next_poll = asyncio.create_task(cluster.send(long_poll(0)))
-        await asyncio.wait_for(next_poll, WAIT)
+    async with FakeCluster(1) as fake:
+        fake.create_topic("t", 3)
+        fake.control(hold_the_first, api_key="Fetch")  # as a broker holds a long poll
+        async with Cluster(fake.bootstrap) as cluster:
+            await stalled_by_nothing(fake, cluster)
         # Connections: bootstrap/normal, fetch, produce, then a second fetch.
-        assert len(brokers.brokers[1].clients) == 4
+        assert len({r.connection_id for r in fake.requests}) == 4
+
+
+async def stalled_by_nothing(fake: FakeCluster, cluster: Cluster) -> None:
+    poll = asyncio.create_task(cluster.send(long_poll(10_000)))
+    await fake.requests.wait_for("Fetch")
+    # Each answered while the broker still holds the fetch (on a connection of its own).
+    await asyncio.wait_for(cluster.send(produce_to_t()), WAIT)
+    await asyncio.wait_for(cluster.send(offsets_of(0)), WAIT)
+    await asyncio.wait_for(cluster.refresh_metadata(), WAIT)
+    assert not poll.done()
+    # A cancelled long poll drops its connection: the next fetch does not queue behind it.
+    poll.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await poll
+    await asyncio.wait_for(cluster.send(long_poll(0)), WAIT)
 
 
 async def test_a_silent_broker_is_not_chosen_again_for_any_broker_requests() -> None:
-    # Broker 2 answers ApiVersions but nothing else, its socket open.
-    async with FakeCluster(2, metadata_from={1}) as brokers:
-        async with Cluster(
-            brokers.bootstrap.split(",")[0], request_timeout=0.2, backoff=FAST
-        ) as cluster:
+    async with FakeCluster(2) as fake:
+        # Broker 1 answers ApiVersions but not Metadata, its socket open.
+        fake.control(drop_on_node(1), api_key="Metadata", keep=True)
+        async with Cluster(fake.address(0), request_timeout=0.2, backoff=FAST) as cluster:
             for _ in range(20):
                 cluster.mark_metadata_stale()
                 await asyncio.wait_for(cluster.metadata(), WAIT)
-        assert len(brokers.requests(2, 3)) <= 1
-        assert len(brokers.requests(1, 3)) >= 20
+        assert len(fake.requests.of("Metadata", node_id=1)) <= 1
+        assert len(fake.requests.of("Metadata", node_id=0)) >= 20
 
 
 async def test_unusable_broker_addresses_are_connect_failures_of_their_node() -> None:
     bad = ((2, "127.0.0.1", 70000), (3, "127.0.0.1", -1), (4, "a\x00b", 9092), (5, "a" * 70, 1))
-    async with (
-        FakeCluster(1, extra_brokers=bad) as brokers,
-        Cluster(brokers.bootstrap, connect_timeout=1, backoff=FAST) as cluster,
-    ):
-        for node, _, _ in bad:
-            with pytest.raises(ConnectError, match=f"broker {node} .*unusable address"):
-                await cluster.connection(node)
-        # The search for a broker that answers goes past them, whatever the order.
-        for _ in range(10):
-            cluster.mark_metadata_stale()
-            assert 1 in (await cluster.metadata()).brokers
+    async with FakeCluster(1) as fake:
+        fake.control(metadata_brokers(bad), api_key="Metadata", keep=True)
+        async with Cluster(fake.bootstrap, connect_timeout=1, backoff=FAST) as cluster:
+            for node, _, _ in bad:
+                with pytest.raises(ConnectError, match=f"broker {node} .*unusable address"):
+                    await cluster.connection(node)
+            # The search for a broker that answers goes past them, whatever the order.
+            for _ in range(10):
+                cluster.mark_metadata_stale()
+                assert 0 in (await cluster.metadata()).brokers
 
 
 async def test_retry_timeout_bounds_the_search_for_a_broker() -> None:
@@ -139,51 +141,55 @@ async def test_retry_timeout_bounds_the_search_for_a_broker() -> None:
             await server.__aexit__()
 
 
-async def test_a_request_answered_by_closing_twice_is_refused() -> None:
-    async def close_on_list_offsets(node: int, client: FakeClient, header: Any, body: Any) -> Any:
-        client.abort()
-
-    async with (
-        FakeCluster(1, close_on_list_offsets) as brokers,
-        Cluster(brokers.bootstrap, backoff=FAST) as cluster,
-    ):
+async def test_a_request_answered_by_closing_twice_is_refused(fake_cluster: FakeCluster) -> None:
+    fake_cluster.create_topic("t")
+    fake_cluster.control(lambda request, ctx: CUT, api_key="ListOffsets", keep=True)
+    async with Cluster(fake_cluster.bootstrap, backoff=FAST) as cluster:
         with pytest.raises(RequestRefusedError, match="ListOffsetsRequest v7 2 times"):
             await asyncio.wait_for(cluster.send(offsets_of(0)), WAIT)
-        assert len(brokers.requests(1, 2)) == 2
+    assert len(fake_cluster.requests.of("ListOffsets")) == 2
 
 
 @pytest.mark.parametrize("partition", [7, 3, -1])
-async def test_a_partition_the_topic_lacks_fails_at_once(partition: int) -> None:
-    async with FakeCluster(1) as brokers, Cluster(brokers.bootstrap) as cluster:
+async def test_a_partition_the_topic_lacks_fails_at_once(
+    fake_cluster: FakeCluster, partition: int
+) -> None:
+    fake_cluster.create_topic("t", 3)
+    async with Cluster(fake_cluster.bootstrap) as cluster:
         with pytest.raises(
             InvalidPartitionError,
             match=f"topic 't' has 3 partitions \\(0-2\\): partition {partition} does not exist",
         ):
             await asyncio.wait_for(cluster.send(offsets_of(partition)), WAIT)
+    assert fake_cluster.requests.of("ListOffsets") == []
 
 
 async def test_an_unknown_topic_is_waited_for_with_one_warning(
-    caplog: pytest.LogCaptureFixture,
+    fake_cluster: FakeCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with (
-        FakeCluster(1) as brokers,
-        Cluster(brokers.bootstrap, retry_timeout=0.3, backoff=FAST) as cluster,
-    ):
+    """A topic left out of the Metadata answers (not named with an error: nothing to read but
+    its absence)."""
+    fake_cluster.control(leave_out_topic("nope"), api_key="Metadata", keep=True)
+    async with Cluster(fake_cluster.bootstrap, retry_timeout=0.3, backoff=FAST) as cluster:
         with (
             caplog.at_level(logging.DEBUG, logger="kafkawire.cluster"),
-            # The call ends at its deadline: with the timeout while it waits, or with the last
-            # error when that comes as the deadline passes (a loaded machine's first answer).
-            pytest.raises((RequestTimeoutError, UnknownTopicOrPartitionError)),
+            # The call ends at its deadline with one error naming the last one met, whether
+            # the deadline passed in an attempt or between two.
+            pytest.raises(
+                CallTimeoutError, match="last error: UNKNOWN_TOPIC_OR_PARTITION"
+            ) as caught,
         ):
             await asyncio.wait_for(cluster.send(offsets_of(0, topic="nope")), WAIT)
+    assert isinstance(caught.value.__cause__, UnknownTopicOrPartitionError)
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1
     assert "topic 'nope' is not in the metadata" in warnings[0].getMessage()
-    assert len(brokers.requests(1, 3)) >= 2  # it asked again (how often depends on the load)
+    asked = fake_cluster.requests.of("Metadata")
+    assert len([r for r in asked if r.request.topics]) >= 2  # it asked again (how often: load)
 
 
 async def test_a_topic_that_comes_while_waited_for_is_used_with_one_warning(
-    fake_cluster: kafkawire_fake.FakeCluster, caplog: pytest.LogCaptureFixture
+    fake_cluster: FakeCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
     """As Kafka answers a topic it does not have (UNKNOWN_TOPIC_OR_PARTITION): the client asks
     until it is there (asks counted, not timed: tests/fake/late_topic.py), warning once."""
@@ -197,12 +203,32 @@ async def test_a_topic_that_comes_while_waited_for_is_used_with_one_warning(
     assert "UNKNOWN_TOPIC_OR_PARTITION (3): metadata for topic 'late'" in warnings[0]
 
 
+async def test_a_request_cut_by_its_calls_deadline_closes_its_connection(
+    fake_cluster: FakeCluster,
+) -> None:
+    """A request the call's deadline cuts before its own ``request_timeout`` timed out all the
+    same: its connection closes (as Java's NetworkClient disconnects on a request timeout), so
+    the next request does not queue behind one the broker may never answer."""
+    fake_cluster.create_topic("t")
+    fake_cluster.control(lambda request, ctx: DROP, api_key="ListOffsets")
+    async with Cluster(
+        fake_cluster.bootstrap, backoff=FAST, request_timeout=WAIT, retry_timeout=0.3
+    ) as cluster:
+        with pytest.raises(CallTimeoutError):
+            await asyncio.wait_for(cluster.send(offsets_of(0)), WAIT)
+        await asyncio.wait_for(cluster.send(offsets_of(0)), WAIT)  # answered: the hook was once
+    first, second = fake_cluster.requests.of("ListOffsets")
+    assert first.connection_id != second.connection_id
+
+
 async def test_close_ends_calls_in_flight_and_nothing_reconnects() -> None:
-    async with FakeCluster(1) as brokers:  # answers nothing but Metadata
-        cluster = Cluster(brokers.bootstrap)
+    async with FakeCluster(1) as fake:
+        fake.create_topic("t")
+        fake.control(lambda request, ctx: DROP, api_key="ListOffsets", keep=True)
+        cluster = Cluster(fake.bootstrap)
         await cluster.__aenter__()
         in_flight = asyncio.create_task(cluster.send(offsets_of(0)))
-        await asyncio.sleep(0.1)
+        await fake.requests.wait_for("ListOffsets")
         await cluster.close()
         with pytest.raises(ClientClosedError):
             await asyncio.wait_for(in_flight, WAIT)
@@ -210,41 +236,49 @@ async def test_close_ends_calls_in_flight_and_nothing_reconnects() -> None:
             await cluster.send(offsets_of(0))
         with pytest.raises(ClientClosedError):
             await cluster.metadata(["other"])
-        await asyncio.sleep(0.1)
-        assert len(brokers.brokers[1].clients) == 1  # no connection after close
+        # Nothing is left that could connect again, and nothing did.
         assert not _kafkawire_tasks()
+        assert len({r.connection_id for r in fake.requests}) == 1
 
 
-async def test_close_ends_a_call_that_is_connecting_or_backing_off(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    caplog.set_level(logging.DEBUG, logger="kafkawire.cluster")
-    async with SilentServer() as silent, FakeCluster(1) as brokers:
+async def test_close_ends_a_call_that_is_connecting() -> None:
+    async with SilentServer() as silent:
         connecting = Cluster(f"127.0.0.1:{silent.port}", connect_timeout=30)
         call = asyncio.create_task(connecting.metadata())
-        await asyncio.sleep(0.1)
+        await asyncio.wait_for(silent.accepting.wait(), WAIT)
         await connecting.close()
-        with pytest.raises(ClientClosedError):
-            await asyncio.wait_for(call, WAIT)
-
-        # ListOffsets goes unanswered: it times out, and the retry waits out a long backoff.
-        # (A request timeout long enough for the bootstrap on a busy machine.)
-        backing_off = Cluster(
-            brokers.bootstrap, request_timeout=0.3, backoff=Backoff(initial=30, maximum=30)
-        )
-        await backing_off.__aenter__()
-        call = asyncio.create_task(backing_off.send(offsets_of(0)))
-        async with asyncio.timeout(WAIT):  # until the retry says it backs off
-            while not any(r.getMessage().startswith("retrying") for r in caplog.records):
-                await asyncio.sleep(0.01)
-        await backing_off.close()
         with pytest.raises(ClientClosedError):
             await asyncio.wait_for(call, WAIT)
     assert not _kafkawire_tasks()
 
 
-async def test_a_cluster_used_from_another_event_loop_says_so_at_once() -> None:
-    async with FakeCluster(1) as brokers, Cluster(brokers.bootstrap) as cluster:
+async def test_close_ends_a_call_that_is_backing_off(
+    fake_cluster: FakeCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="kafkawire.cluster")
+    fake_cluster.create_topic("t")
+    # ListOffsets goes unanswered: it times out, and the retry waits out a long backoff.
+    # (A request timeout long enough for the bootstrap on a busy machine.)
+    fake_cluster.control(lambda request, ctx: DROP, api_key="ListOffsets", keep=True)
+    backing_off = Cluster(
+        fake_cluster.bootstrap, request_timeout=0.3, backoff=Backoff(initial=30, maximum=30)
+    )
+    await backing_off.__aenter__()
+    call = asyncio.create_task(backing_off.send(offsets_of(0)))
+    async with asyncio.timeout(WAIT):  # until the retry says it backs off
+        while not any(r.getMessage().startswith("retrying") for r in caplog.records):
+            await asyncio.sleep(0.01)
+    await backing_off.close()
+    with pytest.raises(ClientClosedError):
+        await asyncio.wait_for(call, WAIT)
+    assert len(fake_cluster.requests.of("ListOffsets")) == 1  # the retry never went
+    assert not _kafkawire_tasks()
+
+
+async def test_a_cluster_used_from_another_event_loop_says_so_at_once(
+    fake_cluster: FakeCluster,
+) -> None:
+    async with Cluster(fake_cluster.bootstrap) as cluster:
         error: list[BaseException] = []
 
         def elsewhere() -> None:

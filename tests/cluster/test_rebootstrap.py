@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -15,66 +16,59 @@ from kafkawire.cluster._search import BrokerSearch
 from kafkawire.cluster.metadata import BrokerAddress
 from kafkawire.errors import KafkawireError
 from kafkawire.net import Connection
-from tests.net.fakebroker import WAIT, FakeBroker, FakeClient
+from kafkawire.testing.fake import FakeCluster
+from kafkawire.testing.fake.faults import metadata_brokers
+from tests.net.fakebroker import WAIT
 
-from .hostile import metadata_answer
 from .stopped_clock import StoppedClock
-from .test_faults import answer_offsets, offsets_of
+from .test_faults import offsets_of
 
 FAST = Backoff(initial=0.01, maximum=0.02)
-UNUSABLE = [(1, "127.0.0.1", 70000), (2, "a\x00b", 9092)]
+# Broker 0 (the leader of t) and broker 1 at addresses no connection can be opened to.
+UNUSABLE = [(0, "127.0.0.1", 70000), (1, "a\x00b", 9092)]
 
 
-class FirstAnswerUnusable:
-    """A broker whose first Metadata answer names only brokers at unusable addresses, and
-    whose later ones name itself as broker 1, the leader of t."""
-
-    def __init__(self) -> None:
-        self.broker = FakeBroker(self.handle)
-        self.metadata_answers = 0
-
-    async def handle(self, client: FakeClient, header: Any, request: Any) -> Any:
-        if header.request_api_key != 3:
-            return answer_offsets(request, header)
-        self.metadata_answers += 1
-        good = [(1, "127.0.0.1", self.broker.port)]
-        brokers = UNUSABLE if self.metadata_answers == 1 else good
-        return metadata_answer(header.request_api_version, brokers)
+@pytest.fixture
+async def first_answer_unusable() -> AsyncIterator[FakeCluster]:
+    """One broker whose first Metadata answer names only brokers at unusable addresses, and
+    whose later ones name itself as broker 0, the leader of t (5 records)."""
+    async with FakeCluster(1) as fake:
+        fake.create_topic("t")
+        fake.produce("t", 0, [b"v"] * 5)
+        fake.control(metadata_brokers(UNUSABLE, only=True), api_key="Metadata")
+        yield fake
 
 
 async def test_metadata_naming_only_unusable_brokers_falls_back_to_the_bootstrap_address(
-    caplog: pytest.LogCaptureFixture,
+    first_answer_unusable: FakeCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
-    fake = FirstAnswerUnusable()
+    fake = first_answer_unusable
     caplog.set_level(logging.INFO, logger="kafkawire.cluster")
-    async with fake.broker, Cluster(f"127.0.0.1:{fake.broker.port}", backoff=FAST) as cluster:
+    async with Cluster(fake.bootstrap, backoff=FAST) as cluster:
         assert cluster.current_metadata is not None
-        assert set(cluster.current_metadata.brokers) == {1, 2}  # none of them usable
+        assert set(cluster.current_metadata.brokers) == {0, 1}  # none of them usable
         response = await asyncio.wait_for(cluster.send(offsets_of(0)), WAIT)
         assert response.topics[0].partitions[0].offset == 5
-        assert cluster.current_metadata.brokers[1].port == fake.broker.port
+        known = cluster.current_metadata.brokers[0]
+        assert f"{known.host}:{known.port}" == fake.address(0)
     said = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
     assert any(
         m.startswith("rebootstrapping: none of the brokers the metadata names")
-        and f"127.0.0.1:{fake.broker.port}" in m
+        and fake.address(0) in m
         for m in said
     ), said
 
 
-async def test_with_strategy_none_the_client_keeps_to_the_brokers_it_was_told_of() -> None:
-    fake = FirstAnswerUnusable()
-    async with (
-        fake.broker,
-        Cluster(
-            f"127.0.0.1:{fake.broker.port}",
-            backoff=FAST,
-            retry_timeout=0.3,
-            metadata_recovery_strategy="none",
-        ) as cluster,
-    ):
+async def test_with_strategy_none_the_client_keeps_to_the_brokers_it_was_told_of(
+    first_answer_unusable: FakeCluster,
+) -> None:
+    fake = first_answer_unusable
+    async with Cluster(
+        fake.bootstrap, backoff=FAST, retry_timeout=0.3, metadata_recovery_strategy="none"
+    ) as cluster:
         with pytest.raises(KafkawireError):
             await asyncio.wait_for(cluster.send(offsets_of(0)), WAIT)
-    assert fake.metadata_answers == 1
+    assert len(fake.requests.of("Metadata")) == 1
 
 
 def search_of(pool: ConnectionPool, trigger: float = 300.0) -> tuple[BrokerSearch, Any]:

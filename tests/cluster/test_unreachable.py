@@ -23,7 +23,8 @@ from kafkawire.cluster._pool import ConnectionPool
 from kafkawire.errors import ClientClosedError, ConnectionClosedError, KafkawireError
 from kafkawire.net import Connection
 from kafkawire.net.errors import ConnectError
-from tests.net.fakebroker import WAIT, FakeBroker, FakeClient
+from kafkawire.testing.fake import FakeCluster
+from tests.net.fakebroker import WAIT
 
 from .hostile import (
     Answer,
@@ -31,11 +32,10 @@ from .hostile import (
     answer_garbage,
     close_at_once,
     free_port,
-    metadata_answer,
     send_2gb_frame,
 )
 from .stopped_clock import StoppedClock
-from .test_faults import answer_offsets, long_poll, offsets_of
+from .test_faults import hold_the_first, long_poll, offsets_of
 
 TINY = Backoff(initial=0.0001, maximum=0.0002)
 PACED = Backoff(initial=0.01, maximum=0.05)
@@ -94,23 +94,21 @@ async def keep_calling(
 
 
 async def test_a_refused_port_fails_thousands_of_times_then_the_broker_comes_back() -> None:
-    port = free_port()
-    settings = ClientSettings(reconnect_backoff=TINY, retry_timeout=WAIT)
-    attempts: list[int] = []
-    cluster = Cluster(f"127.0.0.1:{port}", settings, connect=counting_connect(settings, attempts))
-    try:
-        while len(attempts) < 1100:  # each call connects once, after the broker's backoff
-            with pytest.raises(ConnectError, match=r"Connect call failed|refused"):
-                await asyncio.wait_for(cluster.metadata(), WAIT)
-
-        async def answer(client: FakeClient, header: Any, request: Any) -> Any:
-            return metadata_answer(header.request_api_version, [(1, "127.0.0.1", port)])
-
-        async with FakeBroker(answer, port=port):
+    async with FakeCluster(1) as fake:
+        await fake.stop_broker(0)  # its port refuses connections until it starts again
+        address = fake.address(0)
+        settings = ClientSettings(reconnect_backoff=TINY, retry_timeout=WAIT)
+        attempts: list[int] = []
+        cluster = Cluster(address, settings, connect=counting_connect(settings, attempts))
+        try:
+            while len(attempts) < 1100:  # each call connects once, after the broker's backoff
+                with pytest.raises(ConnectError, match=r"Connect call failed|refused"):
+                    await asyncio.wait_for(cluster.metadata(), WAIT)
+            await fake.start_broker(0)
             metadata = await asyncio.wait_for(cluster.metadata(), WAIT)
-        assert metadata.brokers[1].port == port
-    finally:
-        await cluster.close()
+        finally:
+            await cluster.close()
+    assert f"127.0.0.1:{metadata.brokers[0].port}" == address
 
 
 @pytest.mark.parametrize(
@@ -161,53 +159,42 @@ async def test_a_silent_bootstrap_broker_is_bounded_by_the_connect_timeout() -> 
     assert all(isinstance(f, ConnectError) and "ApiVersions took over" in str(f) for f in failures)
 
 
-def leader_on(port: int, fetching: asyncio.Event | None = None) -> Any:
-    """A broker that names itself node 1, leading topic t, answers ListOffsets, and holds
-    every Fetch until it goes away (setting ``fetching`` once one came)."""
-
-    async def handle(client: FakeClient, header: Any, request: Any) -> Any:
-        if header.request_api_key == 3:
-            return metadata_answer(header.request_api_version, [(1, "127.0.0.1", port)])
-        if header.request_api_key == 1:
-            if fetching is not None:
-                fetching.set()
-            await asyncio.Event().wait()
-        return answer_offsets(request, header)
-
-    return handle
-
-
 async def test_a_leader_that_comes_back_is_used_again_with_one_warning_and_one_info(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    port = free_port()
     caplog.set_level(logging.DEBUG, logger="kafkawire")
-    fetching = asyncio.Event()
-    async with FakeBroker(leader_on(port, fetching), port=port):
-        cluster = Cluster(f"127.0.0.1:{port}", reconnect_backoff=TINY, retry_timeout=0.2)
+    async with FakeCluster(1) as fake:
+        fake.create_topic("t")
+        fake.produce("t", 0, [b"v"] * 5)
+        fake.control(hold_the_first, api_key="Fetch")  # a long poll, until the broker goes
+        address = fake.address(0)
+        # Each failing call below fails at its first refused connect; its time only has to
+        # outlast a loaded machine's slow turn (0.2 s did not, once: a timeout, not the refusal).
+        cluster = Cluster(address, reconnect_backoff=TINY, retry_timeout=2.0)
         await cluster.__aenter__()
-        await cluster.send(offsets_of(0))
-        polling = asyncio.create_task(cluster.send(long_poll(10_000), retry=False))
-        # The Fetch itself, not only its connection: a broker gone during the connection's
-        # ApiVersions fails the connect instead (a loaded machine got there).
-        await asyncio.wait_for(fetching.wait(), WAIT)
-        caplog.clear()
-    try:
-        with pytest.raises(ConnectionClosedError):  # it was in flight as the broker went away
-            await asyncio.wait_for(polling, WAIT)
-        for _ in range(50):  # the broker is gone: every call fails, after its backoff
-            with pytest.raises(ConnectError):
-                await asyncio.wait_for(cluster.send(offsets_of(0), retry=False), WAIT)
-        async with FakeBroker(leader_on(port), port=port):
+        try:
+            await cluster.send(offsets_of(0))
+            polling = asyncio.create_task(cluster.send(long_poll(10_000), retry=False))
+            # The Fetch itself, not only its connection: a broker gone during the connection's
+            # ApiVersions fails the connect instead (a loaded machine got there).
+            await fake.requests.wait_for("Fetch", timeout=WAIT)
+            caplog.clear()
+            await fake.stop_broker(0)
+            with pytest.raises(ConnectionClosedError):  # it was in flight as the broker went
+                await asyncio.wait_for(polling, WAIT)
+            for _ in range(50):  # the broker is gone: every call fails, after its backoff
+                with pytest.raises(ConnectError):
+                    await asyncio.wait_for(cluster.send(offsets_of(0), retry=False), WAIT)
+            await fake.start_broker(0)
             response = await asyncio.wait_for(cluster.send(offsets_of(0)), WAIT)
             assert response.topics[0].partitions[0].offset == 5
-    finally:
-        await cluster.close()
+        finally:
+            await cluster.close()
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) == 1, warnings
-    assert f"broker 1 (127.0.0.1:{port}) is unreachable: " in warnings[0]
+    assert f"broker 0 ({address}) is unreachable: " in warnings[0]
     infos = [r.getMessage() for r in caplog.records if r.levelno == logging.INFO]
-    assert any(f"broker 1 (127.0.0.1:{port}) is reachable again" in m for m in infos), infos
+    assert any(f"broker 0 ({address}) is reachable again" in m for m in infos), infos
     debug = [r.getMessage() for r in caplog.records if "still unreachable" in r.getMessage()]
     assert len(debug) > 10
 

@@ -19,16 +19,19 @@ from kafkawire.consumer import (
     TopicPartition,
 )
 from kafkawire.net import Connection
-from tests.cluster.hostile import FakeCluster
+from kafkawire.testing.fake import FakeCluster
 from tests.net.proxy import Proxy
 
-from .fake_leader import LogLeader, batch
 from .helpers import read
-from .kip848_fake import FakeCoordinator, assignment
 
 T0 = TopicPartition("t", 0)
 FAST: dict[str, Any] = {"retry_backoff_ms": 1, "retry_backoff_max_ms": 10, "fetch_max_wait_ms": 20}
 WAIT = 10  # the bound on every wait: a test must fail, not hang
+
+
+def three_records(cluster: FakeCluster) -> None:
+    cluster.create_topic("t")
+    cluster.produce("t", 0, [b"0", b"1", b"2"])
 
 
 def failing_once(real: Any, error: BaseException) -> Any:
@@ -47,22 +50,24 @@ def failing_once(real: Any, error: BaseException) -> Any:
 
 @pytest.mark.parametrize(
     ("broken", "task"),
-    [("_cluster.metadata", "the consumer's fetcher"), ("_fetcher._send", "fetch from broker 1")],
+    [
+        ("_cluster.metadata", "the consumer's fetcher"),
+        ("_fetcher._send", "fetch from broker {leader}"),
+    ],
 )
 async def test_an_unexpected_error_is_raised_by_the_next_getmany_and_the_work_goes_on(
-    broken: str, task: str, caplog: pytest.LogCaptureFixture
+    broken: str, task: str, caplog: pytest.LogCaptureFixture, fake_cluster: FakeCluster
 ) -> None:
-    leader = LogLeader({0: [batch(0, 3)]})
-    async with (
-        FakeCluster(1, leader) as brokers,
-        Consumer(bootstrap_servers=brokers.bootstrap, **FAST) as consumer,
-    ):
+    three_records(fake_cluster)
+    async with Consumer(bootstrap_servers=fake_cluster.bootstrap, **FAST) as consumer:
         owner_name, method = broken.split(".")
         owner = getattr(consumer, owner_name)
         setattr(owner, method, failing_once(getattr(owner, method), OverflowError("too big")))
         consumer.assign([T0])
         consumer.seek(T0, 0)
-        with pytest.raises(BackgroundTaskError, match=task) as caught:
+        with pytest.raises(
+            BackgroundTaskError, match=task.format(leader=fake_cluster.leader("t", 0)[0])
+        ) as caught:
             await asyncio.wait_for(consumer.getmany(timeout_ms=2000), WAIT)
         got = await read(consumer, 3, timeout=WAIT)
     assert isinstance(caught.value.__cause__, OverflowError)
@@ -70,40 +75,38 @@ async def test_an_unexpected_error_is_raised_by_the_next_getmany_and_the_work_go
     assert any(r.exc_info for r in caplog.records if r.levelno == logging.ERROR)  # traceback
 
 
-async def test_a_failing_membership_is_raised_and_close_does_not_raise() -> None:
+async def test_a_failing_membership_is_raised_and_close_does_not_raise(
+    fake_cluster: FakeCluster,
+) -> None:
     """The membership's heartbeats (and the leave on close) meet an error of no Kafka kind."""
+    fake_cluster.create_topic("t")
+    consumer = Consumer(
+        bootstrap_servers=fake_cluster.bootstrap, group_id="g", group_protocol="consumer", **FAST
+    )
+    consumer.subscribe(["t"])
+    await consumer.start()
+    await fake_cluster.requests.wait_for("ConsumerGroupHeartbeat", timeout=WAIT)
+    real = consumer._cluster.send
 
-    def answer(request: Any) -> dict[str, Any]:
-        return {"member_id": request.member_id, "member_epoch": 1}
+    async def send(request: Any, **options: Any) -> Any:
+        if type(request).__name__ == "ConsumerGroupHeartbeatRequest":
+            raise OverflowError("cannot convert float infinity to integer")
+        return await real(request, **options)
 
-    async with FakeCoordinator(answer) as fake:
-        consumer = Consumer(
-            bootstrap_servers=fake.bootstrap, group_id="g", group_protocol="consumer", **FAST
-        )
-        consumer.subscribe(["t"])
-        await consumer.start()
-        await fake.until_heartbeat(lambda r: True, timeout=WAIT)
-        real = consumer._cluster.send
-
-        async def send(request: Any, **options: Any) -> Any:
-            if type(request).__name__ == "ConsumerGroupHeartbeatRequest":
-                raise OverflowError("cannot convert float infinity to integer")
-            return await real(request, **options)
-
-        consumer._cluster.send = send  # type: ignore[method-assign]
-        consumer._group.request_rejoin()  # type: ignore[union-attr]  # heartbeat at once
-        with pytest.raises(BackgroundTaskError, match="membership of group g") as caught:
-            await asyncio.wait_for(consumer.getmany(timeout_ms=5000), WAIT)
-        assert isinstance(caught.value.__cause__, OverflowError)
-        await asyncio.wait_for(consumer.close(), WAIT)  # does not raise
+    consumer._cluster.send = send  # type: ignore[method-assign]
+    consumer._group.request_rejoin()  # type: ignore[union-attr]  # heartbeat at once
+    with pytest.raises(BackgroundTaskError, match="membership of group g") as caught:
+        await asyncio.wait_for(consumer.getmany(timeout_ms=5000), WAIT)
+    assert isinstance(caught.value.__cause__, OverflowError)
+    await asyncio.wait_for(consumer.close(), WAIT)  # does not raise
 
 
 async def test_a_broker_that_goes_away_and_comes_back_is_read_again() -> None:
     """While it is away, connecting fails with a bare connection error (one no layer wrapped):
     a transient error, retried with backoff, and reading goes on when the broker is back."""
-    leader = LogLeader({0: [batch(0, 3)]})
     down, refused = False, 0
-    async with FakeCluster(1, leader) as brokers, Proxy(brokers.brokers[1].port) as proxy:
+    async with FakeCluster(1) as cluster, Proxy(cluster.brokers[0].port) as proxy:
+        three_records(cluster)
 
         async def connect(host: str, port: int) -> Connection:
             nonlocal refused
@@ -126,17 +129,17 @@ async def test_a_broker_that_goes_away_and_comes_back_is_read_again() -> None:
             proxy.cut()
             consumer._cluster.mark_metadata_stale()  # the fetcher asks for metadata: refused
             await asyncio.wait_for(away(), WAIT)
-            leader.logs[0].append(batch(3, 2))
+            cluster.produce("t", 0, [b"3", b"4"])
             down = False
             later = await read(consumer, 2, timeout=WAIT)
     assert [r.offset for r in first + later] == [0, 1, 2, 3, 4]
 
 
 async def test_closing_right_after_subscribe_leaves_no_coroutine_unawaited() -> None:
-    async with FakeCluster(1, LogLeader({})) as brokers:
+    async with FakeCluster(1) as cluster:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            consumer = Consumer(bootstrap_servers=brokers.bootstrap)
+            consumer = Consumer(bootstrap_servers=cluster.bootstrap)
             await consumer.start()
             consumer.subscribe(["t"])
             await consumer.close()
@@ -163,12 +166,10 @@ async def test_work_a_cancelled_poll_started_is_the_consumers_and_close_cancels_
             finally:
                 ended.set()
 
-    def answer(request: Any) -> dict[str, Any]:
-        return {"member_id": request.member_id, "member_epoch": 1} | assignment(0)
-
-    async with FakeCoordinator(answer) as fake:
+    async with FakeCluster(1) as cluster:
+        cluster.create_topic("t")
         consumer = Consumer(
-            bootstrap_servers=fake.bootstrap, group_id="g", group_protocol="consumer", **FAST
+            bootstrap_servers=cluster.bootstrap, group_id="g", group_protocol="consumer", **FAST
         )
         consumer.subscribe(["t"], Slow())
         await consumer.start()

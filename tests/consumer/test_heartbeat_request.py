@@ -7,8 +7,16 @@ import string
 import uuid
 from typing import Any
 
-from kafkawire.consumer.group.heartbeat_request import HeartbeatFields, new_member_id
+import pytest
+
+from kafkawire.consumer.group.heartbeat_request import (
+    HeartbeatAnswers,
+    HeartbeatFields,
+    new_member_id,
+)
 from kafkawire.consumer.settings import ConsumerSettings
+from kafkawire.messages.consumer_group_heartbeat import v1 as consumer_heartbeat
+from kafkawire.messages.share_group_heartbeat import v1 as share_heartbeat
 
 TOPIC = uuid.UUID(int=7)
 
@@ -104,3 +112,47 @@ def test_member_ids_are_kafka_uuid_strings() -> None:
     assert len(ids) == 100
     assert {len(i) for i in ids} == {22}  # 16 bytes in base64 without padding
     assert not set("".join(ids)) - set(string.ascii_letters + string.digits + "-_")  # URL-safe
+
+
+class Member(HeartbeatAnswers):
+    def __init__(self) -> None:
+        self.member_id, self.epoch = "mine", 0
+        self._interval, self._next_beat, self._target = 5.0, 1e12, None
+
+
+@pytest.mark.parametrize(
+    ("response", "assignment", "partitions"),
+    [
+        (
+            consumer_heartbeat.ConsumerGroupHeartbeatResponse,
+            consumer_heartbeat.Assignment,
+            consumer_heartbeat.ConsumerGroupHeartbeatResponseTopicPartitions,
+        ),
+        (
+            share_heartbeat.ShareGroupHeartbeatResponse,
+            share_heartbeat.Assignment,
+            share_heartbeat.TopicPartitions,
+        ),
+    ],
+    ids=["consumer", "share"],
+)
+def test_an_answer_sets_the_same_things_in_a_consumer_and_a_share_member(
+    response: Any, assignment: Any, partitions: Any
+) -> None:
+    member = Member()
+    member._take_answer(response(member_epoch=3, heartbeat_interval_ms=0))
+    assert (member.member_id, member.epoch, member._interval) == ("mine", 3, 5.0)
+    assert member._target is None
+    member._take_answer(
+        response(
+            member_id="theirs",
+            member_epoch=4,
+            heartbeat_interval_ms=250,
+            assignment=assignment(
+                topic_partitions=(partitions(topic_id=TOPIC, partitions=(2, 0)),)
+            ),
+        )
+    )
+    assert (member.member_id, member.epoch, member._interval) == ("theirs", 4, 0.25)
+    assert member._next_beat < 1e12  # no later than one new interval from now
+    assert member._target == {TOPIC: frozenset({0, 2})}

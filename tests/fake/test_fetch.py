@@ -18,7 +18,7 @@ from kafkawire.producer import Producer
 from kafkawire.records import decode_batches
 from kafkawire.testing.fake import Error, FakeCluster
 
-from .wire import Wire
+from .wire import Wire, commit_then_abort
 
 
 def fetch(
@@ -262,11 +262,7 @@ async def test_read_committed_stops_at_the_open_transaction_and_lists_aborted_on
 ) -> None:
     fake_cluster.create_topic("t")
     async with Producer(fake_cluster.bootstrap, transactional_id="tx") as producer:
-        async with producer.transaction():
-            await producer.send("t", b"kept", partition=0)
-        producer.begin_transaction()
-        await producer.send_and_wait("t", b"dropped", partition=0)
-        await producer.abort_transaction()
+        await commit_then_abort(producer, "t")
         producer.begin_transaction()
         await producer.send_and_wait("t", b"open", partition=0)
         leader = fake_cluster.leader("t", 0)[0]

@@ -9,6 +9,7 @@ import itertools
 from typing import Any, TypeVar
 
 from kafkawire.messages import RequestMessage
+from kafkawire.producer import Producer
 from kafkawire.protocol import decode_response, encode_request, read_frame
 from kafkawire.records import RecordBatchBuilder
 from kafkawire.testing.fake import FakeCluster
@@ -60,6 +61,16 @@ class Wire:
         """Whether the broker closed the connection (within the wait)."""
         assert self.reader is not None
         return await asyncio.wait_for(self.reader.read(1), WAIT) == b""
+
+
+async def commit_then_abort(producer: Producer, topic: str) -> None:
+    """On partition 0 of ``topic``, in two transactions: ``b"kept"`` committed, then
+    ``b"dropped"`` aborted (offsets 0-3 with their markers, on an empty partition)."""
+    async with producer.transaction():
+        await producer.send(topic, b"kept", partition=0)
+    producer.begin_transaction()
+    await producer.send_and_wait(topic, b"dropped", partition=0)
+    await producer.abort_transaction()
 
 
 def batch(

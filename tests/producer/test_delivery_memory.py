@@ -9,8 +9,8 @@ import tracemalloc
 
 from kafkawire.producer import Producer
 from kafkawire.testing.fake import FakeCluster
+from kafkawire.testing.fake.faults import answer_partitions
 from tests.net.fakebroker import WAIT
-from tests.producer.faults import PRODUCE, accept_and_forget
 
 _RECORDS = 20_000
 
@@ -18,7 +18,7 @@ _RECORDS = 20_000
 async def test_kept_deliveries_do_not_keep_their_records(fake_cluster: FakeCluster) -> None:
     fake_cluster.create_topic("t")
     # The fake keeps nothing of what it is sent: only the producer's memory is measured.
-    fake_cluster.control(accept_and_forget, api_key=PRODUCE, keep=True)
+    fake_cluster.control(answer_partitions(0, base_offset=0), api_key="Produce", keep=True)
     async with Producer(fake_cluster.bootstrap, linger_ms=5) as producer:
         await producer.send_and_wait("t", b"warm", partition=0)
         gc.collect()

@@ -9,8 +9,7 @@ import math
 from kafkawire.errors import MessageTooLargeError
 from kafkawire.producer import Producer
 from kafkawire.testing.fake import DROP, FakeCluster
-
-from .faults import PRODUCE, refuse_produce
+from kafkawire.testing.fake.faults import answer_partitions
 
 
 async def test_metrics_count_what_was_sent_with_javas_names(fake_cluster: FakeCluster) -> None:
@@ -48,7 +47,7 @@ async def test_before_start_the_metrics_exist_and_are_empty() -> None:
 
 async def test_records_that_fail_for_good_are_counted(fake_cluster: FakeCluster) -> None:
     fake_cluster.create_topic("t")
-    fake_cluster.control(refuse_produce(MessageTooLargeError.code), api_key=PRODUCE, keep=True)
+    fake_cluster.control(answer_partitions(MessageTooLargeError.code), api_key="Produce", keep=True)
     async with Producer(fake_cluster.bootstrap, linger_ms=0) as producer:
         delivery = await producer.send("t", b"v", partition=0)
         await producer.flush()
@@ -73,7 +72,7 @@ async def test_health_names_a_batch_stuck_past_linger_and_request_timeout(
     fake_cluster: FakeCluster,
 ) -> None:
     fake_cluster.create_topic("t")
-    fake_cluster.control(lambda request, ctx: DROP, api_key=PRODUCE, keep=True)
+    fake_cluster.control(lambda request, ctx: DROP, api_key="Produce", keep=True)
     async with Producer(
         fake_cluster.bootstrap,
         linger_ms=0,

@@ -13,9 +13,9 @@ import pytest
 from kafkawire.errors import ClientClosedError, UnknownTopicOrPartitionError
 from kafkawire.producer import DeliveryTimeoutError, Producer
 from kafkawire.testing.fake import DROP, FakeCluster
+from kafkawire.testing.fake.faults import delay
 from tests.net.fakebroker import WAIT
 from tests.net.proxy import Proxy
-from tests.producer.faults import INIT_PRODUCER_ID, PRODUCE, delay
 from tests.producer.proxied import proxied_producer
 
 
@@ -23,7 +23,7 @@ async def test_a_send_waiting_for_room_when_close_runs_raises_instead_of_queuein
     fake_cluster: FakeCluster,
 ) -> None:
     fake_cluster.create_topic("t")
-    fake_cluster.control(lambda request, ctx: DROP, api_key=PRODUCE, keep=True)
+    fake_cluster.control(lambda request, ctx: DROP, api_key="Produce", keep=True)
     producer = Producer(fake_cluster.bootstrap, buffer_memory=2_000, linger_ms=0)
     await producer.start()
     for _ in range(16):  # 16 x 121 bytes fill the buffer; nothing is ever answered
@@ -70,8 +70,8 @@ async def test_records_expire_at_their_delivery_timeout_wherever_they_wait(
     sender waits for a producer id (never answered here), or while its request, sent late
     (after a slow producer id), still waits for an answer."""
     fake_cluster.create_topic("t")
-    fake_cluster.control(lambda request, ctx: DROP, api_key=PRODUCE, keep=True)
-    fake_cluster.control(delay(init_delay), api_key=INIT_PRODUCER_ID, keep=True)
+    fake_cluster.control(lambda request, ctx: DROP, api_key="Produce", keep=True)
+    fake_cluster.control(delay(init_delay), api_key="InitProducerId", keep=True)
     async with Producer(
         fake_cluster.bootstrap, linger_ms=0, request_timeout_ms=500, delivery_timeout_ms=600
     ) as producer:
@@ -79,25 +79,6 @@ async def test_records_expire_at_their_delivery_timeout_wherever_they_wait(
         with pytest.raises(DeliveryTimeoutError, match=where):
             await asyncio.wait_for(delivery, WAIT)
         await asyncio.wait_for(producer.close(), WAIT)
-
-
-async def test_a_produce_that_times_out_is_retried_on_a_new_connection(
-    fake_cluster: FakeCluster,
-) -> None:
-    """As Java's NetworkClient: a request past request_timeout_ms closes its connection (a
-    broker late with one answer is not trusted with the next); the batch is retried on a
-    new one and delivered once."""
-    fake_cluster.create_topic("t")
-    fake_cluster.control(lambda request, ctx: DROP, api_key=PRODUCE)  # the first only
-    async with Producer(
-        fake_cluster.bootstrap, linger_ms=0, request_timeout_ms=200, retry_backoff_ms=1
-    ) as producer:
-        delivered = await asyncio.wait_for(producer.send_and_wait("t", b"v", partition=0), WAIT)
-    assert delivered.offset == 0
-    produced = fake_cluster.requests.of("Produce")
-    assert len(produced) == 2
-    assert produced[0].connection_id != produced[1].connection_id
-    assert [r.value for r in fake_cluster.records("t", 0)] == [b"v"]
 
 
 async def test_requests_to_an_open_connection_take_no_task_each(
@@ -148,7 +129,7 @@ async def test_max_block_ms_does_not_bound_a_produce_request(fake_cluster: FakeC
     """Java's max.block.ms bounds what send() waits for, not requests: a Produce answered
     after it is delivered, sent once."""
     fake_cluster.create_topic("t")
-    fake_cluster.control(delay(0.3), api_key=PRODUCE, keep=True)
+    fake_cluster.control(delay(0.3), api_key="Produce", keep=True)
     async with Producer(fake_cluster.bootstrap, max_block_ms=100, linger_ms=0) as producer:
         delivered = await asyncio.wait_for(producer.send_and_wait("t", b"v", partition=0), WAIT)
     assert delivered.offset == 0

@@ -1,9 +1,11 @@
-"""The producer against in-process fake brokers (loopback): back-pressure, cancellation,
-timeouts, unknown topics and partitions, and its settings."""
+"""The producer on the fake cluster (its hooks leave Produce unanswered or refuse it):
+back-pressure, cancellation, timeouts, unknown topics and partitions, and its settings."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,38 +19,26 @@ from kafkawire.producer import (
     ProducerSettings,
     RecordTooLargeError,
 )
-from tests.cluster.hostile import FakeCluster
-from tests.net.fakebroker import WAIT, FakeClient, messages
+from kafkawire.testing.fake import DROP, FakeCluster
+from kafkawire.testing.fake.faults import answer_partitions
+from tests.net.fakebroker import WAIT
 
 
-def broker_that(*, answers_produce: bool) -> Any:
-    """A handler that gives producer ids and answers (or ignores) Produce."""
-
-    async def handler(node: int, client: FakeClient, header: Any, request: Any) -> Any:
-        module = messages(header.request_api_key, header.request_api_version)
-        if header.request_api_key == 22:
-            return module.InitProducerIdResponse(producer_id=7, producer_epoch=0)
-        if header.request_api_key == 0 and answers_produce:
-            topics = tuple(
-                module.TopicProduceResponse(
-                    name=t.name,
-                    partition_responses=tuple(
-                        module.PartitionProduceResponse(index=p.index, base_offset=0)
-                        for p in t.partition_data
-                    ),
-                )
-                for t in request.topic_data
-            )
-            return module.ProduceResponse(responses=topics)
-        return None
-
-    return handler
+@contextlib.asynccontextmanager
+async def brokers(*, answers_produce: bool = True) -> AsyncIterator[FakeCluster]:
+    """One broker leading topic ``t`` (three partitions) and no other: it creates none on
+    request; with ``answers_produce`` false it never answers a Produce."""
+    async with FakeCluster(1, auto_create_topics=False) as cluster:
+        cluster.create_topic("t", 3)
+        if not answers_produce:
+            cluster.control(lambda request, ctx: DROP, api_key="Produce", keep=True)
+        yield cluster
 
 
 async def test_a_full_buffer_blocks_send_then_raises_after_max_block_ms() -> None:
     async with (
-        FakeCluster(1, broker_that(answers_produce=False)) as brokers,
-        Producer(brokers.bootstrap, buffer_memory=2_000, max_block_ms=200, linger_ms=0) as producer,
+        brokers(answers_produce=False) as cluster,
+        Producer(cluster.bootstrap, buffer_memory=2_000, max_block_ms=200, linger_ms=0) as producer,
     ):
         for _ in range(16):  # 16 x 121 bytes fit in 2,000; the broker never answers
             await producer.send("t", b"x" * 100, partition=0)
@@ -59,8 +49,8 @@ async def test_a_full_buffer_blocks_send_then_raises_after_max_block_ms() -> Non
 
 async def test_a_cancelled_send_leaves_the_producer_usable() -> None:
     async with (
-        FakeCluster(1, broker_that(answers_produce=True)) as brokers,
-        Producer(brokers.bootstrap, buffer_memory=1_000, linger_ms=50) as producer,
+        brokers() as cluster,
+        Producer(cluster.bootstrap, buffer_memory=1_000, linger_ms=50) as producer,
     ):
         first = await producer.send("t", b"x" * 800, partition=0)
         blocked = asyncio.create_task(producer.send("t", b"y" * 800, partition=0))
@@ -74,38 +64,52 @@ async def test_a_cancelled_send_leaves_the_producer_usable() -> None:
 
 
 async def test_a_lone_record_goes_after_its_linger_and_close_does_not_linger() -> None:
-    async with FakeCluster(1, broker_that(answers_produce=True)) as brokers:
-        async with Producer(brokers.bootstrap, linger_ms=1) as producer:
+    async with brokers() as cluster:
+        async with Producer(cluster.bootstrap, linger_ms=1) as producer:
             # Each waits for its own delivery: the sender must not sleep past the linger.
             for _ in range(20):
                 await asyncio.wait_for(producer.send_and_wait("t", b"v", partition=0), 0.5)
-        producer = Producer(brokers.bootstrap, linger_ms=60_000, delivery_timeout_ms=120_000)
+        producer = Producer(cluster.bootstrap, linger_ms=60_000, delivery_timeout_ms=120_000)
         await producer.start()
-        delivery = await producer.send("t", b"v", partition=0)
+        delivery = await producer.send("t", b"v", partition=1)
         await asyncio.wait_for(producer.close(), WAIT)  # sends at once, lingering no more
         assert (await delivery).offset == 0
 
 
-async def test_undelivered_records_expire_after_delivery_timeout_ms() -> None:
-    async with (
-        FakeCluster(1, broker_that(answers_produce=False)) as brokers,
-        Producer(
-            brokers.bootstrap,
-            request_timeout_ms=200,
-            delivery_timeout_ms=600,
-            linger_ms=0,
-            retry_backoff_ms=10,
-        ) as producer,
-    ):
+async def send_until_expired(cluster: FakeCluster) -> None:
+    """One record to a cluster that never answers Produce: retried after each request
+    timeout (200 ms), it expires after ``delivery_timeout_ms`` (600)."""
+    async with Producer(
+        cluster.bootstrap,
+        request_timeout_ms=200,
+        delivery_timeout_ms=600,
+        linger_ms=0,
+        retry_backoff_ms=10,
+    ) as producer:
         delivery = await producer.send("t", b"v", partition=0)
         with pytest.raises(DeliveryTimeoutError, match="expired"):
             await asyncio.wait_for(delivery, WAIT)
-        assert len(brokers.requests(1, 0)) >= 2  # it was retried meanwhile
+
+
+async def test_undelivered_records_expire_after_delivery_timeout_ms() -> None:
+    async with brokers(answers_produce=False) as cluster:
+        await send_until_expired(cluster)
+
+
+async def test_a_produce_that_timed_out_is_retried_on_a_new_connection() -> None:
+    """Java's NetworkClient disconnects on a request timeout: a broker answers a connection's
+    requests in order, so a retry on the same connection would queue behind the unanswered
+    one."""
+    async with brokers(answers_produce=False) as cluster:
+        await send_until_expired(cluster)
+        produced = cluster.requests.of("Produce")
+    assert len(produced) >= 2  # it was retried meanwhile
+    assert produced[0].connection_id != produced[1].connection_id
 
 
 async def test_close_fails_what_it_could_not_deliver_in_its_timeout() -> None:
-    async with FakeCluster(1, broker_that(answers_produce=False)) as brokers:
-        producer = Producer(brokers.bootstrap, linger_ms=0)
+    async with brokers(answers_produce=False) as cluster:
+        producer = Producer(cluster.bootstrap, linger_ms=0)
         await producer.start()
         delivery = await producer.send("t", b"v", partition=0)
         await producer.close(timeout=0.2)
@@ -117,8 +121,8 @@ async def test_close_fails_what_it_could_not_deliver_in_its_timeout() -> None:
 
 async def test_unknown_topics_and_partitions() -> None:
     async with (
-        FakeCluster(1, broker_that(answers_produce=True)) as brokers,
-        Producer(brokers.bootstrap, max_block_ms=300) as producer,
+        brokers() as cluster,
+        Producer(cluster.bootstrap, max_block_ms=300) as producer,
     ):
         with pytest.raises(UnknownTopicOrPartitionError, match="after max_block_ms"):
             await asyncio.wait_for(producer.send("nope", b"v"), WAIT)
@@ -127,8 +131,8 @@ async def test_unknown_topics_and_partitions() -> None:
 
 
 async def test_wrong_types_are_refused_before_anything_is_queued() -> None:
-    async with FakeCluster(1, broker_that(answers_produce=True)) as brokers:
-        async with Producer(brokers.bootstrap) as producer:
+    async with brokers() as cluster:
+        async with Producer(cluster.bootstrap) as producer:
             with pytest.raises(TypeError, match="the value is str, not bytes"):
                 await producer.send("t", "text")
             with pytest.raises(TypeError, match=r"headers\[0\]"):
@@ -140,8 +144,8 @@ async def test_wrong_types_are_refused_before_anything_is_queued() -> None:
                     await producer.send("t", b"v", partition=0, timestamp_ms=timestamp)  # type: ignore[arg-type]
             sent = await producer.send_and_wait("t", b"v", partition=0, timestamp_ms=2**62)
             assert sent.timestamp == 2**62
-        async with Producer(brokers.bootstrap, value_serializer=str.encode) as producer:
-            assert (await producer.send_and_wait("t", "text", partition=0)).offset == 0
+        async with Producer(cluster.bootstrap, value_serializer=str.encode) as producer:
+            assert (await producer.send_and_wait("t", "text", partition=1)).offset == 0
 
 
 @pytest.mark.parametrize(
@@ -174,24 +178,10 @@ def test_a_misspelled_option_names_it_and_the_producer() -> None:
 
 
 async def test_a_leader_move_refreshes_metadata_and_resends_once() -> None:
-    answered = broker_that(answers_produce=True)
-    refused: list[int] = []
-
-    async def handler(node: int, client: FakeClient, header: Any, request: Any) -> Any:
-        if header.request_api_key == 0 and not refused:
-            refused.append(1)
-            module = messages(0, header.request_api_version)
-            partition = module.PartitionProduceResponse(index=0, error_code=6)  # NOT_LEADER
-            topic = module.TopicProduceResponse(name="t", partition_responses=(partition,))
-            return module.ProduceResponse(responses=(topic,))
-        return await answered(node, client, header, request)
-
-    async with (
-        FakeCluster(1, handler) as brokers,
-        Producer(brokers.bootstrap, retry_backoff_ms=1) as producer,
-    ):
-        metadata_before = len(brokers.requests(1, 3))
+    async with brokers() as cluster, Producer(cluster.bootstrap, retry_backoff_ms=1) as producer:
+        cluster.control(answer_partitions(6), api_key="Produce")  # NOT_LEADER_OR_FOLLOWER, once
+        metadata_before = len(cluster.requests.of("Metadata"))
         delivered = await asyncio.wait_for(producer.send_and_wait("t", b"v", partition=0), WAIT)
         assert delivered.offset == 0
-        assert len(brokers.requests(1, 0)) == 2  # refused once, then written
-        assert len(brokers.requests(1, 3)) > metadata_before  # the leader was looked up again
+        assert len(cluster.requests.of("Produce")) == 2  # refused once, then written
+        assert len(cluster.requests.of("Metadata")) > metadata_before  # the leader looked up again

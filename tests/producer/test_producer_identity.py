@@ -13,19 +13,25 @@ import pytest
 
 from kafkawire.client import KafkaClient
 from kafkawire.producer import DeliveryTimeoutError, Producer
+from kafkawire.records import RecordBatch, decode_batches
 from kafkawire.testing import TansuBroker
 from kafkawire.testing.fake import DROP, FakeCluster, HookContext
+from kafkawire.testing.fake.faults import answer_partitions
 from kafkawire.testing.pytest_plugin import Broker
 from tests.net.fakebroker import WAIT
 from tests.net.proxy import Proxy
-from tests.producer.faults import (
-    INIT_PRODUCER_ID,
-    PRODUCE,
-    init_producer_id_answer,
-    producer_ids,
-    refuse_produce,
-)
 from tests.producer.proxied import proxied_producer
+
+
+def producer_ids(request: Any) -> set[int]:
+    """The producer ids of the batches a Produce request carries."""
+    return {
+        batch.producer_id
+        for topic in request.topic_data
+        for p in topic.partition_data
+        for batch in decode_batches(p.records)
+        if isinstance(batch, RecordBatch)
+    }
 
 
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -50,14 +56,16 @@ async def test_a_forgotten_producer_id_is_replaced_and_the_records_go_again(
         def no_bump(request: Any, ctx: HookContext) -> Any:
             if request.producer_id == -1:
                 return None  # a new id: the fake gives one
-            return init_producer_id_answer(ctx, -1)  # UNKNOWN_SERVER_ERROR: no such id here
+            return ctx.response(
+                error_code=-1, producer_id=-1, producer_epoch=-1
+            )  # UNKNOWN_SERVER_ERROR: no such id here
 
         fake_cluster.control(
-            refuse_produce(59, when=lambda request: forgotten in producer_ids(request)),
-            api_key=PRODUCE,
+            answer_partitions(59, when=lambda request: forgotten in producer_ids(request)),
+            api_key="Produce",
             keep=True,
         )
-        fake_cluster.control(no_bump, api_key=INIT_PRODUCER_ID, keep=True)
+        fake_cluster.control(no_bump, api_key="InitProducerId", keep=True)
         delivered = await asyncio.wait_for(producer.send_and_wait("t", b"again", partition=0), WAIT)
     assert delivered.offset == 1
     assert asked.request.producer_id == -1
@@ -75,10 +83,12 @@ async def test_init_producer_id_is_retried_with_backoff_and_warned_about_once(
         nonlocal refusals
         if refusals:
             refusals -= 1
-            return init_producer_id_answer(ctx, 15)  # COORDINATOR_NOT_AVAILABLE
+            return ctx.response(
+                error_code=15, producer_id=-1, producer_epoch=-1
+            )  # COORDINATOR_NOT_AVAILABLE
         return None
 
-    fake_cluster.control(not_yet, api_key=INIT_PRODUCER_ID, keep=True)
+    fake_cluster.control(not_yet, api_key="InitProducerId", keep=True)
     async with Producer(
         fake_cluster.bootstrap, request_timeout_ms=50, retry_backoff_ms=5, retry_backoff_max_ms=50
     ) as producer:
@@ -96,7 +106,7 @@ async def test_a_broker_that_stops_answering_is_warned_about_before_records_expi
         fake_cluster.bootstrap, linger_ms=0, request_timeout_ms=100, delivery_timeout_ms=2_000
     ) as producer:
         await producer.send_and_wait("t", b"v", partition=0)
-        fake_cluster.control(lambda request, ctx: DROP, api_key=PRODUCE, keep=True)
+        fake_cluster.control(lambda request, ctx: DROP, api_key="Produce", keep=True)
         delivery = await producer.send("t", b"w", partition=0)
         async with asyncio.timeout(WAIT):
             while not any("t/0" in w or "t-0" in w for w in _warnings(caplog)):
@@ -109,7 +119,7 @@ async def test_many_batches_failing_alike_log_a_few_warnings(
     fake_cluster: FakeCluster, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake_cluster.create_topic("t", 50)
-    fake_cluster.control(lambda request, ctx: DROP, api_key=PRODUCE, keep=True)
+    fake_cluster.control(lambda request, ctx: DROP, api_key="Produce", keep=True)
     async with Producer(
         fake_cluster.bootstrap, linger_ms=0, request_timeout_ms=200, delivery_timeout_ms=300
     ) as producer:

@@ -12,15 +12,8 @@ import pytest
 from kafkawire.errors import ClusterAuthorizationFailedError
 from kafkawire.producer import Producer, ProducerFailedError
 from kafkawire.testing.fake import FakeCluster, HookContext
+from kafkawire.testing.fake.faults import answer_partitions, delay
 from tests.net.fakebroker import WAIT
-from tests.producer.faults import (
-    INIT_PRODUCER_ID,
-    METADATA,
-    PRODUCE,
-    delay,
-    init_producer_id_answer,
-    refuse_produce,
-)
 
 
 async def test_a_leader_change_while_metadata_is_slow_loses_nothing() -> None:
@@ -29,12 +22,12 @@ async def test_a_leader_change_while_metadata_is_slow_loses_nothing() -> None:
     async with FakeCluster(1) as fake:
         fake.create_topic("t", 3)
         until = time.monotonic() + 0.3
-        fake.control(delay(0.05), api_key=METADATA, keep=True)
+        fake.control(delay(0.05), api_key="Metadata", keep=True)
         # Answers to requests in flight arrive during the refresh; NOT_LEADER_OR_FOLLOWER.
-        fake.control(delay(0.01), api_key=PRODUCE, keep=True)
+        fake.control(delay(0.01), api_key="Produce", keep=True)
         fake.control(
-            refuse_produce(6, when=lambda request: time.monotonic() < until),
-            api_key=PRODUCE,
+            answer_partitions(6, when=lambda request: time.monotonic() < until),
+            api_key="Produce",
             keep=True,
         )
         async with Producer(fake.bootstrap, linger_ms=0, retry_backoff_ms=1) as producer:
@@ -139,9 +132,11 @@ async def test_a_producer_id_refused_for_good_fails_the_producer(
     fake_cluster.create_topic("t")
 
     def unauthorized(request: object, ctx: HookContext) -> object:
-        return init_producer_id_answer(ctx, 31)  # CLUSTER_AUTHORIZATION_FAILED
+        return ctx.response(
+            error_code=31, producer_id=-1, producer_epoch=-1
+        )  # CLUSTER_AUTHORIZATION_FAILED
 
-    fake_cluster.control(unauthorized, api_key=INIT_PRODUCER_ID, keep=True)
+    fake_cluster.control(unauthorized, api_key="InitProducerId", keep=True)
     async with Producer(fake_cluster.bootstrap, max_block_ms=0) as producer:
         delivery = await producer.send("t", b"v", partition=0)
         with pytest.raises(ClusterAuthorizationFailedError):

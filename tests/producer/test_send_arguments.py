@@ -14,8 +14,8 @@ from kafkawire.errors import InvalidTopicError, TopicAuthorizationFailedError
 from kafkawire.producer import Producer
 from kafkawire.records import Header
 from kafkawire.testing.fake import FakeCluster
+from kafkawire.testing.fake.faults import refuse_topic
 from tests.net.fakebroker import WAIT
-from tests.producer.faults import METADATA, refuse_topic
 
 
 @pytest.mark.parametrize(
@@ -67,10 +67,10 @@ async def test_a_topic_name_kafka_cannot_have_is_refused_without_asking(
 ) -> None:
     fake_cluster.create_topic("t")
     async with Producer(fake_cluster.bootstrap) as producer:
-        asked = len(fake_cluster.requests.of(METADATA))
+        asked = len(fake_cluster.requests.of("Metadata"))
         with pytest.raises(InvalidTopicError, match="topic"):
             await asyncio.wait_for(producer.send(topic, b"v"), WAIT)
-        assert len(fake_cluster.requests.of(METADATA)) == asked
+        assert len(fake_cluster.requests.of("Metadata")) == asked
 
 
 async def test_a_topic_that_is_not_a_string_is_refused_naming_it(fake_cluster: FakeCluster) -> None:
@@ -86,7 +86,7 @@ async def test_a_topic_that_is_not_a_string_is_refused_naming_it(fake_cluster: F
 async def test_a_topic_the_broker_refuses_fails_at_once_with_its_error(
     fake_cluster: FakeCluster, code: int, error: type[Exception]
 ) -> None:
-    fake_cluster.control(refuse_topic("secret.topic", code), api_key=METADATA, keep=True)
+    fake_cluster.control(refuse_topic("secret.topic", code), api_key="Metadata", keep=True)
     async with Producer(fake_cluster.bootstrap) as producer:  # max_block_ms: 60 s
         with pytest.raises(error, match=r"'secret\.topic'"):
             await asyncio.wait_for(producer.send("secret.topic", b"v"), WAIT)

@@ -25,9 +25,9 @@ from kafkawire.producer import (
 from kafkawire.records import Header
 from kafkawire.testing import fresh_topic
 from kafkawire.testing.fake import CUT, DROP, FakeCluster, HookContext
+from kafkawire.testing.fake.faults import answer_partitions
 from kafkawire.testing.pytest_plugin import Broker
 from tests.net.fakebroker import WAIT
-from tests.producer.faults import PRODUCE, refuse_produce
 
 VALUES = [b"value-%04d" % i for i in range(500)]
 KEYS = [b"key-%d" % (i % 37) for i in range(500)]
@@ -188,7 +188,7 @@ async def test_the_records_of_a_failed_batch_are_named_each_with_its_error(
     def on_partition_1(request: Any) -> bool:
         return any(p.index == 1 for t in request.topic_data for p in t.partition_data)
 
-    fake_cluster.control(refuse_produce(87, when=on_partition_1), api_key=PRODUCE, keep=True)
+    fake_cluster.control(answer_partitions(87, when=on_partition_1), api_key="Produce", keep=True)
     async with Producer(fake_cluster.bootstrap, linger_ms=1) as producer:
         delivery = await producer.send_batch("t", VALUES[:10], partition=[0, 1] * 5)
         with pytest.raises(SendBatchError, match="5 of 10 records") as raised:
@@ -221,7 +221,7 @@ async def test_a_buffer_that_stays_full_fails_the_call_after_max_block_ms(
     fake_cluster: FakeCluster,
 ) -> None:
     fake_cluster.create_topic("t")
-    fake_cluster.control(lambda request, ctx: DROP, api_key=PRODUCE, keep=True)
+    fake_cluster.control(lambda request, ctx: DROP, api_key="Produce", keep=True)
     async with Producer(
         fake_cluster.bootstrap, buffer_memory=4_000, max_block_ms=100, linger_ms=1
     ) as producer:
@@ -245,7 +245,7 @@ async def test_cancelled_while_it_waits_the_records_queued_are_sent(
     async def hold(request: Any, ctx: HookContext) -> None:
         await release.wait()
 
-    hook = fake_cluster.control(hold, api_key=PRODUCE, keep=True)
+    hook = fake_cluster.control(hold, api_key="Produce", keep=True)
     async with Producer(
         fake_cluster.bootstrap, buffer_memory=4_000, batch_size=1_000, linger_ms=1
     ) as producer:
@@ -276,7 +276,7 @@ async def test_idempotent_batches_are_retried_without_duplicates(fake_cluster: F
         await ctx.handle()  # the broker has the batch; its answer is lost
         return CUT
 
-    fake_cluster.control(cut_after_writing, api_key=PRODUCE, keep=True)
+    fake_cluster.control(cut_after_writing, api_key="Produce", keep=True)
     async with Producer(fake_cluster.bootstrap, batch_size=1_000, linger_ms=1) as producer:
         sent = await asyncio.wait_for(await producer.send_batch("t", VALUES, partition=0), WAIT)
     assert cut == 2

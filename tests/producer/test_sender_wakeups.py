@@ -6,14 +6,16 @@ away: whatever relied on it would hang, and fails at WAIT instead."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
 from kafkawire.producer import Producer
 from kafkawire.producer import sender as sender_module
-from kafkawire.testing.fake import FakeCluster
+from kafkawire.records import decode_batches
+from kafkawire.testing.fake import FakeCluster, HookContext
+from kafkawire.testing.fake.faults import answer_partitions, delay, partition_answer
 from tests.net.fakebroker import WAIT
-from tests.producer.faults import PRODUCE, delay, refuse_produce
 
 VALUES = [b"value-%04d" % i for i in range(300)]
 
@@ -73,7 +75,7 @@ async def test_a_partition_at_its_in_flight_limit_goes_on_as_requests_end(
     fake_cluster: FakeCluster,
 ) -> None:
     fake_cluster.create_topic("t")
-    fake_cluster.control(delay(0.02), api_key=PRODUCE, keep=True)
+    fake_cluster.control(delay(0.02), api_key="Produce", keep=True)
     async with Producer(
         fake_cluster.bootstrap,
         batch_size=200,
@@ -87,7 +89,46 @@ async def test_a_partition_at_its_in_flight_limit_goes_on_as_requests_end(
 
 async def test_a_retried_batch_goes_after_its_backoff(fake_cluster: FakeCluster) -> None:
     fake_cluster.create_topic("t")
-    fake_cluster.control(refuse_produce(6), api_key=PRODUCE)  # NOT_LEADER_OR_FOLLOWER, once
+    fake_cluster.control(answer_partitions(6), api_key="Produce")  # NOT_LEADER_OR_FOLLOWER, once
     async with Producer(fake_cluster.bootstrap, linger_ms=0, retry_backoff_ms=5) as producer:
         delivered = await asyncio.wait_for(producer.send_and_wait("t", b"v", partition=0), WAIT)
     assert delivered.offset == 0
+
+
+async def test_a_batch_sent_again_goes_alone_until_it_is_answered(
+    fake_cluster: FakeCluster,
+) -> None:
+    """A partition's newer batches follow a batch sent again once it is answered: a broker
+    that refuses it again but takes a newer one (a leader with no state for the producer
+    accepts any sequence) would leave a gap that no retry can fill."""
+    fake_cluster.create_topic("t")
+    refusals = 2
+    first_refused = asyncio.Event()
+    events: list[tuple[str, int]] = []
+
+    async def record(request: Any, ctx: HookContext) -> Any:
+        nonlocal refusals
+        [topic] = request.topic_data
+        [data] = topic.partition_data
+        [batch] = decode_batches(data.records)
+        events.append(("in", batch.base_sequence))
+        if refusals:
+            refusals -= 1
+            first_refused.set()
+            return partition_answer(request, ctx, 6)  # NOT_LEADER_OR_FOLLOWER
+        await ctx.sleep(0.02)
+        answer = await ctx.handle()
+        events.append(("out", batch.base_sequence))
+        return answer
+
+    fake_cluster.control(record, api_key="Produce", keep=True)
+    async with Producer(
+        fake_cluster.bootstrap, batch_size=50, linger_ms=0, retry_backoff_ms=1
+    ) as producer:
+        deliveries = [await producer.send("t", VALUES[0], partition=0)]
+        await asyncio.wait_for(first_refused.wait(), WAIT)
+        deliveries += [await producer.send("t", v, partition=0) for v in VALUES[1:6]]
+        await asyncio.wait_for(asyncio.gather(*deliveries), WAIT)
+    assert _values(fake_cluster, "t", 0) == VALUES[:6]
+    assert events[:3] == [("in", 0)] * 3  # refused twice, then taken
+    assert events.index(("out", 0)) < events.index(("in", 1))

@@ -21,7 +21,6 @@ from kafkawire.producer import ConsumerGroupMetadata, Producer, TransactionState
 from kafkawire.testing.fake import FakeCluster, ManualClock
 from kafkawire.testing.pytest_plugin import Broker
 from tests.net.fakebroker import WAIT
-from tests.producer.faults import TXN_OFFSET_COMMIT
 
 _names = (f"kafkawire-txn-offsets-{i}" for i in itertools.count())
 _T0 = TopicPartition("t", 0)
@@ -64,7 +63,7 @@ async def test_offsets_carry_the_members_generation_and_id(cluster: FakeCluster)
     ):
         await producer.send("t", b"v", partition=0)
         await producer.send_offsets_to_transaction({_T0: 5}, member)
-    (sent,) = [r.request for r in cluster.requests.of(TXN_OFFSET_COMMIT)]
+    (sent,) = [r.request for r in cluster.requests.of("TxnOffsetCommit")]
     assert (sent.group_id, sent.generation_id, sent.member_id, sent.group_instance_id) == (
         "g",
         member.generation_id,
@@ -109,7 +108,7 @@ async def test_the_group_id_form_commits_without_a_generation(fake_cluster: Fake
         producer.transaction(),
     ):
         await producer.send_offsets_to_transaction({_T0: 5}, "g")
-    (sent,) = [r.request for r in fake_cluster.requests.of(TXN_OFFSET_COMMIT)]
+    (sent,) = [r.request for r in fake_cluster.requests.of("TxnOffsetCommit")]
     assert (sent.group_id, sent.generation_id, sent.member_id) == ("g", -1, "")
 
 

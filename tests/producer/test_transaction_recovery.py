@@ -12,8 +12,8 @@ import pytest
 from kafkawire.errors import MessageTooLargeError
 from kafkawire.producer import Producer, TransactionStateError
 from kafkawire.testing.fake import FakeCluster
+from kafkawire.testing.fake.faults import answer_partitions
 from tests.net.fakebroker import WAIT
-from tests.producer.faults import PRODUCE, refuse_produce
 
 
 async def test_the_abort_after_a_lost_batch_bumps_the_epoch_and_the_next_transaction_commits(
@@ -23,7 +23,7 @@ async def test_the_abort_after_a_lost_batch_bumps_the_epoch_and_the_next_transac
     batch was numbered after it. Without a bump, every later transaction on the partition
     fails with OUT_OF_ORDER_SEQUENCE_NUMBER."""
     fake_cluster.create_topic("t")
-    fake_cluster.control(refuse_produce(10), api_key=PRODUCE)  # MESSAGE_TOO_LARGE, once
+    fake_cluster.control(answer_partitions(10), api_key="Produce")  # MESSAGE_TOO_LARGE, once
     async with Producer(fake_cluster.bootstrap, transactional_id="tx", linger_ms=0) as producer:
         producer.begin_transaction()
         lost = await producer.send("t", b"lost", partition=0)

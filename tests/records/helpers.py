@@ -15,10 +15,13 @@ from kafkawire.records import (
     NO_TIMESTAMP,
     BatchBuilder,
     Compression,
+    ControlType,
+    EndTransactionMarker,
     Header,
     LegacyBatchBuilder,
     Record,
     RecordBatchBuilder,
+    end_transaction_batch,
 )
 from tests.budgets import examples
 
@@ -100,6 +103,27 @@ def expected_records(
         )
         for i, (key, value, timestamp, headers) in enumerate(inputs)
     ]
+
+
+def transactional_batch(base_offset: int, producer_id: int, values: list[bytes | None]) -> bytes:
+    """A transactional batch of ``values``, keyed every other record, each with a header."""
+    builder = RecordBatchBuilder(
+        base_offset=base_offset, producer_id=producer_id, producer_epoch=0, transactional=True
+    )
+    for i, value in enumerate(values):
+        builder.append(None if i % 2 else b"key", value, timestamp=1000 + i, headers=[("t", b"x")])
+    return builder.build()
+
+
+def end_marker(base_offset: int, producer_id: int, kind: ControlType) -> bytes:
+    """The control batch that ends ``producer_id``'s transaction (ABORT or COMMIT)."""
+    return end_transaction_batch(
+        EndTransactionMarker(kind, coordinator_epoch=0),
+        producer_id=producer_id,
+        producer_epoch=0,
+        timestamp=0,
+        base_offset=base_offset,
+    )
 
 
 V2_HEADER = struct.Struct(">qiibIhiqqqhii")

@@ -17,6 +17,7 @@ from kafkawire.spark.offsets import (
     to_json,
 )
 from kafkawire.spark.options import (
+    DEFAULT_BATCH_SIZE,
     EARLIEST,
     OptionError,
     ReadOptions,
@@ -154,7 +155,7 @@ def test_security_options_on_reads_and_writes_stay_out_of_repr() -> None:
         "ssl_endpoint_identification_algorithm": "",
     }
     assert read.client_options() == write.client_options() == expected
-    assert write.producer_options() == expected
+    assert write.producer_options() == {"batch_size": DEFAULT_BATCH_SIZE, **expected}
     assert secret not in repr(read)
     assert secret not in repr(write)
     wrong = {**security, "kafka.sasl.jaas.config": f"Mine required password={secret};"}
@@ -182,9 +183,17 @@ def test_misspelled_write_options_are_refused() -> None:
 
 def test_write_options_pass_producer_settings() -> None:
     options = write_options({**BOOTSTRAP, "kafka.linger.ms": "20", "topic": "t"})
-    assert (options.topic, options.producer) == ("t", (("linger_ms", 20),))
+    assert options.topic == "t"
+    assert dict(options.producer) == {"batch_size": DEFAULT_BATCH_SIZE, "linger_ms": 20}
     with pytest.raises(OptionError, match=r"kafka\.linger\.ms must be an int"):
         write_options({**BOOTSTRAP, "kafka.linger.ms": "soon"})
+
+
+def test_writes_batch_by_a_quarter_mebibyte_unless_told() -> None:
+    assert DEFAULT_BATCH_SIZE == 262144  # docs/guide/spark.md and docs/design.md say so
+    assert dict(write_options(BOOTSTRAP).producer)["batch_size"] == DEFAULT_BATCH_SIZE
+    given = write_options({**BOOTSTRAP, "kafka.batch.size": "16384"})
+    assert dict(given.producer)["batch_size"] == 16384
 
 
 def test_exactly_once_options() -> None:
@@ -197,8 +206,8 @@ def test_exactly_once_options() -> None:
         }
     )
     assert (options.exactly_once, options.transactional_id_prefix) == (True, "orders")
-    assert options.producer == (("transaction_timeout_ms", 120000),)
-    assert write_options({**BOOTSTRAP, "kafka.acks": "1"}).producer == (("acks", 1),)
+    assert dict(options.producer)["transaction_timeout_ms"] == 120000
+    assert dict(write_options({**BOOTSTRAP, "kafka.acks": "1"}).producer)["acks"] == 1
     refused = [
         ({"transactionalIdPrefix": "orders"}, "need exactlyOnce=true"),
         ({"kafka.transaction.timeout.ms": "1000"}, "need exactlyOnce=true"),
@@ -274,14 +283,18 @@ def test_next_end_below_the_start_is_data_loss() -> None:
 
 
 def test_arrow_batches_carry_each_records_timestamp_type() -> None:
-    from kafkawire.records import Header, Record
+    from kafkawire.records import RecordBatchBuilder, decode_batches
+    from kafkawire.records.arrow_columns import RecordColumns
     from kafkawire.spark.arrow import to_batch
 
-    records = [
-        Record(offset=5, timestamp=1, key=None, value=b"a", headers=()),
-        Record(offset=6, timestamp=2, key=b"k", value=None, headers=(Header("h", b"v"),)),
-    ]
-    batch = to_batch("t", 3, records, [1, 0], True)
+    appended = RecordBatchBuilder(base_offset=5, log_append_time=1)
+    appended.append(None, b"a", timestamp=0)
+    created = RecordBatchBuilder(base_offset=6)
+    created.append(b"k", None, timestamp=2, headers=[("h", b"v")])
+    columns = RecordColumns(include_headers=True)
+    for batch in decode_batches(appended.build() + created.build()):
+        columns.add_batch(batch, 0, 10)
+    batch = to_batch("t", 3, columns.finish(), True)
     assert batch.column("timestampType").to_pylist() == [1, 0]
     assert batch.column("offset").to_pylist() == [5, 6]
     assert batch.column("headers").to_pylist()[1] == [{"key": "h", "value": b"v"}]

@@ -231,10 +231,38 @@ class KafkaClient:
         Control batches are never returned; with ``isolation_level=1`` (read_committed) neither
         are the records of aborted transactions.
         """
+        data = await self.fetch_partition(
+            topic,
+            partition,
+            offset,
+            max_wait_ms=max_wait_ms,
+            min_bytes=min_bytes,
+            max_bytes=max_bytes,
+            partition_max_bytes=partition_max_bytes,
+            isolation_level=isolation_level,
+        )
+        return _fetch_result(data, offset)
+
+    async def fetch_partition(
+        self,
+        topic: str,
+        partition: int,
+        offset: int,
+        *,
+        max_wait_ms: int = 500,
+        min_bytes: int = 1,
+        max_bytes: int = 50 * 1024 * 1024,
+        partition_max_bytes: int = 1024 * 1024,
+        isolation_level: int = 0,
+    ) -> Any:
+        """:meth:`fetch`'s request and errors, but the FetchResponse's answer for the
+        partition as it came (``records`` undecoded, ``aborted_transactions``,
+        ``high_watermark``, ...): for readers that decode the batches themselves
+        (:func:`kafkawire.records.decode_batches`)."""
 
         options = FetchOptions(max_wait_ms, min_bytes, max_bytes, isolation_level)
 
-        async def attempt() -> FetchResult:
+        async def attempt() -> Any:
             leader, version, topic_id = await self._target(topic, partition, FETCH)
             wanted = PartitionFetch(offset, -1, partition_max_bytes)  # -1: no epoch checked
             plan = fetch_request(
@@ -244,7 +272,7 @@ class KafkaClient:
             raise_for_code(getattr(response, "error_code", 0))  # top level from v7
             data = partition_answer(response, topic_id if version > 12 else topic, partition)
             raise_for_code(data.error_code)
-            return _fetch_result(data, offset)
+            return data
 
         return await self._retrying(f"fetch from {topic}/{partition}", attempt)
 

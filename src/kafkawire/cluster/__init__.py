@@ -8,6 +8,7 @@ them (``client.cluster``) for raw requests. :class:`ClientSettings` (seconds) an
 options of ``Cluster(...)`` are this layer's own, built by each client."""
 
 from ._pool import ConnectionFactory
+from ._retry import CallTimeoutError
 from .backoff import Backoff
 from .cluster import (
     Cluster,
@@ -30,6 +31,7 @@ from .settings import ClientOptions, ClientSettings, settings_from
 __all__ = [
     "Backoff",
     "BrokerAddress",
+    "CallTimeoutError",
     "ClientOptions",
     "ClientSettings",
     "Cluster",

@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Callable
 from kafkawire.errors import ClientClosedError, KafkawireError
 from kafkawire.net.errors import RequestTimeoutError
 
-__all__ = ["Deadlines", "bounded", "closed_error", "cut_to_deadline"]
+__all__ = ["Deadlines", "bounded", "call_deadline_passed", "closed_error", "cut_to_deadline"]
 
 _MIN_TIMEOUT = 0.001
 _call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
@@ -71,6 +71,12 @@ def closed_error(what: str, error: KafkawireError) -> ClientClosedError:
     closed = ClientClosedError(f"{what}: the client was closed")
     closed.__cause__ = error
     return closed
+
+
+def call_deadline_passed() -> bool:
+    """Whether the enclosing call's deadline has passed (false outside a call)."""
+    deadline = _call_deadline.get()
+    return deadline is not None and time.monotonic() >= deadline
 
 
 def cut_to_deadline(timeout: float) -> float:

@@ -10,8 +10,11 @@ Rules:
   purpose, cut to the time its call has left (see :mod:`._deadline`).
 - A broker that does not answer (a timeout, a closed connection, a failed connect) is recorded
   as failing in the pool's health records; one that answers has its failures cleared.
-- A caller that gives up on a request the broker holds on purpose (a long poll) drops its
-  connection: the connection answers in order, so a new one serves the next request sooner.
+- A request cut by its call's deadline timed out, as one that reached ``request_timeout``
+  does (whose connection the connection itself closes): the broker is recorded as failing
+  and the connection dropped, as Java's NetworkClient does, since a connection answers in
+  order and the next request would queue behind it. A caller that gives up on a request the
+  broker holds on purpose (a long poll) drops its connection too, for the same reason.
 - A retriable top-level error code in the response is raised, for the retry loop; any other
   comes back in the response as it came, for the caller to judge.
 - Each answer's latency (from the send to the answer, in ms) is told to ``on_answer`` with the
@@ -30,7 +33,7 @@ from kafkawire.net import Connection
 from kafkawire.net.errors import ConnectError, RequestTimeoutError
 from kafkawire.protocol import convert
 
-from ._deadline import Deadlines
+from ._deadline import Deadlines, call_deadline_passed
 from ._own_requests import top_level_error
 from ._pool import ConnectionPool, NodeKey
 from ._router import Router
@@ -86,7 +89,13 @@ class Exchange:
             self._pool.failed(key, exc)
             raise
         except asyncio.CancelledError:
-            if held:
+            if call_deadline_passed():
+                # Cut by the call's deadline: a request timeout all the same. As Java's
+                # NetworkClient, the connection goes: the broker answers a connection's
+                # requests in order, so the next one would queue behind this one.
+                self._pool.failed(key, "no answer before the call's deadline")
+                self._pool.drop(conn)
+            elif held:
                 # The broker may hold it a long time yet, and its connection answers in order:
                 # a new connection serves the next request sooner than this one would.
                 self._pool.drop(conn)

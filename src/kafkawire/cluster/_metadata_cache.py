@@ -14,13 +14,17 @@ Rules:
   something from the last one can tell by identity, or be told: :meth:`MetadataCache.on_refresh`).
 - A broker whose address changed loses its failure record (it is a new place); connections
   opened through a bootstrap address are filed under the node id it turned out to be.
+- An answer that names a partition's new leader (KIP-951: NOT_LEADER_OR_FOLLOWER with the
+  current leader and its endpoint) updates that partition in place
+  (:meth:`MetadataCache.update_leaders`), without a refresh: a new metadata, told to the
+  listeners, as old as the one it replaces.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from kafkawire.messages.metadata import v13 as metadata_latest
@@ -30,7 +34,7 @@ from ._deadline import Deadlines
 from ._own_requests import metadata_request
 from ._pool import ConnectionPool
 from ._search import BrokerSearch
-from .metadata import ClusterMetadata
+from .metadata import BrokerAddress, ClusterMetadata, TopicPartition
 
 __all__ = ["MetadataCache"]
 
@@ -64,6 +68,21 @@ class MetadataCache:
     def mark_stale(self) -> None:
         """Make the next :meth:`get` ask a broker again."""
         self._stale = True
+
+    def update_leaders(
+        self, leaders: Mapping[TopicPartition, tuple[int, int]], brokers: Iterable[BrokerAddress]
+    ) -> set[TopicPartition]:
+        """Take the leaders an answer named (see :meth:`ClusterMetadata.with_leaders`); the
+        partitions that now have them."""
+        current = self._metadata
+        if current is None:
+            return set()
+        updated, moved = current.with_leaders(leaders, brokers)
+        if moved:
+            self._metadata = updated
+            for listener in self._listeners:
+                listener(updated)
+        return moved
 
     async def get(self, topics: Collection[str] = ()) -> ClusterMetadata:
         """The cache if it is usable for ``topics`` (see the module doc), else a refresh."""

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeVar, overload
 
 from typing_extensions import Unpack
@@ -56,7 +56,7 @@ from ._router import Router
 from ._routing import GROUP, InvalidPartitionError, RoutingError, held_for
 from ._search import BrokerSearch, parse_bootstrap
 from ._writes import OnAnswer, OrderedWrites
-from .metadata import ClusterMetadata
+from .metadata import BrokerAddress, ClusterMetadata, TopicPartition
 from .settings import ClientOptions, ClientSettings
 
 __all__ = [
@@ -234,6 +234,15 @@ class Cluster:
         """The brokers whose last connects or requests failed, not answering since: each
         described (``broker 3 (host:9092)``) with its failures in a row."""
         return self._pool.failing()
+
+    def update_leaders(
+        self, leaders: Mapping[TopicPartition, tuple[int, int]], brokers: Iterable[BrokerAddress]
+    ) -> set[TopicPartition]:
+        """Route ``leaders`` (partition -> (node id, leader epoch)) as an answer named them
+        (KIP-951's current leader, ``brokers`` its node endpoints) without waiting for a
+        metadata refresh; the partitions whose leader changed (a hint not newer than the
+        metadata is ignored: :meth:`ClusterMetadata.with_leaders`)."""
+        return self._metadata.update_leaders(leaders, brokers)
 
     def mark_metadata_stale(self) -> None:
         """Make the next :meth:`metadata` call ask a broker again."""

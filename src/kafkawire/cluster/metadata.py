@@ -6,8 +6,10 @@ read where present), so the cache above does not care which version the broker n
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -149,3 +151,36 @@ class ClusterMetadata:
         info = self.topics.get(topic)
         found = info.partitions.get(partition) if info is not None else None
         return found.leader_epoch if found is not None else -1
+
+    def with_leaders(
+        self, leaders: Mapping[TopicPartition, tuple[int, int]], brokers: Iterable[BrokerAddress]
+    ) -> tuple[ClusterMetadata, set[TopicPartition]]:
+        """This metadata with the leaders an answer named (``(node id, leader epoch)`` per
+        partition, KIP-951's hints) and the partitions that took them: a hint is taken only
+        for a partition this metadata has, at an epoch newer than its own, led by a broker
+        known here or among ``brokers`` (the answer's endpoints, added when new; a known
+        broker keeps its address). As Java's ``Metadata.updatePartitionLeadership``; it keeps
+        ``fetched_at`` (the cache still ages)."""
+        known = dict(self.brokers)
+        for broker in brokers:
+            known.setdefault(broker.node_id, broker)
+        topics = dict(self.topics)
+        moved: set[TopicPartition] = set()
+        for tp, (leader, epoch) in leaders.items():
+            topic = topics.get(tp.topic)
+            current = topic.partitions.get(tp.partition) if topic is not None else None
+            if topic is None or current is None or leader not in known:
+                continue
+            if epoch < 0 or epoch <= current.leader_epoch:
+                continue
+            partitions = dict(topic.partitions)
+            partitions[tp.partition] = dataclasses.replace(
+                current, leader_id=leader, leader_epoch=epoch
+            )
+            topics[tp.topic] = dataclasses.replace(topic, partitions=partitions)
+            moved.add(tp)
+        if not moved:
+            return self, moved
+        led = {leader for tp, (leader, _) in leaders.items() if tp in moved}
+        brokers_now = {**self.brokers, **{n: known[n] for n in led if n not in self.brokers}}
+        return dataclasses.replace(self, brokers=brokers_now, topics=topics), moved

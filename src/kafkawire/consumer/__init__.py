@@ -32,6 +32,7 @@ from .share import (
     ShareConsumerSettings,
     ShareRecordDeserializationError,
     ShareSessionEndedError,
+    WakeupError,
 )
 
 __all__ = [
@@ -59,4 +60,5 @@ __all__ = [
     "ShareSessionEndedError",
     "TopicPartition",
     "UnsupportedGroupProtocolError",
+    "WakeupError",
 ]

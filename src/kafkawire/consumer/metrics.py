@@ -66,7 +66,15 @@ from .settings import ConsumerSettings
 if TYPE_CHECKING:
     from .group.membership import GroupMembership
 
-__all__ = ["ConsumerMetrics", "telemetry_labels", "timed_poll"]
+__all__ = [
+    "ConsumerMetrics",
+    "FetchAnswerMetrics",
+    "HeartbeatMetrics",
+    "PollMetrics",
+    "add_stats",
+    "telemetry_labels",
+    "timed_poll",
+]
 
 FETCH = "consumer-fetch-manager-metrics"
 CONSUMER = "consumer-metrics"
@@ -79,10 +87,105 @@ _REBALANCING = frozenset({MemberState.JOINING, MemberState.RECONCILING})
 _REBALANCE_FAILED = frozenset({MemberState.FENCED, MemberState.FATAL, MemberState.PREPARE_LEAVING})
 
 
-def _add(sensor: Sensor, group: str, *stats: tuple[str, Any]) -> Sensor:
+def add_stats(sensor: Sensor, group: str, *stats: tuple[str, Any]) -> Sensor:
+    """``sensor`` with each ``(name, stat)`` of ``stats`` as a metric of ``group``."""
     for name, stat in stats:
         sensor.add(MetricName(name, group), stat)
     return sensor
+
+
+class FetchAnswerMetrics:
+    """Fetch answers, in ``group``: ``fetch-latency-avg``, ``-max``, ``fetch-rate``,
+    ``fetch-total``, ``fetch-size-avg``, ``-max``, ``bytes-consumed-rate``, ``-total`` (Java's
+    ``FetchMetricsManager`` and ``ShareFetchMetricsManager`` alike)."""
+
+    def __init__(self, metrics: Metrics, group: str) -> None:
+        self._latency = add_stats(
+            metrics.sensor("fetch-latency"),
+            group,
+            ("fetch-latency-avg", Avg()),
+            ("fetch-latency-max", Max()),
+            ("fetch-rate", Rate(count=True)),
+            ("fetch-total", CumulativeCount()),
+        )
+        self._size = add_stats(
+            metrics.sensor("bytes-fetched"),
+            group,
+            ("fetch-size-avg", Avg()),
+            ("fetch-size-max", Max()),
+            ("bytes-consumed-rate", Rate()),
+            ("bytes-consumed-total", CumulativeSum()),
+        )
+
+    def answered(self, latency_ms: float, size: int) -> None:
+        """A fetch was answered after ``latency_ms`` with ``size`` bytes of records."""
+        self._latency.record(latency_ms)
+        self._size.record(size)
+
+
+class PollMetrics:
+    """A consumer's polls, in ``group``: ``time-between-poll-avg``, ``-max`` (ms),
+    ``poll-idle-ratio-avg``, ``last-poll-seconds-ago`` (Java's ``KafkaConsumerMetrics``, and
+    ``KafkaShareConsumerMetrics`` in ``consumer-share-metrics``)."""
+
+    def __init__(self, metrics: Metrics, group: str) -> None:
+        self._between_polls = add_stats(
+            metrics.sensor("time-between-poll"),
+            group,
+            ("time-between-poll-avg", Avg()),
+            ("time-between-poll-max", Max()),
+        )
+        self._poll_idle = add_stats(
+            metrics.sensor("poll-idle-ratio-avg"), group, ("poll-idle-ratio-avg", Avg())
+        )
+        self._poll_start = 0.0
+        self._last_poll = 0.0  # when the last poll began (0: none yet)
+        self._since_last_poll = 0.0
+        metrics.add_gauge(MetricName("last-poll-seconds-ago", group), self._last_poll_ago)
+
+    def poll_started(self) -> None:
+        now = time.monotonic()
+        self._poll_start = now
+        self._since_last_poll = now - self._last_poll if self._last_poll else 0.0
+        self._between_polls.record(self._since_last_poll * 1000)
+        self._last_poll = now
+
+    def poll_ended(self) -> None:
+        spent = time.monotonic() - self._poll_start
+        total = spent + self._since_last_poll
+        self._poll_idle.record(spent / total if total > 0 else 0.0)
+
+    @property
+    def last_poll_at(self) -> float | None:
+        """When the application last called ``getmany`` (``time.monotonic()``), if it did."""
+        return self._last_poll or None
+
+    def _last_poll_ago(self) -> float:
+        return time.monotonic() - self._last_poll if self._last_poll else math.nan
+
+
+class HeartbeatMetrics:
+    """A group member's heartbeats, in ``group``: ``heartbeat-response-time-max``,
+    ``heartbeat-rate``, ``heartbeat-total``, ``last-heartbeat-seconds-ago`` (since the last
+    answer; Java's ``HeartbeatMetricsManager`` counts from the last one sent)."""
+
+    def __init__(self, metrics: Metrics, group: str) -> None:
+        self._heartbeat = add_stats(
+            metrics.sensor("heartbeat-latency"),
+            group,
+            ("heartbeat-response-time-max", Max()),
+            ("heartbeat-rate", Rate(count=True)),
+            ("heartbeat-total", CumulativeCount()),
+        )
+        self._last_heartbeat = math.nan
+        metrics.add_gauge(MetricName("last-heartbeat-seconds-ago", group), self._seconds_since)
+
+    def heartbeat_answered(self, latency_ms: float) -> None:
+        self._heartbeat.record(latency_ms)
+        self._last_heartbeat = time.monotonic()
+
+    def _seconds_since(self) -> float:
+        return time.monotonic() - self._last_heartbeat
 
 
 class ConsumerMetrics:
@@ -96,52 +199,24 @@ class ConsumerMetrics:
         self._metrics = metrics
         self._read_committed = settings.read_committed
         sensor = metrics.sensor
-        self._fetch_latency = _add(
-            sensor("fetch-latency"),
-            FETCH,
-            ("fetch-latency-avg", Avg()),
-            ("fetch-latency-max", Max()),
-            ("fetch-rate", Rate(count=True)),
-            ("fetch-total", CumulativeCount()),
-        )
-        self._fetch_size = _add(
-            sensor("bytes-fetched"),
-            FETCH,
-            ("fetch-size-avg", Avg()),
-            ("fetch-size-max", Max()),
-            ("bytes-consumed-rate", Rate()),
-            ("bytes-consumed-total", CumulativeSum()),
-        )
-        self._records = _add(
+        self._answers = FetchAnswerMetrics(metrics, FETCH)
+        self._records = add_stats(
             sensor("records-fetched"),
             FETCH,
             ("records-consumed-rate", Rate()),
             ("records-consumed-total", CumulativeSum()),
         )
-        self._lag = _add(sensor("records-lag"), FETCH, ("records-lag-max", Max()))
+        self._lag = add_stats(sensor("records-lag"), FETCH, ("records-lag-max", Max()))
         self._partition_lag: dict[TopicPartition, Sensor] = {}
-        self._between_polls = _add(
-            sensor("time-between-poll"),
-            CONSUMER,
-            ("time-between-poll-avg", Avg()),
-            ("time-between-poll-max", Max()),
-        )
-        self._poll_idle = _add(
-            sensor("poll-idle-ratio-avg"), CONSUMER, ("poll-idle-ratio-avg", Avg())
-        )
-        self._poll_start = 0.0
-        self._last_poll = 0.0  # when the last poll began (0: none yet)
-        self._since_last_poll = 0.0
-        metrics.add_gauge(MetricName("last-poll-seconds-ago", CONSUMER), self._last_poll_ago)
+        self.polls = PollMetrics(metrics, CONSUMER)
         self._rebalance_started: float | None = None
         self._last_rebalance = math.nan
-        self._last_heartbeat = math.nan
         if settings.group_id is not None:
             self._add_coordinator(assigned)
 
     def _add_coordinator(self, assigned: Callable[[], int]) -> None:
         sensor = self._metrics.sensor
-        self._commit = _add(
+        self._commit = add_stats(
             sensor("commit-latency"),
             COORDINATOR,
             ("commit-latency-avg", Avg()),
@@ -149,7 +224,7 @@ class ConsumerMetrics:
             ("commit-rate", Rate(count=True)),
             ("commit-total", CumulativeCount()),
         )
-        self._rebalance = _add(
+        self._rebalance = add_stats(
             sensor("rebalance-latency"),
             COORDINATOR,
             ("rebalance-latency-avg", Avg()),
@@ -157,27 +232,19 @@ class ConsumerMetrics:
             ("rebalance-latency-total", CumulativeSum()),
             ("rebalance-total", CumulativeCount()),
         )
-        self._failed_rebalance = _add(
+        self._failed_rebalance = add_stats(
             sensor("failed-rebalance"), COORDINATOR, ("failed-rebalance-total", CumulativeCount())
         )
-        self._heartbeat = _add(
-            sensor("heartbeat-latency"),
-            COORDINATOR,
-            ("heartbeat-response-time-max", Max()),
-            ("heartbeat-rate", Rate(count=True)),
-            ("heartbeat-total", CumulativeCount()),
-        )
+        self._heartbeats = HeartbeatMetrics(self._metrics, COORDINATOR)
         gauge = self._metrics.add_gauge
         gauge(MetricName("assigned-partitions", COORDINATOR), assigned)
         gauge(MetricName("last-rebalance-seconds-ago", COORDINATOR), self._seconds_since_rebalance)
-        gauge(MetricName("last-heartbeat-seconds-ago", COORDINATOR), self._seconds_since_heartbeat)
 
     # --- fetching -----------------------------------------------------------------------------
 
     def fetched(self, latency_ms: float, size: int) -> None:
         """A Fetch was answered after ``latency_ms`` with ``size`` bytes of records."""
-        self._fetch_latency.record(latency_ms)
-        self._fetch_size.record(size)
+        self._answers.answered(latency_ms, size)
 
     def consumed(self, records: int) -> None:
         """A ``getmany`` returns ``records`` records."""
@@ -215,25 +282,10 @@ class ConsumerMetrics:
 
     # --- polls --------------------------------------------------------------------------------
 
-    def poll_started(self) -> None:
-        now = time.monotonic()
-        self._poll_start = now
-        self._since_last_poll = now - self._last_poll if self._last_poll else 0.0
-        self._between_polls.record(self._since_last_poll * 1000)
-        self._last_poll = now
-
-    def poll_ended(self) -> None:
-        spent = time.monotonic() - self._poll_start
-        total = spent + self._since_last_poll
-        self._poll_idle.record(spent / total if total > 0 else 0.0)
-
     @property
     def last_poll_at(self) -> float | None:
         """When the application last called ``getmany`` (``time.monotonic()``), if it did."""
-        return self._last_poll or None
-
-    def _last_poll_ago(self) -> float:
-        return time.monotonic() - self._last_poll if self._last_poll else math.nan
+        return self.polls.last_poll_at
 
     # --- the group ----------------------------------------------------------------------------
 
@@ -241,8 +293,7 @@ class ConsumerMetrics:
         self._commit.record(latency_ms)
 
     def heartbeat_answered(self, latency_ms: float) -> None:
-        self._heartbeat.record(latency_ms)
-        self._last_heartbeat = time.monotonic()
+        self._heartbeats.heartbeat_answered(latency_ms)
 
     def member_moved(self, old: MemberState, new: MemberState) -> None:
         """The member went from ``old`` to ``new``: a rebalance starts as it joins or takes
@@ -262,19 +313,16 @@ class ConsumerMetrics:
     def _seconds_since_rebalance(self) -> float:
         return time.monotonic() - self._last_rebalance
 
-    def _seconds_since_heartbeat(self) -> float:
-        return time.monotonic() - self._last_heartbeat
-
 
 def timed_poll(
     poll: Callable[P, Coroutine[Any, Any, R]],
 ) -> Callable[P, Coroutine[Any, Any, R]]:
-    """Record a consumer method's calls as polls (``consumer-metrics``); the consumer is the
-    first argument and has ``_metrics``."""
+    """Record a consumer method's calls as polls (:class:`PollMetrics`); the consumer is the
+    first argument and has ``_metrics`` with its ``polls``."""
 
     @functools.wraps(poll)
     async def timed(*args: P.args, **kwargs: P.kwargs) -> R:
-        metrics: ConsumerMetrics = args[0]._metrics  # type: ignore[attr-defined]
+        metrics: PollMetrics = args[0]._metrics.polls  # type: ignore[attr-defined]
         metrics.poll_started()
         try:
             return await poll(*args, **kwargs)

@@ -51,17 +51,19 @@ class Max(Stat):
 
 
 class Rate(Stat):
-    """Per second over the windows: the values' sum, or (``count``) their number."""
+    """Per second over the windows: the values' sum, or (``count``) their number; per
+    ``per`` seconds if given (3600: Java's ``Rate(TimeUnit.HOURS, ...)``)."""
 
-    def __init__(self, *, count: bool = False) -> None:
+    def __init__(self, *, count: bool = False, per: float = 1.0) -> None:
         self._count = count
+        self._per = per
 
     def measure(self, sensor: Sensor, now: float) -> float:
-        """Per second over the windows ``now`` covers."""
+        """Per second (or per ``per`` seconds) over the windows ``now`` covers."""
         span = sensor.window_span(now)  # purges the old windows first
         samples = sensor.samples(now)
         done = sum(s.count for s in samples) if self._count else sum(s.sum for s in samples)
-        return done / span
+        return done / span * self._per
 
 
 class CumulativeSum(Stat):

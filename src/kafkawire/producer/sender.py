@@ -35,7 +35,12 @@ Rules:
   While a partition's batch waits to be retried, none of its newer batches is sent: once the
   ones in flight are back, the partition starts again from its oldest batch, so records keep
   their order (without idempotence, a newer batch already in flight may still land first, as
-  with Kafka's Java client: set the in-flight limit to 1 for strict order there).
+  with Kafka's Java client: set the in-flight limit to 1 for strict order there). A batch
+  sent again goes alone: the partition's newer batches follow once it is answered. Java's
+  sender lets a new batch follow at once; but a broker that refuses the resent batch again
+  and takes the newer one (a new leader with no state for the producer id takes any
+  sequence) leaves a gap no retry can fill, and the resent batch would be retried until its
+  delivery timeout. That costs nothing while nothing fails.
 - DUPLICATE_SEQUENCE_NUMBER means the broker already has the batch (an earlier attempt got
   through): delivered, offset unknown (-1), as the Java client treats it.
 - With idempotence, the sequence state (:mod:`.sequences`) gives each batch its sequences
@@ -181,6 +186,7 @@ class Sender:
         # retried (they send nothing new until their batches in flight are back).
         self._flying: dict[TopicPartition, deque[ProducerBatch]] = defaultdict(deque)
         self._held: set[TopicPartition] = set()
+        self._resending: set[TopicPartition] = set()  # a batch sent again is in flight
         self._in_flight: dict[int, int] = defaultdict(int)  # requests in flight per broker
         self._outstanding = 0  # requests dispatched and not ended, to every broker
         self._idle = asyncio.Event()  # set while none is
@@ -230,7 +236,7 @@ class Sender:
         limit = self._settings.max_in_flight_requests_per_connection
         blocked = {tp for tp, flying in self._flying.items() if len(flying) >= limit}
         self._held = {tp for tp in self._held if self._flying[tp]}  # back: free to go again
-        return blocked | self._held
+        return blocked | self._held | self._resending
 
     @property
     def requests_in_flight(self) -> int:
@@ -508,9 +514,10 @@ class Sender:
     def _request_ended(self, node: int, batches: list[ProducerBatch]) -> None:
         """Free the place of a request (answered, failed or not sent), and wake the loop if
         that lets something go: the broker or a partition was at its limit of requests in
-        flight, a partition waits for its batches in flight to retry from its oldest, the
-        producer id waits to change, or the producer to close. Otherwise the loop has
-        nothing to do before the time it set its alarm for, or a new batch wakes it."""
+        flight, a partition waits for its batches in flight to retry from its oldest or for
+        a batch sent again, the producer id waits to change, or the producer to close.
+        Otherwise the loop has nothing to do before the time it set its alarm for, or a new
+        batch wakes it."""
         limit = self._settings.max_in_flight_requests_per_connection
         wake = self._stopping or self._in_flight[node] >= limit
         self._in_flight[node] -= 1
@@ -519,6 +526,9 @@ class Sender:
             tp = batch.tp
             flying = self._flying[tp]
             wake = wake or len(flying) >= limit or tp in self._held
+            if batch.attempts > 1 and tp in self._resending:
+                self._resending.discard(tp)
+                wake = True
             flying.remove(batch)
         self._outstanding -= 1
         if not self._outstanding:
@@ -566,6 +576,8 @@ class Sender:
             payload = batch.build(state, transactional=transactional)
             data[batch.tp.topic].append((batch.tp.partition, payload))
             batch.attempts += 1
+            if batch.attempts > 1:
+                self._resending.add(batch.tp)
             size = len(payload)
             ratio = size / batch.memory if self._compressed and batch.memory else 1.0
             self._metrics.batch_sent(len(batch), size, ratio, (now - batch.created) * 1000)

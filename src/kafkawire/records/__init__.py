@@ -19,7 +19,8 @@ and crc32c) with ``v2_records`` (the record loop and encoder) and ``varint``, ``
 (magic 0/1), ``compression`` with ``xerial`` (snappy framing), ``lz4_frame``
 (KAFKA-3160) and ``output`` (the buffer codecs fill), ``budget`` (the bound per records
 field), ``builder``, ``control`` (transaction markers), ``transactions``
-(read_committed), ``errors``. Nothing here does I/O or imports the protocol layer.
+(read_committed), ``arrow_columns`` (records as Arrow column buffers, for the Spark data
+source), ``errors``. Nothing here does I/O or imports the protocol layer.
 """
 
 from .budget import (

@@ -1,5 +1,6 @@
-/* kafkawire.records._accel: the v2 record loop of kafkawire.records.v2_records, in C, and the
- * records of a batch being built (EncodedRecords: what a producer appends to).
+/* kafkawire.records._accel: the v2 record loop of kafkawire.records.v2_records, in C, the
+ * records of a batch being built (EncodedRecords: what a producer appends to), and records as
+ * Arrow column buffers (RecordColumns, in _arrow_columns.h).
  *
  * Optional: the build compiles it when it can (see hatch_build.py at the repository root),
  * and kafkawire.records.v2_records falls back to its pure-Python loop when it is missing or
@@ -310,11 +311,12 @@ error:
     return NULL;
 }
 
-/* key or value: None for length -1, an error below it, else the bytes (which must not run
- * past the end: the pure loop's next read would then raise IndexError). */
+/* A key's or value's length at ``*pos_io`` (-1 for null, an error below it), its bytes
+ * checked to be inside the section (the pure loop's next read would otherwise raise
+ * IndexError); the position moves past them. */
 static int
-read_nullable(const unsigned char *buf, pos_t end, pos_t *pos_io, const char *name,
-              PyObject **out, PyObject *base_offset)
+nullable_length(const unsigned char *buf, pos_t end, pos_t *pos_io, const char *name,
+                pos_t *length_out, PyObject *base_offset)
 {
     uint64_t raw;
     pos_t pos;
@@ -322,26 +324,39 @@ read_nullable(const unsigned char *buf, pos_t end, pos_t *pos_io, const char *na
         return -1;
     }
     if (raw == 1) {
-        *out = Py_NewRef(Py_None);
+        *length_out = -1;
     }
     else if (raw & 1) {
         CORRUPT("%s length %lld before byte " POS, name, (long long)zigzag(raw), pos);
         return -1;
     }
     else {
-        pos_t length = (pos_t)(raw >> 1);
-        if (length > end - pos) {
+        *length_out = (pos_t)(raw >> 1);
+        if (*length_out > end - pos) {
             PAST_END();
             return -1;
         }
-        *out = PyBytes_FromStringAndSize((const char *)buf + pos, (Py_ssize_t)length);
-        if (*out == NULL) {
-            return -1;
-        }
-        pos += length;
+        pos += *length_out;
     }
     *pos_io = pos;
     return 0;
+}
+
+/* key or value: None for length -1, else the bytes (see nullable_length()). */
+static int
+read_nullable(const unsigned char *buf, pos_t end, pos_t *pos_io, const char *name,
+              PyObject **out, PyObject *base_offset)
+{
+    pos_t length;
+    if (nullable_length(buf, end, pos_io, name, &length, base_offset) < 0) {
+        return -1;
+    }
+    if (length < 0) {
+        *out = Py_NewRef(Py_None);
+        return 0;
+    }
+    *out = PyBytes_FromStringAndSize((const char *)buf + *pos_io - length, (Py_ssize_t)length);
+    return *out == NULL ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -1608,6 +1623,9 @@ static PyTypeObject encoded_records_type = {
     .tp_getset = encoded_getset,
 };
 
+/* RecordColumns: records as Arrow column buffers, read with the helpers above. */
+#include "_arrow_columns.h"
+
 static PyMethodDef methods[] = {
     {"setup", (PyCFunction)setup, METH_VARARGS,
      "setup(record_class, header_class, corrupt_error, invalid_error)\n--\n\n"
@@ -1656,7 +1674,8 @@ PyInit__accel(void)
         return NULL;
     }
     if (PyModule_AddObjectRef(module_object, "EncodedRecords",
-                              (PyObject *)&encoded_records_type) < 0) {
+                              (PyObject *)&encoded_records_type) < 0 ||
+        add_record_columns(module_object) < 0) {
         Py_DECREF(module_object);
         return NULL;
     }

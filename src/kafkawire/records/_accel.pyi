@@ -76,3 +76,22 @@ class EncodedRecords:
         overhead: int,
         header_overhead: int,
     ) -> tuple[int, int, int]: ...
+
+class RecordColumns:
+    """The compiled twin of :class:`~kafkawire.records.arrow_columns.RecordColumnsPure`."""
+
+    def __init__(self, include_headers: bool) -> None: ...
+    def __len__(self) -> int: ...
+    def append(
+        self,
+        buf: BytesLike,
+        *,
+        base_offset: int,
+        base_timestamp: int,
+        log_append_time: int | None,
+        count: int,
+        start: int,
+        end: int,
+        timestamp_type: int,
+    ) -> int: ...
+    def finish(self) -> tuple[Any, ...]: ...

@@ -103,7 +103,7 @@ def decode_batch(
         count,
         budget,
     )
-    records = LazyRecords(payload.decode, payload.decode_into)
+    records = LazyRecords(payload.decode, payload.decode_into, payload.read)
     return RecordBatch(*(*header, records))  # its fields: the header's in wire order, records
 
 
@@ -119,15 +119,16 @@ class _Payload(NamedTuple):
     budget: DecompressionBudget
 
     def decode(self) -> tuple[Record, ...]:
-        return self._read(read_records)
+        return self.read(read_records)
 
     def decode_into(self, out: list[Any], shape: RecordsAs, start: int) -> int:
         cls, names, values = shape
-        return self._read(
+        return self.read(
             partial(read_records_into, out=out, cls=cls, names=names, values=values, start=start)
         )
 
-    def _read(self, read: Callable[..., T]) -> T:
+    def read(self, read: Callable[..., T]) -> T:
+        """``read`` on the decompressed section (see ``LazyRecords.read_section``)."""
         try:
             buf = self.budget.decompress(self.codec, self.data)
             count = self.records_count

@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, overload
+from typing import Any, NamedTuple, TypeVar, overload
 
 from .errors import CorruptRecordError
 
@@ -112,6 +112,9 @@ class RecordsAs(NamedTuple):
 
 ReadInto = Callable[[list[Any], RecordsAs, int], int]
 """``read_into(out, shape, start)``: see :meth:`LazyRecords.read_into`."""
+T = TypeVar("T")
+ReadSection = Callable[[Callable[..., T]], T]
+"""``read_section(read)``: see :meth:`LazyRecords.read_section`."""
 
 _INT64_MAX = (1 << 63) - 1
 
@@ -121,17 +124,33 @@ class LazyRecords(Sequence[Record]):
 
     ``decode`` is dropped once it has run, which releases the batch payload it refers to.
     ``decode_into``, where the format has one, builds records of another class straight from
-    the payload (see :meth:`read_into`).
+    the payload (see :meth:`read_into`); ``read_section`` hands the payload to any reader
+    (see :meth:`read_section`).
     """
 
-    __slots__ = ("_decode", "_decode_into", "_records")
+    __slots__ = ("_decode", "_decode_into", "_read_section", "_records")
 
     def __init__(
-        self, decode: Callable[[], tuple[Record, ...]], decode_into: ReadInto | None = None
+        self,
+        decode: Callable[[], tuple[Record, ...]],
+        decode_into: ReadInto | None = None,
+        read_section: ReadSection[Any] | None = None,
     ) -> None:
         self._decode: Callable[[], tuple[Record, ...]] | None = decode
         self._decode_into = decode_into
+        self._read_section = read_section
         self._records: tuple[Record, ...] | None = None
+
+    def read_section(self, read: Callable[..., T]) -> T | None:
+        """``read(buf, *, base_offset, base_timestamp, log_append_time, count)`` on the
+        batch's records section (decompressed; the arguments as
+        :func:`~kafkawire.records.v2_records.read_records` takes them), its errors named by
+        the batch as decoding names them; ``None`` where the format has no such section
+        (legacy message sets), without calling ``read``."""
+        if self._read_section is None:
+            return None
+        result: T = self._read_section(read)
+        return result
 
     def read_into(self, out: list[Any], shape: RecordsAs, start: int) -> int:
         """Append to ``out`` the records from offset ``start`` on, each offset once and in

@@ -3,19 +3,18 @@ columns a write takes.
 
 Spark checks the Arrow batches a Python data source returns against the declared schema, type
 for type: partition and timestampType are int32, offset int64, timestamp microseconds in UTC,
-headers a list of (string, binary) structs.
+headers a list of (string, binary) structs. The columns are built from the buffers
+:class:`~kafkawire.records.arrow_columns.RecordColumns` fills (no Python object per record):
+each ``bytes`` buffer is wrapped as it is (``pa.py_buffer``), not copied.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from operator import attrgetter
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from kafkawire.records import Record
+from kafkawire.records.arrow_columns import BinaryBuffers, ColumnBuffers
 
 __all__ = ["arrow_schema", "read_schema", "to_batch"]
 
@@ -35,7 +34,6 @@ _FIELDS = [
     ("timestamp", pa.timestamp("us", tz="UTC")),
     ("timestampType", pa.int32()),
 ]
-_KEY, _VALUE, _OFFSET, _TIMESTAMP = map(attrgetter, ("key", "value", "offset", "timestamp"))
 _SCHEMAS = {False: pa.schema(_FIELDS), True: pa.schema([*_FIELDS, ("headers", _HEADER_TYPE)])}
 
 
@@ -48,34 +46,46 @@ def arrow_schema(include_headers: bool) -> Any:
     return _SCHEMAS[include_headers]
 
 
-def to_batch(
-    topic: str,
-    partition: int,
-    records: Sequence[Record],
-    timestamp_types: Sequence[int],
-    include_headers: bool,
-) -> Any:
-    """One Arrow record batch of ``records`` of one partition, ``timestamp_types`` being each
-    record's (0: create time, 1: log-append time)."""
-    count = len(records)
-    # map(attrgetter) and Arrow's own arithmetic and repeats: about a fifth faster than list
-    # comprehensions, in what is most of a task's own time (benchmarks/bench_spark.py).
-    stamps = pa.array(list(map(_TIMESTAMP, records)), pa.int64())
-    columns = [
-        pa.array(list(map(_KEY, records)), pa.binary()),
-        pa.array(list(map(_VALUE, records)), pa.binary()),
-        pa.repeat(pa.scalar(topic, pa.string()), count),
-        pa.repeat(pa.scalar(partition, pa.int32()), count),
-        pa.array(list(map(_OFFSET, records)), pa.int64()),
-        # Milliseconds since the epoch, as microseconds: exact, unlike a datetime round trip.
-        pc.multiply(stamps, 1000).cast(_FIELDS[5][1]),
-        pa.array(timestamp_types, pa.int32()),
+def to_batch(topic: str, partition: int, columns: ColumnBuffers, include_headers: bool) -> Any:
+    """One Arrow record batch of the rows of ``columns``, all of ``topic``/``partition``."""
+    rows = columns.rows
+    arrays = [
+        _binary(pa.binary(), rows, columns.keys),
+        _binary(pa.binary(), rows, columns.values),
+        pa.repeat(pa.scalar(topic, pa.string()), rows),
+        pa.repeat(pa.scalar(partition, pa.int32()), rows),
+        _fixed(pa.int64(), rows, columns.offsets),
+        _fixed(_FIELDS[5][1], rows, columns.timestamps),
+        _fixed(pa.int32(), rows, columns.timestamp_types),
     ]
     if include_headers:
-        columns.append(
-            pa.array(
-                [[{"key": h.key, "value": h.value} for h in r.headers] for r in records],
-                _HEADER_TYPE,
+        headers = columns.headers
+        assert headers is not None, "the columns were built without headers"
+        count = len(headers.keys.offsets) // 4 - 1  # one int32 offset per header, and one
+        entries = pa.StructArray.from_arrays(
+            [
+                _binary(pa.string(), count, headers.keys),
+                _binary(pa.binary(), count, headers.values),
+            ],
+            fields=list(_HEADER_TYPE.value_type),
+        )
+        arrays.append(
+            pa.ListArray.from_buffers(
+                _HEADER_TYPE, rows, [None, pa.py_buffer(headers.lists)], children=[entries]
             )
         )
-    return pa.RecordBatch.from_arrays(columns, schema=_SCHEMAS[include_headers])
+    return pa.RecordBatch.from_arrays(arrays, schema=_SCHEMAS[include_headers])
+
+
+def _fixed(kind: Any, rows: int, data: bytes) -> Any:
+    return pa.Array.from_buffers(kind, rows, [None, pa.py_buffer(data)])
+
+
+def _binary(kind: Any, count: int, buffers: BinaryBuffers) -> Any:
+    validity = None if buffers.validity is None else pa.py_buffer(buffers.validity)
+    return pa.Array.from_buffers(
+        kind,
+        count,
+        [validity, pa.py_buffer(buffers.offsets), pa.py_buffer(buffers.data)],
+        null_count=buffers.null_count,
+    )

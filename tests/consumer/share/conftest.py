@@ -1,4 +1,5 @@
-"""The share consumer's tests: a librdkafka mock cluster of their own for each test.
+"""The share consumer's tests: a librdkafka mock cluster of their own for each test, or a
+fake cluster (``fake_cluster``).
 
 Each test gets a new mock cluster (it starts in well under a second), for two of the mock's
 ways: its share-group settings are the whole cluster's, and any connection that closes drops
@@ -17,6 +18,7 @@ import pytest_asyncio
 from kafkawire.client import KafkaClient
 from kafkawire.producer import Producer
 from kafkawire.testing import MockCluster
+from kafkawire.testing.fake import FakeCluster
 
 from .helpers import ShareMock
 
@@ -31,3 +33,10 @@ async def share_mock() -> AsyncIterator[ShareMock]:
         Producer(cluster.bootstrap, linger_ms=0) as producer,
     ):
         yield ShareMock(cluster, client, producer)
+
+
+@pytest_asyncio.fixture
+async def fake_cluster() -> AsyncIterator[FakeCluster]:
+    """A fake cluster of three brokers whose share members heartbeat every 50 ms."""
+    async with FakeCluster(share_group_heartbeat_interval_ms=50) as cluster:
+        yield cluster

@@ -1,5 +1,6 @@
 """Shared by the share consumer's tests: a mock cluster with a client that writes records,
-consuming until a count or a condition, and a record of the requests a consumer sends."""
+topics and members on the fake cluster, consuming until a count or a condition, and a record
+of the requests a consumer sends."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from kafkawire.consumer import ConsumerRecord, ShareConsumer
 from kafkawire.net import Connection
 from kafkawire.producer import Producer
 from kafkawire.testing import MockCluster
+from kafkawire.testing.fake import FakeCluster
 
 _names = itertools.count()
 
@@ -44,6 +46,26 @@ class ShareMock:
 
     def member(self, topic: str, group: str, **options: Any) -> ShareConsumer:
         return ShareConsumer(topic, bootstrap_servers=self.bootstrap, group_id=group, **options)
+
+
+def fake_topic(cluster: FakeCluster, *values: bytes) -> str:
+    """A new one-partition topic of the fake cluster, holding ``values``."""
+    topic = fresh("topic")
+    cluster.create_topic(topic, partitions=1)
+    if values:
+        cluster.produce(topic, 0, list(values))
+    return topic
+
+
+def fake_member(
+    cluster: FakeCluster, topic: str, group: str | None = None, **options: Any
+) -> ShareConsumer:
+    """A member of ``group`` (a new one if none), which starts at the earliest record; its
+    long poll is short (``fetch_max_wait_ms`` 50: a close waits for it)."""
+    group = group or fresh("group")
+    cluster.set_group_config(group, "share.auto.offset.reset", "earliest")
+    options = {"fetch_max_wait_ms": 50, **options}
+    return ShareConsumer(topic, bootstrap_servers=cluster.bootstrap, group_id=group, **options)
 
 
 async def consume(

@@ -16,8 +16,10 @@ from kafkawire.consumer.share.acknowledgements import GAP, WireBatch, wire_batch
 from kafkawire.consumer.share.completed_fetch import ShareCompletedFetch
 from kafkawire.consumer.share.holdings import Holdings
 from kafkawire.consumer.share.membership import SHARE_MOVES, ShareMembership
+from kafkawire.consumer.share.metrics import ShareConsumerMetrics
 from kafkawire.consumer.share.session import ShareSession
 from kafkawire.consumer.tasks import BackgroundTasks
+from kafkawire.metrics import Metrics
 from kafkawire.protocol import VersionConversionError
 from kafkawire.records import (
     Batch,
@@ -315,6 +317,7 @@ def member(state: MemberState) -> ShareMembership:
         assigned=lambda _: None,
         tasks=tasks,
         inbox=Inbox(tasks),
+        metrics=ShareConsumerMetrics(Metrics()),
     )
     made.state = state
     return made

@@ -19,6 +19,7 @@ Rules, as Kafka's Java client keeps them (its ``HeartbeatState``):
 from __future__ import annotations
 
 import base64
+import time
 import uuid
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -27,12 +28,46 @@ from typing import Any
 from kafkawire.consumer.settings import ConsumerSettings
 from kafkawire.messages.consumer_group_heartbeat import v1 as heartbeat
 
-__all__ = ["LEAVE_EPOCH", "LEAVE_STATIC_EPOCH", "HeartbeatFields", "new_member_id"]
+__all__ = [
+    "LEAVE_EPOCH",
+    "LEAVE_STATIC_EPOCH",
+    "Assignment",
+    "HeartbeatAnswers",
+    "HeartbeatFields",
+    "new_member_id",
+]
 
 LEAVE_EPOCH = -1  # the member leaves the group
 LEAVE_STATIC_EPOCH = -2  # a static member leaves for now; it rejoins under its instance id
 
 Owned = Mapping[uuid.UUID, Collection[int]]
+Assignment = dict[uuid.UUID, frozenset[int]]  # partitions by topic id, as heartbeats name them
+
+
+class HeartbeatAnswers:
+    """What a heartbeat's answer sets in a member of a KIP-848 consumer group or of a share
+    group (ConsumerGroupHeartbeat and ShareGroupHeartbeat answers carry the same fields): its
+    member id (when the broker names one), its epoch, the heartbeat interval (the next beat
+    comes at the latest one new interval from now), and the target assignment (when one
+    came). The member sets these attributes up itself."""
+
+    member_id: str
+    epoch: int
+    _interval: float  # seconds between heartbeats
+    _next_beat: float  # time.monotonic() of the next regular heartbeat
+    _target: Assignment | None  # the broker's latest assignment for the member
+
+    def _take_answer(self, response: Any) -> None:
+        if response.member_id:
+            self.member_id = response.member_id
+        self.epoch = response.member_epoch
+        if response.heartbeat_interval_ms > 0:
+            self._interval = response.heartbeat_interval_ms / 1000
+            self._next_beat = min(self._next_beat, time.monotonic() + self._interval)
+        if response.assignment is not None:
+            self._target = {
+                tp.topic_id: frozenset(tp.partitions) for tp in response.assignment.topic_partitions
+            }
 
 
 def new_member_id() -> str:

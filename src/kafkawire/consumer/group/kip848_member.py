@@ -68,7 +68,7 @@ from kafkawire.errors import (
 )
 from kafkawire.messages.consumer_group_heartbeat import v1 as heartbeat_v1
 
-from .heartbeat_request import HeartbeatFields, new_member_id
+from .heartbeat_request import Assignment, HeartbeatAnswers, HeartbeatFields, new_member_id
 from .member_state import KIP848_MOVES, MemberState
 from .membership import GroupContext, GroupMembership
 
@@ -80,10 +80,8 @@ CONSUMER_GROUP_HEARTBEAT = heartbeat_v1.ConsumerGroupHeartbeatRequest.__api_key_
 _S = MemberState
 _FENCED = (FencedMemberEpochError, UnknownMemberIdError)
 
-Assignment = dict[uuid.UUID, frozenset[int]]
 
-
-class Kip848Member(GroupMembership):
+class Kip848Member(GroupMembership, HeartbeatAnswers):
     """The membership of one consumer in its group (KIP-848 consumer group protocol)."""
 
     MOVES = KIP848_MOVES
@@ -186,12 +184,7 @@ class Kip848Member(GroupMembership):
         self._after_heartbeat(acknowledging)
 
     def _accept(self, response: Any) -> None:
-        if response.member_id:
-            self.member_id = response.member_id
-        self.epoch = response.member_epoch
-        if response.heartbeat_interval_ms > 0:
-            self._interval = response.heartbeat_interval_ms / 1000
-            self._next_beat = min(self._next_beat, time.monotonic() + self._interval)
+        self._take_answer(response)
         instance_id = self._settings.group_instance_id
         # Commits name the member only once it has an epoch (as Java's do): at 0 it has none.
         self.generation = (
@@ -199,10 +192,6 @@ class Kip848Member(GroupMembership):
             if self.epoch > 0
             else Generation(group_instance_id=instance_id)
         )
-        if response.assignment is not None:
-            self._target = {
-                tp.topic_id: frozenset(tp.partitions) for tp in response.assignment.topic_partitions
-            }
 
     def _after_heartbeat(self, acknowledged: bool) -> None:
         """Where the member stands once a heartbeat was answered: reconcile a target that

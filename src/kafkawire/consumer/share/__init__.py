@@ -10,7 +10,7 @@ reference; :mod:`.consumer` says how acknowledgement works, :mod:`.session` and
 
 from .acknowledgements import AcknowledgeType
 from .consumer import AcknowledgementCommitCallback, ShareConsumer
-from .errors import ShareRecordDeserializationError, ShareSessionEndedError
+from .errors import ShareRecordDeserializationError, ShareSessionEndedError, WakeupError
 from .settings import ShareConsumerOptions, ShareConsumerSettings
 
 __all__ = [
@@ -21,4 +21,5 @@ __all__ = [
     "ShareConsumerSettings",
     "ShareRecordDeserializationError",
     "ShareSessionEndedError",
+    "WakeupError",
 ]

@@ -15,7 +15,8 @@ Acknowledgement, as Java's (``share_acknowledgement_mode``):
   :class:`~kafkawire.consumer.ConsumerStateError` (the records can still be acknowledged).
 
 Acknowledgements go with the next request to the record's leader: a ShareFetch, or a
-ShareAcknowledge when no fetch is due; ``commit`` waits for their outcome, per partition. The
+ShareAcknowledge when no fetch is due (again, after a backoff, if the broker refused them
+with a retriable error); ``commit`` waits for their outcome, per partition. The
 acknowledgement commit callback hears every outcome, in the application's calls (``getmany``,
 ``commit``, ``close``), as Java's runs in ``poll``. Errors of the background work reach the
 application through the consumer's one :class:`~kafkawire.consumer.inbox.Inbox`.
@@ -32,21 +33,25 @@ from collections.abc import Callable, Iterable, Sequence
 
 from typing_extensions import Unpack
 
+from kafkawire.client.observability import Observable
 from kafkawire.cluster import Cluster, ConnectionFactory, TopicPartition, build_settings
 from kafkawire.consumer._waiting import wait_any
 from kafkawire.consumer.errors import ConsumerStateError, UnsupportedGroupProtocolError
 from kafkawire.consumer.fetching.record import ConsumerRecord
 from kafkawire.consumer.inbox import Inbox
+from kafkawire.consumer.metrics import timed_poll
 from kafkawire.consumer.tasks import BackgroundTasks
 from kafkawire.errors import ClientClosedError, KafkawireError
-from kafkawire.net.errors import RequestTimeoutError
+from kafkawire.operations.telemetry import TelemetryReporter
 
 from .acknowledgements import AcknowledgeType
 from .fetcher import ShareFetcher
 from .holdings import Holdings, Ticket
 from .membership import SHARE_GROUP_HEARTBEAT, ShareMembership
+from .metrics import ShareConsumerMetrics, share_telemetry_labels
 from .session import SHARE_ACKNOWLEDGE, SHARE_FETCH
 from .settings import ShareConsumerOptions, ShareConsumerSettings
+from .wakeup import Wakeup
 
 __all__ = ["AcknowledgementCommitCallback", "ShareConsumer"]
 
@@ -66,7 +71,7 @@ _APIS = {
 }
 
 
-class ShareConsumer:
+class ShareConsumer(Observable):
     """``async with ShareConsumer("topic", group_id="g", bootstrap_servers=bs) as consumer``.
 
     A member of share group ``group_id`` (KIP-932): members share the topics' partitions, a
@@ -94,10 +99,13 @@ class ShareConsumer:
             settings.bootstrap_servers,
             settings.client_settings(call_timeout_ms=settings.default_api_timeout_ms),
             connect=connect,
+            metrics=settings.metrics_registry(),
+            metric_group_prefix="consumer",  # Java's share consumer's network client's
         )
+        self._metrics = ShareConsumerMetrics(self._cluster.metrics)
         self._tasks = BackgroundTasks(restart_delay=settings.retry_backoff_max_ms / 1000)
         self._inbox = Inbox(self._tasks)
-        self._holdings = Holdings()
+        self._holdings = Holdings(retry_for=settings.default_api_timeout_ms / 1000)
         self._membership = ShareMembership(
             self._cluster,
             settings.group_id,
@@ -106,6 +114,14 @@ class ShareConsumer:
             assigned=self._assigned,
             tasks=self._tasks,
             inbox=self._inbox,
+            metrics=self._metrics,
+        )
+        self._telemetry = TelemetryReporter(
+            self._cluster,
+            client=f"share consumer {settings.client_id}",
+            enabled=settings.enable_metrics_push,
+            wait=settings.default_api_timeout_ms / 1000,
+            labels=lambda: share_telemetry_labels(settings.group_id, self._membership.member_id),
         )
         self._fetcher = ShareFetcher(
             self._cluster,
@@ -114,6 +130,7 @@ class ShareConsumer:
             self._membership.member_id,
             tasks=self._tasks,
             inbox=self._inbox,
+            metrics=self._metrics,
         )
         # What the last getmany returned and the application has not answered for yet.
         self._delivered: dict[TopicPartition, dict[int, ConsumerRecord]] = {}
@@ -121,7 +138,13 @@ class ShareConsumer:
         self._callback: AcknowledgementCommitCallback | None = None
         self._started = self._closed = False
         self._closing = asyncio.Event()
-        self._wakers = (self._fetcher.ready, *self._inbox.signals, self._closing)
+        self._wakeup = Wakeup()
+        self._wakers = (
+            self._fetcher.ready,
+            *self._inbox.signals,
+            self._closing,
+            self._wakeup.event,
+        )
         self._topics = frozenset(topics)
 
     # --- life cycle --------------------------------------------------------------------------
@@ -129,6 +152,7 @@ class ShareConsumer:
     async def start(self) -> None:
         """Connect, check that the brokers serve share groups, and join the group (with
         topics)."""
+        self._wakeup.bind()
         await self._cluster.__aenter__()
         try:
             await self._check_served()
@@ -136,6 +160,7 @@ class ShareConsumer:
             await self._cluster.close()
             raise
         self._fetcher.start()
+        self._telemetry.start(self._tasks)
         self._membership.start()
         self._membership.subscribe(self._topics)
         self._started = True
@@ -169,10 +194,13 @@ class ShareConsumer:
             return
         self._closed = True
         self._closing.set()
+        self._wakeup.disable()
         try:
             if self._started:
                 timeout = self.settings.request_timeout_ms / 1000
                 await self._fetcher.close(timeout)
+                # The last metrics push (KIP-714) goes while the member is in its group.
+                await self._telemetry.close(timeout)
                 await self._membership.close()
                 await self._run_callbacks()
         except Exception:  # close must release the connections whatever this was
@@ -225,6 +253,12 @@ class ShareConsumer:
         ``acquisitionLockTimeoutMs()``)."""
         return self._fetcher.lock_timeout_ms
 
+    def wakeup(self) -> None:
+        """End the ``getmany`` (or iteration step, or ``commit``) waiting now with
+        :class:`~kafkawire.consumer.share.WakeupError`, else the next one (once; Java's
+        ``wakeup()``). Callable from any thread; a closed consumer ignores it."""
+        self._wakeup.trigger()
+
     def set_acknowledgement_commit_callback(
         self, callback: AcknowledgementCommitCallback | None
     ) -> None:
@@ -236,6 +270,7 @@ class ShareConsumer:
 
     # --- reading -----------------------------------------------------------------------------
 
+    @timed_poll
     async def getmany(
         self, *, timeout_ms: int = 0, max_records: int | None = None
     ) -> dict[TopicPartition, list[ConsumerRecord]]:
@@ -259,6 +294,8 @@ class ShareConsumer:
         try:
             while True:
                 self._inbox.raise_for_poll()
+                # Before taking records, never after: a wakeup must not lose what was taken.
+                self._wakeup.check("getmany")
                 records = self._take(wanted)
                 if records:
                     return records
@@ -359,7 +396,10 @@ class ShareConsumer:
         record the last ``getmany`` returned) and wait, up to ``default_api_timeout_ms``, for
         the outcome of every acknowledgement not settled yet, those under way included (Java's
         ``commitSync`` waits only for those it sends): per partition, the error its
-        acknowledgements failed with, or ``None``. Nothing unsettled: ``{}`` at once."""
+        acknowledgements failed with, or ``None``. Nothing unsettled: ``{}`` at once. A
+        refusal worth retrying is retried meanwhile (:mod:`.fetcher`); one still refused when
+        the time is up is a :class:`~kafkawire.cluster.CallTimeoutError` naming it. A
+        :meth:`wakeup` ends the wait with :class:`~.errors.WakeupError`."""
         self._check_running()
         if not self.settings.explicit:
             self._accept_delivered()
@@ -368,20 +408,26 @@ class ShareConsumer:
         if tickets:
             self._fetcher.wake()
             limit = self.settings.default_api_timeout_ms
-            done, _ = await asyncio.wait([t.done for t in tickets], timeout=limit / 1000)
+            await self._until_settled(tickets, limit / 1000)
             for ticket in tickets:
                 error = (
-                    ticket.done.result()
-                    if ticket.done in done
-                    else RequestTimeoutError(
-                        f"the acknowledgements of {ticket.tp.topic}/{ticket.tp.partition} were not "
-                        f"answered within {limit} ms"
-                    )
+                    ticket.done.result() if ticket.done.done() else ticket.timed_out(limit / 1000)
                 )
                 if results.get(ticket.tp) is None:
                     results[ticket.tp] = error
         await self._run_callbacks()
         return results
+
+    async def _until_settled(self, tickets: list[Ticket], timeout: float) -> None:
+        """Until every one of ``tickets`` is settled or ``timeout`` seconds have passed; a
+        wakeup raises (the tickets go on)."""
+        deadline = time.monotonic() + timeout
+        pending = [t.done for t in tickets]
+        while (pending := [f for f in pending if not f.done()]) and (
+            left := deadline - time.monotonic()
+        ) > 0:
+            await wait_any([*pending, self._wakeup.event], left)
+            self._wakeup.check("commit")
 
     async def _run_callbacks(self) -> None:
         """Tell the callback of every outcome settled since it last heard."""

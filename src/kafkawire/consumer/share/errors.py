@@ -5,7 +5,7 @@ from __future__ import annotations
 from kafkawire.consumer.errors import RecordDeserializationError
 from kafkawire.errors import KafkawireError
 
-__all__ = ["ShareRecordDeserializationError", "ShareSessionEndedError"]
+__all__ = ["ShareRecordDeserializationError", "ShareSessionEndedError", "WakeupError"]
 
 
 class ShareRecordDeserializationError(RecordDeserializationError):
@@ -37,3 +37,10 @@ class ShareSessionEndedError(KafkawireError):
     the session ended, so the acknowledgements cannot apply; the records are delivered again."""
 
     retriable = False
+
+
+class WakeupError(KafkawireError):
+    """:meth:`~kafkawire.consumer.ShareConsumer.wakeup` was called: the poll (or ``commit``)
+    that was waiting, or else the next one, raises this once (Java's ``WakeupException``).
+    Nothing is lost: records not returned yet are returned by the next poll, and
+    acknowledgements under way still go."""

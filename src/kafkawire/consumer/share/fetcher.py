@@ -19,10 +19,20 @@ Rules this module keeps (the session's own are :mod:`.session`'s, what is held
   the new leader delivers them again), and acknowledgements of records from the old leader
   still go to it, whose answer settles them: nothing waits on the old leader (franz-go
   1.21.4 stranded such records).
-- A partition error that says the metadata is stale (a moved leader, an unknown topic id)
-  refreshes it and backs the partition off for ``retry_backoff_ms``; other partition errors
+- An answer that names a partition's new leader (NOT_LEADER_OR_FOLLOWER or
+  FENCED_LEADER_EPOCH with the current leader and its node endpoint, KIP-951) moves the
+  partition there in the metadata (:mod:`.leader_hints`), and it is fetched there at once,
+  without a refresh (Java's ``updatePartitionLeadership``).
+- Any other partition error that says the metadata is stale (a moved leader, an unknown topic
+  id) refreshes it and backs the partition off for ``retry_backoff_ms``; other partition errors
   reach the application's next poll. A session that ends (:mod:`.session`) is opened again at
   once when the broker answered a session error, after a backoff otherwise.
+- Acknowledgements a broker refused with a retriable error
+  (:func:`.holdings.retried_ack_error`: not a moved leader or a partition it does not have,
+  whose records it released) go again after a backoff (``retry_backoff_ms`` doubling up to
+  ``retry_backoff_max_ms``, as Java's), until their deadline (:mod:`.holdings`), then fail
+  with one timeout naming the last refusal; the last acknowledgements of ``close`` are not
+  retried (nor are Java's).
 - The loop and each request run as tasks of the consumer's
   :class:`~kafkawire.consumer.tasks.BackgroundTasks`.
 """
@@ -38,7 +48,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-from kafkawire.cluster import Cluster, TopicPartition
+from kafkawire.cluster import Backoff, Cluster, TopicPartition
 from kafkawire.consumer._waiting import wait_event
 from kafkawire.consumer.fetching.record import ConsumerRecord
 from kafkawire.consumer.inbox import Inbox
@@ -52,11 +62,13 @@ from kafkawire.errors import (
 )
 from kafkawire.records import Batch, RecordsError, decode_batches
 
-from .acknowledgements import AcknowledgeType, wire_batches
+from .acknowledgements import AcknowledgeType
 from .completed_fetch import ShareCompletedFetch
 from .errors import ShareSessionEndedError
-from .holdings import Holdings, Ticket
-from .session import SHARE_ACKNOWLEDGE, SHARE_FETCH, Acks, PartitionId, ShareSession
+from .holdings import Holdings, Ticket, acknowledging, retried_ack_error, wire_acks
+from .leader_hints import follow_leader_hints
+from .metrics import ShareConsumerMetrics
+from .session import SHARE_ACKNOWLEDGE, SHARE_FETCH, PartitionId, ShareSession
 from .settings import ShareConsumerSettings
 
 __all__ = ["ShareFetcher"]
@@ -81,8 +93,10 @@ class ShareFetcher:
         *,
         tasks: BackgroundTasks,
         inbox: Inbox,
+        metrics: ShareConsumerMetrics,
     ) -> None:
         self._cluster = cluster
+        self._metrics = metrics
         self._settings = settings
         self._holdings = holdings
         self._member_id = member_id
@@ -93,6 +107,9 @@ class ShareFetcher:
         self._buffers: dict[TopicPartition, deque[ShareCompletedFetch]] = {}
         self._assigned: frozenset[TopicPartition] = frozenset()
         self._backoff_until: dict[int | TopicPartition, float] = {}
+        self._ack_backoff = Backoff(
+            initial=settings.retry_backoff_ms / 1000, maximum=settings.retry_backoff_max_ms / 1000
+        )
         self._closing = False
         self._warned: set[str] = set()
         self._unreported: KafkawireError | None = None  # for the next drain
@@ -212,14 +229,15 @@ class ShareFetcher:
         """Start a request to each broker that has something to do and none in flight; the
         time until a backed-off one may be tried again."""
         now = time.monotonic()
-        waits = [t - now for t in self._backoff_until.values() if t > now]
+        retry = self._holdings.next_retry()
+        waits = [t - now for t in (*self._backoff_until.values(), retry or 0) if t > now]
         delay = min(waits, default=_IDLE)
         wanted = await self._leaders(now)
-        for node in set(wanted) | set(self._holdings.nodes_with_queued()):
+        for node in set(wanted) | set(self._holdings.nodes_with_queued(now)):
             if node in self._busy or self._closing or self._backoff_until.get(node, 0) > now:
                 continue
             partitions = wanted.get(node, {})
-            queued = self._holdings.queued_for(node)
+            queued = self._holdings.queued_for(node, now)
             # what cannot ride a fetch (RENEWs, partitions not fetched there) goes first
             alone = any(t.renewing or t.tp not in partitions for t in queued)
             if partitions and not alone and self._fetchable(partitions):
@@ -284,7 +302,7 @@ class ShareFetcher:
         if version is None:
             return
         tickets = self._live_tickets(session, set(partitions)) if session.open else []
-        acks = _acks(tickets, partitions)
+        acks = wire_acks(tickets, partitions)
         settings = self._settings
         record_limit = settings.share_acquire_mode == "record_limit"
         if record_limit and version < 2:
@@ -303,46 +321,58 @@ class ShareFetcher:
             max_records=settings.max_poll_records,
             acquire_mode=_RECORD_LIMIT if record_limit else 0,
         )
+        sent = time.monotonic()
         response = await self._send(session, request, tickets)
         if response is None:
             return
+        latency_ms = (time.monotonic() - sent) * 1000
         self.lock_timeout_ms = response.acquisition_lock_timeout_ms or self.lock_timeout_ms
         names = {pid: tp for tp, pid in partitions.items()}
+        moved = follow_leader_hints(self._cluster, response, names)
         answered: set[TopicPartition] = set()
+        acquired = size = 0
         for topic in response.responses:
             for data in topic.partitions:
                 tp = names.get((topic.topic_id, data.partition_index))
                 if tp is None:
                     continue  # not asked for: dropped, as Java's handler drops it
                 answered.add(tp)
-                ack_error = error_for_code(data.acknowledge_error_code, _acked(tp, node))
+                ack_error = error_for_code(data.acknowledge_error_code, acknowledging(tp, node))
                 self._acknowledged(session.node, tp, tickets, ack_error)
-                self._take(session, tp, data)
+                acquired += self._take(session, tp, data, moved=tp in moved)
+                size += len(data.records or b"")
+        self._metrics.fetched(latency_ms, size, acquired, response.throttle_time_ms)
         unanswered = [t for t in tickets if t.tp not in answered]
         self._settle(
             unanswered, ProtocolError(f"broker {node} did not answer the acknowledgements")
         )
 
-    def _take(self, session: ShareSession, tp: TopicPartition, data: Any) -> None:
-        """Buffer what one partition's answer acquired, or act on its error."""
+    def _take(self, session: ShareSession, tp: TopicPartition, data: Any, *, moved: bool) -> int:
+        """Buffer what one partition's answer acquired, or act on its error (``moved``: the
+        answer named the partition's new leader, fetched at once); how many records it
+        acquired for this member (new deliveries)."""
         error = error_for_code(data.error_code, f"ShareFetch of {tp.topic}/{tp.partition}")
         if error is not None:
+            if moved:
+                self._left_leader(session.node, tp, refresh=False)
+                return 0
             if getattr(error, "invalid_metadata", False):
                 self._left_leader(session.node, tp)
             self._partition_failed(tp, error)
-            return
+            return 0
         ranges = [(a.first_offset, a.last_offset, a.delivery_count) for a in data.acquired_records]
         if not ranges:
-            return
+            return 0
         acquired = self._holdings.acquire(tp, session.node, session.incarnation, ranges)
         if not acquired:
-            return
+            return 0
         batches, bad = self._batches(data.records)
         done = ShareCompletedFetch(
             tp, session.node, batches, acquired, self._answer_for_member, error=bad
         )
         self._buffers.setdefault(tp, deque()).append(done)
         self.ready.set()
+        return len(acquired)
 
     def _batches(self, records: Any) -> tuple[deque[Batch], RecordsError | None]:
         batches: deque[Batch] = deque()
@@ -367,7 +397,7 @@ class ShareFetcher:
         version = await self._version(node, SHARE_ACKNOWLEDGE)
         if version is None:
             return
-        tickets = self._live_tickets(session, None)
+        tickets = self._live_tickets(session, None, final=final)
         if version < 2:
             renewing = [t for t in tickets if t.renewing]
             self._settle(
@@ -382,7 +412,7 @@ class ShareFetcher:
             return
         partitions = {t.tp: _pid(self._cluster, t.tp) for t in tickets}
         request = session.acknowledge_request(
-            _acks(tickets, partitions), version=version, final=final
+            wire_acks(tickets, partitions), version=version, final=final
         )
         response = await self._send(session, request, tickets)
         if final:
@@ -390,14 +420,15 @@ class ShareFetcher:
         if response is None:
             return
         names = {pid: tp for tp, pid in partitions.items()}
+        moved = follow_leader_hints(self._cluster, response, names)
         answered = set()
         for topic in response.responses:
             for data in topic.partitions:
                 tp = names.get((topic.topic_id, data.partition_index))
                 if tp is not None:
                     answered.add(tp)
-                    error = error_for_code(data.error_code, _acked(tp, node))
-                    self._acknowledged(node, tp, tickets, error)
+                    error = error_for_code(data.error_code, acknowledging(tp, node))
+                    self._acknowledged(node, tp, tickets, error, retry=not final, moved=tp in moved)
         unanswered = [t for t in tickets if t.tp not in answered]
         self._settle(
             unanswered, ProtocolError(f"broker {node} did not answer the acknowledgements")
@@ -429,11 +460,13 @@ class ShareFetcher:
         return None
 
     def _live_tickets(
-        self, session: ShareSession, partitions: set[TopicPartition] | None
+        self, session: ShareSession, partitions: set[TopicPartition] | None, *, final: bool = False
     ) -> list[Ticket]:
         """The tickets queued for the session's broker (of ``partitions``, if given) that
-        belong to its current incarnation; those of an ended one fail at once."""
-        tickets = self._holdings.take_queued(session.node, partitions)
+        belong to its current incarnation, and (unless ``final``) whose backoff is over; those
+        of an ended incarnation fail at once."""
+        now = None if final else time.monotonic()
+        tickets = self._holdings.take_queued(session.node, partitions, now=now)
         stale = [t for t in tickets if t.incarnation != session.incarnation]
         self._settle(stale, self._ended(session))
         return [t for t in tickets if t.incarnation == session.incarnation]
@@ -442,6 +475,7 @@ class ShareFetcher:
         """``request`` to the session's broker; ``None`` if it failed (the session ends, the
         tickets sent with it fail)."""
         node = session.node
+        self._metrics.acknowledgements_sent(sum(len(t.acks) for t in tickets))
         try:
             response = await self._cluster.send(request, node_id=node, retry=False)
         except ClientClosedError as exc:
@@ -493,22 +527,48 @@ class ShareFetcher:
         )
 
     def _settle(self, tickets: list[Ticket], error: KafkawireError | None) -> None:
+        if error is not None:
+            self._metrics.acknowledgements_failed(
+                sum(len(t.acks) for t in tickets if not t.done.done())
+            )
         if tickets:
             self._holdings.settle(tickets, error)
 
     def _acknowledged(
-        self, node: int, tp: TopicPartition, tickets: list[Ticket], error: KafkawireError | None
+        self,
+        node: int,
+        tp: TopicPartition,
+        tickets: list[Ticket],
+        error: KafkawireError | None,
+        *,
+        retry: bool = True,
+        moved: bool = False,
     ) -> None:
-        """The outcome of ``tp``'s acknowledgements to ``node``; one that says ``node`` no
-        longer leads it (a moved leader) ends what was acquired there, buffered or not."""
-        self._settle([t for t in tickets if t.tp == tp], error)
+        """The outcome of ``tp``'s acknowledgements to ``node``: retried if the error is worth
+        it (and ``retry``); one that says ``node`` no longer leads it (a moved leader) ends
+        what was acquired there, buffered or not (``moved``: the answer named the new leader,
+        so the metadata need not be asked)."""
+        answered = [t for t in tickets if t.tp == tp]
+        if error is not None and retry and retried_ack_error(error):
+            self._retry(answered, error)
+        else:
+            self._settle(answered, error)
         if error is not None and getattr(error, "invalid_metadata", False):
-            self._left_leader(node, tp)
+            self._left_leader(node, tp, refresh=not moved)
 
-    def _left_leader(self, node: int, tp: TopicPartition) -> None:
+    def _retry(self, tickets: list[Ticket], error: KafkawireError) -> None:
+        """Queue ``tickets`` again after their backoff; those out of time fail."""
+        expired = self._holdings.refused(tickets, error, self._ack_backoff)
+        timeout = self._settings.default_api_timeout_ms / 1000
+        for ticket in expired:
+            self._settle([ticket], ticket.timed_out(timeout))
+        self.wake()
+
+    def _left_leader(self, node: int, tp: TopicPartition, *, refresh: bool = True) -> None:
         """``node`` no longer leads ``tp``: the records buffered from it are dropped (the new
-        leader delivers them again), and the metadata is asked again."""
-        self._cluster.mark_metadata_stale()
+        leader delivers them again), and (``refresh``) the metadata is asked again."""
+        if refresh:
+            self._cluster.mark_metadata_stale()
         buffered = self._buffers.get(tp)
         if buffered and buffered[0].node == node:
             self._drop_buffered(tp, release=False)
@@ -542,20 +602,8 @@ class ShareFetcher:
         return self._settings.retry_backoff_ms / 1000
 
 
-def _acked(tp: TopicPartition, node: int) -> str:
-    return f"acknowledging records of {tp.topic}/{tp.partition} to broker {node}"
-
-
 def _pid(cluster: Cluster, tp: TopicPartition) -> PartitionId:
     metadata = cluster.current_metadata
     topic = metadata.topics.get(tp.topic) if metadata is not None else None
     topic_id = topic.topic_id if topic is not None else None
     return (topic_id or uuid.UUID(int=0), tp.partition)
-
-
-def _acks(tickets: list[Ticket], partitions: dict[TopicPartition, PartitionId]) -> Acks:
-    """The tickets' acknowledgements as wire batches, by partition."""
-    merged: dict[PartitionId, dict[int, int]] = {}
-    for ticket in tickets:
-        merged.setdefault(partitions[ticket.tp], {}).update(ticket.acks)
-    return {pid: wire_batches(acks) for pid, acks in merged.items()}

@@ -40,7 +40,11 @@ from kafkawire.cluster import Cluster, TopicPartition
 from kafkawire.cluster.transitions import Transitions
 from kafkawire.consumer._waiting import wait_event
 from kafkawire.consumer.errors import UnsupportedGroupProtocolError
-from kafkawire.consumer.group.heartbeat_request import LEAVE_EPOCH, new_member_id
+from kafkawire.consumer.group.heartbeat_request import (
+    LEAVE_EPOCH,
+    HeartbeatAnswers,
+    new_member_id,
+)
 from kafkawire.consumer.group.member_state import MemberState
 from kafkawire.consumer.inbox import Inbox
 from kafkawire.consumer.tasks import BackgroundTasks
@@ -53,6 +57,8 @@ from kafkawire.errors import (
 )
 from kafkawire.messages.share_group_heartbeat import v1 as heartbeat
 from kafkawire.net import NoCommonVersionError
+
+from .metrics import ShareConsumerMetrics
 
 __all__ = ["SHARE_GROUP_HEARTBEAT", "SHARE_MOVES", "ShareMembership"]
 
@@ -77,7 +83,7 @@ SHARE_MOVES = Transitions(
 _FENCED = (FencedMemberEpochError, UnknownMemberIdError)
 
 
-class ShareMembership:
+class ShareMembership(HeartbeatAnswers):
     """One member of one share group, run by a background task; ``assigned`` is called with
     each new assignment (resolved to topic names)."""
 
@@ -91,8 +97,10 @@ class ShareMembership:
         assigned: Callable[[frozenset[TopicPartition]], None],
         tasks: BackgroundTasks,
         inbox: Inbox,
+        metrics: ShareConsumerMetrics,
     ) -> None:
         self._cluster = cluster
+        self._metrics = metrics
         self._group_id = group_id
         self._rack = rack
         self._backoff = backoff_ms / 1000
@@ -159,7 +167,9 @@ class ShareMembership:
         if self.state is _S.FENCED:
             self._move(_S.JOINING)
         try:
+            sent = time.monotonic()
             response = await self._cluster.send(self._request(), retry=False)
+            self._metrics.heartbeats.heartbeat_answered((time.monotonic() - sent) * 1000)
             error = error_for_code(response.error_code, response.error_message or "")
             if error is not None:
                 raise error
@@ -203,16 +213,7 @@ class ShareMembership:
         )
 
     def _accept(self, response: heartbeat.ShareGroupHeartbeatResponse) -> None:
-        if response.member_id:
-            self.member_id = response.member_id
-        self.epoch = response.member_epoch
-        if response.heartbeat_interval_ms > 0:
-            self._interval = response.heartbeat_interval_ms / 1000
-            self._next_beat = min(self._next_beat, time.monotonic() + self._interval)
-        if response.assignment is not None:
-            self._target = {
-                tp.topic_id: frozenset(tp.partitions) for tp in response.assignment.topic_partitions
-            }
+        self._take_answer(response)
         if self.epoch > 0 and self.state is _S.JOINING:
             self._move(_S.STABLE)
 
@@ -237,6 +238,7 @@ class ShareMembership:
                 sorted(wanted),
             )
             self.assignment = wanted
+            self._metrics.rebalanced()
             self._assigned(wanted)
 
     async def _topic_names(self, topic_ids: set[uuid.UUID]) -> dict[uuid.UUID, str]:

@@ -78,6 +78,9 @@ class ShareConsumerSettings(ApiTimeoutSettings):
     value_deserializer: Deserializer | None = attrs.field(
         default=None, validator=optional(function)
     )
+    enable_metrics_push: bool = attrs.field(default=True, validator=boolean)
+    """Push the share consumer's metrics to the brokers that ask for them (KIP-714), as Java's
+    share consumer does by default; a broker without a subscription for it gets nothing."""
 
     @property
     def explicit(self) -> bool:
@@ -100,3 +103,4 @@ class ShareConsumerOptions(ApiTimeoutOptions, total=False):
     check_crcs: bool
     key_deserializer: Deserializer | None
     value_deserializer: Deserializer | None
+    enable_metrics_push: bool

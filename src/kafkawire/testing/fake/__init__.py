@@ -5,12 +5,13 @@ partitions with logs, and answer by Kafka's rules: produce with idempotence and 
 fetch with sessions, leader epochs and long polls, offsets, topics, configs, coordinators, and
 the group APIs of :mod:`.groups`, and share groups (KIP-932: :mod:`.share` on the partitions'
 leaders, membership in :mod:`.groups`). Hooks script any answer (errors, delays, cut connections)
-for fault tests; ``requests`` records what clients sent; a :class:`ManualClock` moves the
-cluster's time by hand.
+for fault tests (ready-made ones in :mod:`.faults`); ``requests`` records what clients sent; a
+:class:`ManualClock` moves the cluster's time by hand.
 
 Module map: ``cluster`` (the facade), ``config``, ``broker`` and ``connection`` (sockets, the
-order of answers), ``hooks``, ``request_log``, ``state`` (brokers, topics, leaders), ``log``
-with ``producer_state`` and ``batch_check`` (one partition's records), ``fetch_sessions``,
+order of answers), ``hooks`` and ``faults`` (ready-made hooks), ``request_log``, ``state``
+(brokers, topics, leaders), ``log`` with ``producer_state`` and ``batch_check`` (one
+partition's records), ``fetch_sessions``,
 ``transactions``, ``share`` (share partitions, their locks, share sessions),
 ``group_configs``, ``handlers`` (one module per API or family), ``view`` and ``groups`` (the
 seam to the group coordinator), ``clock`` (timers and the hand-driven clock), ``thread`` (a

@@ -282,6 +282,17 @@ class FakeCluster:
         self.state.changes.notify()
         return log.log_start_offset
 
+    def add_partitions(self, topic: str, count: int) -> None:
+        """Grow ``topic`` to ``count`` partitions, as CreatePartitions would (groups
+        subscribed to it see a new epoch at their next heartbeat)."""
+        found = self._topic(topic)
+        if count <= len(found.partitions):
+            raise ValueError(
+                f"add_partitions: {topic} has {len(found.partitions)} partitions; {count} is "
+                "not more"
+            )
+        self.state.add_partitions(found, count)
+
     # -- records -------------------------------------------------------------------------------
 
     def produce(
@@ -306,6 +317,21 @@ class FakeCluster:
         appended = found.log.append(batch, raw, found.leader_epoch)
         self.state.changes.notify()
         return appended.base_offset
+
+    def write_batches(self, topic: str, partition: int, *batches: bytes) -> None:
+        """Append encoded v2 batches to a partition's log as they are: not checked, not
+        stamped, at the offsets they carry (each at or after the log end offset). For what a
+        broker serves from its log without looking (a bad crc, a decompression bomb, a header
+        whose offsets disagree with its records): a consumer's tests of data no producer
+        path of the fake would write. The log ends after the last offset a batch's header or
+        records name."""
+        log = self._partition(topic, partition).log
+        for raw in batches:
+            found = list(decode_batches(raw, check_crcs=False, max_decompressed_size=1 << 30))
+            if len(found) != 1 or not isinstance(found[0], RecordBatch):
+                raise ValueError("write_batches: each argument must be one v2 record batch")
+            log.append_unchecked(found[0], raw)
+        self.state.changes.notify()
 
     def records(self, topic: str, partition: int) -> list[Record]:
         """The data records of a partition's log from its start (markers left out)."""
@@ -374,6 +400,24 @@ class FakeCluster:
         for node, broker in self.brokers.items():
             if node_id is None or node == node_id:
                 await broker.cut()
+
+    def evict_fetch_sessions(self, node_id: int | None = None) -> None:
+        """Forget the fetch sessions of one broker (or all), as a cache that evicted them: the
+        next incremental fetch on one is answered FETCH_SESSION_ID_NOT_FOUND."""
+        for node, cache in self.services.fetch_sessions.items():
+            if node_id is None or node == node_id:
+                cache.sessions.clear()
+
+    def coordinator(self, key: str) -> int:
+        """The node that coordinates the group or transactional id ``key`` now."""
+        return self.state.coordinator_for(key)
+
+    def move_coordinator(self, key: str, node_id: int) -> None:
+        """Make ``node_id`` the coordinator of the group or transactional id ``key`` (as its
+        partition of ``__consumer_offsets`` or ``__transaction_state`` moving there, its state
+        loaded as it was); the others answer NOT_COORDINATOR for it from now on."""
+        self._broker(node_id)
+        self.state.coordinators[key] = node_id
 
     # -- lookups -------------------------------------------------------------------------------
 

@@ -10,8 +10,11 @@ of every request (of that API). Hooks run in the order they were added; each ret
 - :data:`DROP`: the broker never answers this request (the connection stays open, and the
   requests after it wait behind it, as a broker answers one connection in order).
 
-An ``async`` hook may ``await ctx.sleep(seconds)`` first (a slow broker), and
-``await ctx.handle()`` to get the handler's own answer, to return it changed. A hook that
+An ``async`` hook may ``await ctx.sleep(seconds)`` or ``await ctx.hold(awaitable)`` first (a
+slow broker, or one that answers when the test says), and ``await ctx.handle()`` to get the
+handler's own answer, to return it changed; ``ctx.response(**values)`` builds an answer of the
+request's API at its version from values. Ready-made hooks (errors per partition, a refused
+topic, delays, holds) are in :mod:`.faults`. A hook that
 raises is a bug in the test: the connection is cut and the cluster raises the error when it
 closes.
 
@@ -27,12 +30,13 @@ import asyncio
 import enum
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafkawire.protocol import RequestHeader
 
+from .build import build, response_class
 from .call import Call
 
 if TYPE_CHECKING:
@@ -110,6 +114,16 @@ class HookContext:
         """Delay the answer (the connection's later requests wait too)."""
         self.acted = True
         await asyncio.sleep(seconds)
+
+    async def hold(self, until: Awaitable[Any]) -> None:
+        """Delay the answer until ``until`` is done (an event a test sets, a future)."""
+        self.acted = True
+        await until
+
+    def response(self, **values: Any) -> Any:
+        """A response of the request's API at its version, from ``values`` (those the version
+        has no field for are left out): ``ctx.response(error_code=31)``."""
+        return build(response_class(self.api_key, self.api_version), **values)
 
     async def handle(self) -> Any:
         """The handler's answer to this request, computed now (and only once)."""

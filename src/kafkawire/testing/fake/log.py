@@ -72,6 +72,24 @@ class Appended:
     duplicate: bool = False
 
 
+def _stored(
+    batch: RecordBatch, base_offset: int, last_offset: int, leader_epoch: int, data: bytes
+) -> StoredBatch:
+    """A client's batch as the log keeps it, at the offsets and epoch given."""
+    return StoredBatch(
+        base_offset=base_offset,
+        last_offset=last_offset,
+        leader_epoch=leader_epoch,
+        data=data,
+        max_timestamp=batch.max_timestamp,
+        producer_id=batch.producer_id,
+        producer_epoch=batch.producer_epoch,
+        first_seq=batch.base_sequence,
+        transactional=batch.is_transactional,
+        marker=None,
+    )
+
+
 class PartitionLog:
     def __init__(self, leader_epoch: int = 0) -> None:
         self.batches: list[StoredBatch] = []
@@ -111,22 +129,24 @@ class PartitionLog:
                 producer_id, batch.producer_epoch, first_seq, transactional=batch.is_transactional
             )
         base = self.end_offset
-        stored = StoredBatch(
-            base_offset=base,
-            last_offset=base + count - 1,
-            leader_epoch=leader_epoch,
-            data=_stamped(raw, base, leader_epoch),
-            max_timestamp=batch.max_timestamp,
-            producer_id=producer_id,
-            producer_epoch=batch.producer_epoch,
-            first_seq=first_seq,
-            transactional=batch.is_transactional,
-            marker=None,
+        stored = _stored(
+            batch, base, base + count - 1, leader_epoch, _stamped(raw, base, leader_epoch)
         )
         self._store(stored)
         if producer_id >= 0:
             self._record_producer(stored, last_seq)
         return Appended(base)
+
+    def append_unchecked(self, batch: RecordBatch, raw: bytes) -> None:
+        """Write ``raw`` as it is (no stamps, no checks): where it ends is the last offset its
+        header or its records name, whichever is later (a crafted batch may disagree)."""
+        if batch.base_offset < self.end_offset:
+            raise ValueError(
+                f"a batch at offset {batch.base_offset} cannot follow the log end offset "
+                f"{self.end_offset}"
+            )
+        last = max(batch.last_offset, *(record.offset for record in batch.records))
+        self._store(_stored(batch, batch.base_offset, last, batch.partition_leader_epoch, raw))
 
     def append_marker(
         self,

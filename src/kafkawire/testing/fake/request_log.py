@@ -7,7 +7,7 @@ or dropped is in the log too. ``wait_for`` lets a test wait for a request instea
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -98,17 +98,29 @@ class RequestLog(Sequence[ReceivedRequest]):
         self._entries.clear()
 
     async def wait_for(
-        self, api: int | str, count: int = 1, *, timeout: float = 5.0
+        self,
+        api: int | str,
+        count: int = 1,
+        *,
+        where: Callable[[Any], bool] | None = None,
+        timeout: float = 5.0,
     ) -> list[ReceivedRequest]:
-        """The requests of ``api`` once there are at least ``count``; TimeoutError after
-        ``timeout`` seconds, naming what was received."""
+        """The requests of ``api`` (those whose body ``where`` accepts, if given) once there
+        are at least ``count``; TimeoutError after ``timeout`` seconds, naming what was
+        received."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        while len(found := self.of(api)) < count:
+        while len(found := self._matching(api, where)) < count:
             left = deadline - loop.time()
             if left <= 0:
+                which = "" if where is None else " matching"
                 raise TimeoutError(
-                    f"{len(found)} {api} request(s) received in {timeout} s, not {count}"
+                    f"{len(found)}{which} {api} request(s) received in {timeout} s, not {count}"
                 )
             await self._changes.wait(left)
         return found
+
+    def _matching(
+        self, api: int | str, where: Callable[[Any], bool] | None
+    ) -> list[ReceivedRequest]:
+        return [e for e in self.of(api) if where is None or where(e.request)]

@@ -106,6 +106,9 @@ class ClusterState:
         self.changes = Changes()
         # Group configs by group id (Kafka's GroupConfigManager): :mod:`.group_configs`.
         self.group_configs: dict[str, dict[str, str]] = {}
+        # Coordinators a test moved (``FakeCluster.move_coordinator``), by group or
+        # transactional id; the others follow the hash below.
+        self.coordinators: dict[str, int] = {}
         self._next_leader = 0
         # Set by the cluster to the transaction coordinator's (which is built after this).
         self.pending_offsets: Callable[[str], frozenset[tuple[str, int]]] = lambda group: (
@@ -133,7 +136,10 @@ class ClusterState:
     def coordinator_for(self, key: str) -> int:
         """The node that coordinates a group or transactional id: the leader of its partition
         of the coordinator's topic (Kafka's ``abs(hash) % 50``), moved on past stopped brokers
-        as a leader election would."""
+        as a leader election would; or where a test moved it, while that broker runs."""
+        moved = self.coordinators.get(key)
+        if moved is not None and self.brokers[moved].running:
+            return moved
         nodes = sorted(self.brokers)
         start = _java_abs(java_hash(key)) % _COORDINATOR_PARTITIONS % len(nodes)
         for step in range(len(nodes)):
