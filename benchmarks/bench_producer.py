@@ -6,19 +6,37 @@ state is shared fairly, and the best round counts. Settings: no compression, lz4
 idempotence on (kafkawire's default; the others' where they have it), each record sent on its
 own (``send``); then *bulk*: kafkawire's ``send_batch`` (lists of CHUNK values, and pyarrow
 arrays of them), aiokafka's batch API (``create_batch`` and ``send_batch``, one batch of
-records at a time), confluent-kafka's ``produce`` (it has no other; it is C either way); and
-*bulk, 1 MiB batches*: the same with ``batch_size`` (``batch.size``) at 1 MiB for every client,
-librdkafka's default, so that the Produce requests, not the records, are few. Prints records/s,
-MB/s, this process's CPU time per record (all its threads: confluent-kafka's librdkafka threads
-too; the broker is another process) and kafkawire's ratio to each peer. Set
-KAFKAWIRE_BENCH_RECORDS to change the count.
+records at a time), confluent-kafka's ``produce`` (it has no other; it is C either way).
+
+Each setting runs with three ways of batching, since the clients' defaults differ and batch
+size decides how many Produce requests carry the records:
+
+- *each client's defaults*: nothing set, so each client batches as its library does by
+  default: kafkawire as Kafka's Java client (``batch.size`` 16 KiB, ``linger.ms`` 5 since Kafka
+  4.0), aiokafka and kafka-python 16 KiB with no linger, librdkafka about 1 MB
+  (``batch.size`` 1,000,000, at most ``batch.num.messages`` 10,000) with 5 ms;
+- *same: 16 KiB, 5 ms* and *same: 1 MiB, 5 ms*: every client at that batch size and linger.
+
+Prints records/s, MB/s, this process's CPU time per record (all its threads: confluent-kafka's
+librdkafka threads too; the broker is another process) and kafkawire's ratio to each peer,
+then a table of kafkawire's ratio to confluent-kafka's records/s for each setting and way of
+batching. Environment: KAFKAWIRE_BENCH_RECORDS (the count), KAFKAWIRE_BENCH_SETTINGS and
+KAFKAWIRE_BENCH_BATCHING (comma-separated names to run only those, e.g. ``plain,idempotent``
+and ``defaults,1 MiB``: a name matches the settings or ways that contain it).
+
+``python -m benchmarks.bench_producer once [SETTING [BATCHING [RECORDS [LINGER_MS]]]]`` runs
+kafkawire alone, once, after a warm-up (what ``valgrind --tool=callgrind`` measures: run it at
+two counts and divide the difference of the instructions by the difference of the counts;
+under valgrind, give a linger of a second, so that batches fill as they do at full speed).
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import os
+import sys
 import time
 import warnings
 from collections.abc import Awaitable, Callable
@@ -32,24 +50,33 @@ RECORDS = int(os.environ.get("KAFKAWIRE_BENCH_RECORDS", "200000"))
 ROUNDS = 3
 VALUE = b"x" * 100
 CHUNK = 10_000  # records per send_batch call
-LARGE_BATCH = 1 << 20
+LINGER_MS = 5
 _topics = (f"bench-producer-{i}" for i in itertools.count())
 
-Run = Callable[[str, str, dict[str, Any]], Awaitable[None]]
+Batching = tuple[int, int] | None
+"""(batch size in bytes, linger in ms) set on every client, or None: each client's defaults."""
+Run = Callable[[str, str, dict[str, Any], Batching, int], Awaitable[None]]
+
+# What each client batches by when nothing is set (for the header lines).
+DEFAULTS = {
+    "kafkawire": "16 KiB, 5 ms (Java's)",
+    "aiokafka": "16 KiB, 0 ms",
+    "kafka-python": "16 KiB, 0 ms",
+    "confluent-kafka": "1 MB (at most 10,000 records), 5 ms",
+}
 
 
-def _batch_size(setting: dict[str, Any], default: int) -> int:
-    return LARGE_BATCH if setting.get("large_batches") else default
-
-
-async def _kafkawire(bootstrap: str, topic: str, setting: dict[str, Any]) -> None:
-    options: dict[str, Any] = {"enable_idempotence": setting["idempotence"], "linger_ms": 5}
+async def _kafkawire(
+    bootstrap: str, topic: str, setting: dict[str, Any], batching: Batching, records: int
+) -> None:
+    options: dict[str, Any] = {"enable_idempotence": setting["idempotence"]}
     if setting["compression"]:
         options["compression_type"] = setting["compression"]
-    options["batch_size"] = _batch_size(setting, 16384)
+    if batching is not None:
+        options["batch_size"], options["linger_ms"] = batching
     async with Producer(bootstrap, **options) as producer:
         if not setting.get("bulk"):
-            for _ in range(RECORDS):
+            for _ in range(records):
                 await producer.send(topic, VALUE, partition=0)
         else:
             values = [VALUE] * CHUNK
@@ -57,31 +84,37 @@ async def _kafkawire(bootstrap: str, topic: str, setting: dict[str, Any]) -> Non
                 import pyarrow as pa
 
                 values = pa.array(values, pa.binary())
-            for _ in range(RECORDS // CHUNK):
+            for _ in range(records // CHUNK):
                 await producer.send_batch(topic, values, partition=0)
         await producer.flush()
 
 
-async def _aiokafka(bootstrap: str, topic: str, setting: dict[str, Any]) -> None:
+async def _aiokafka(
+    bootstrap: str, topic: str, setting: dict[str, Any], batching: Batching, records: int
+) -> None:
     from aiokafka import AIOKafkaProducer
 
+    if setting["idempotence"]:
+        raise NotImplementedError("aiokafka's InitProducerId (v0-2) fails on Tansu")
+    options: dict[str, Any] = {}
+    if batching is not None:
+        options["max_batch_size"], options["linger_ms"] = batching
     producer = AIOKafkaProducer(
         bootstrap_servers=bootstrap,
         compression_type=setting["compression"],
         enable_idempotence=setting["idempotence"],
-        linger_ms=5,
         acks="all",
-        max_batch_size=_batch_size(setting, 16384),
+        **options,
     )
     await producer.start()
     try:
         if not setting.get("bulk"):
-            for _ in range(RECORDS):
+            for _ in range(records):
                 await producer.send(topic, VALUE, partition=0)
         else:  # its batch API: fill a batch, send it, the next
             sent = []
             batch = producer.create_batch()
-            for _ in range(RECORDS):
+            for _ in range(records):
                 if batch.append(key=None, value=VALUE, timestamp=None) is None:
                     sent.append(await producer.send_batch(batch, topic, partition=0))
                     batch = producer.create_batch()
@@ -93,23 +126,28 @@ async def _aiokafka(bootstrap: str, topic: str, setting: dict[str, Any]) -> None
         await producer.stop()
 
 
-async def _kafka_python(bootstrap: str, topic: str, setting: dict[str, Any]) -> None:
+async def _kafka_python(
+    bootstrap: str, topic: str, setting: dict[str, Any], batching: Batching, records: int
+) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         from kafka import KafkaProducer
 
     if setting.get("bulk"):
         raise NotImplementedError("kafka-python has no bulk API")  # its send is per record
+    options: dict[str, Any] = {}
+    if batching is not None:
+        options["batch_size"], options["linger_ms"] = batching
 
     def run() -> None:
         producer = KafkaProducer(
             bootstrap_servers=bootstrap,
             compression_type=setting["compression"],
             enable_idempotence=setting["idempotence"],
-            linger_ms=5,
             acks="all",
+            **options,
         )
-        for _ in range(RECORDS):
+        for _ in range(records):
             producer.send(topic, VALUE, partition=0)
         producer.flush()
         producer.close()
@@ -117,21 +155,23 @@ async def _kafka_python(bootstrap: str, topic: str, setting: dict[str, Any]) -> 
     await asyncio.to_thread(run)
 
 
-async def _confluent(bootstrap: str, topic: str, setting: dict[str, Any]) -> None:
+async def _confluent(
+    bootstrap: str, topic: str, setting: dict[str, Any], batching: Batching, records: int
+) -> None:
     import confluent_kafka
 
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "compression.type": setting["compression"] or "none",
+        "enable.idempotence": setting["idempotence"],
+        "acks": "all",
+    }
+    if batching is not None:
+        config["batch.size"], config["linger.ms"] = batching
+
     def run() -> None:
-        producer = confluent_kafka.Producer(
-            {
-                "bootstrap.servers": bootstrap,
-                "compression.type": setting["compression"] or "none",
-                "enable.idempotence": setting["idempotence"],
-                "linger.ms": 5,
-                "acks": "all",
-                "batch.size": _batch_size(setting, 1_000_000),
-            }
-        )
-        for _ in range(RECORDS):
+        producer = confluent_kafka.Producer(config)
+        for _ in range(records):
             while True:
                 try:
                     producer.produce(topic, VALUE, partition=0)
@@ -154,51 +194,112 @@ SETTINGS = {
     "lz4": {"compression": "lz4", "idempotence": False},
     "zstd": {"compression": "zstd", "idempotence": False},
     "idempotent": {"compression": None, "idempotence": True},
-    # Without idempotence, which aiokafka cannot have on Tansu (InitProducerId v0-2 fail).
+    # Without idempotence, which aiokafka cannot have on Tansu.
     "bulk": {"compression": None, "idempotence": False, "bulk": True},
     "bulk, Arrow": {"compression": None, "idempotence": False, "bulk": True, "arrow": True},
-    "bulk, 1 MiB batches": {
-        "compression": None,
-        "idempotence": False,
-        "bulk": True,
-        "large_batches": True,
-    },
+}
+BATCHING: dict[str, Batching] = {
+    "each client's defaults": None,
+    "same: 16 KiB, 5 ms": (16384, LINGER_MS),
+    "same: 1 MiB, 5 ms": (1 << 20, LINGER_MS),
 }
 
 
+def _chosen(names: dict[str, Any], variable: str) -> list[str]:
+    """The names ``variable`` (comma-separated parts of names) picks; all without it."""
+    wanted = [w.strip() for w in os.environ.get(variable, "").split(",") if w.strip()]
+    return [n for n in names if not wanted or any(w in n for w in wanted)]
+
+
 async def _measure(bootstrap: str) -> None:
+    ratios: dict[tuple[str, str], float] = {}
     async with KafkaClient(bootstrap) as client:
-        for name, setting in SETTINGS.items():
-            best: dict[str, float] = {}
-            cpu: dict[str, float] = {}  # this process's CPU (every thread) per record, best
-            for _ in range(ROUNDS):
-                for client_name, run in CLIENTS.items():
-                    topic = next(_topics)
-                    await client.create_topic(topic, partitions=1)
-                    start, start_cpu = time.perf_counter(), time.process_time()
-                    try:
-                        await run(bootstrap, topic, setting)
-                    except NotImplementedError:
-                        continue  # a peer without this setting
-                    except Exception as exc:  # a peer that cannot: say so, go on
-                        print(f"  {client_name} ({name}) failed: {exc!r}")
-                        continue
-                    rate = RECORDS / (time.perf_counter() - start)
-                    used = (time.process_time() - start_cpu) / RECORDS * 1e6
-                    best[client_name] = max(best.get(client_name, 0.0), rate)
-                    cpu[client_name] = min(cpu.get(client_name, float("inf")), used)
-            ours = best.get("kafkawire", 0.0)
-            print(f"{name}: {RECORDS} records of {len(VALUE)} bytes, best of {ROUNDS}")
-            for client_name, rate in best.items():
-                ratio = f"kafkawire x{ours / rate:.2f}" if client_name != "kafkawire" else ""
-                megabytes = rate * len(VALUE) / 1e6
-                print(
-                    f"  {client_name:16} {rate:10,.0f} records/s {megabytes:7.1f} MB/s "
-                    f"{cpu[client_name]:5.2f} us CPU/record  {ratio}"
-                )
+        for name in _chosen(SETTINGS, "KAFKAWIRE_BENCH_SETTINGS"):
+            setting = SETTINGS[name]
+            for way in _chosen(BATCHING, "KAFKAWIRE_BENCH_BATCHING"):
+                batching = BATCHING[way]
+                best: dict[str, float] = {}
+                cpu: dict[str, float] = {}  # this process's CPU (every thread) per record, best
+                for _ in range(ROUNDS):
+                    for client_name, run in CLIENTS.items():
+                        topic = next(_topics)
+                        await client.create_topic(topic, partitions=1)
+                        start, start_cpu = time.perf_counter(), time.process_time()
+                        try:
+                            await run(bootstrap, topic, setting, batching, RECORDS)
+                        except NotImplementedError:
+                            continue  # a peer without this setting
+                        except Exception as exc:  # a peer that cannot: say so, go on
+                            print(f"  {client_name} ({name}) failed: {exc!r}")
+                            continue
+                        rate = RECORDS / (time.perf_counter() - start)
+                        used = (time.process_time() - start_cpu) / RECORDS * 1e6
+                        best[client_name] = max(best.get(client_name, 0.0), rate)
+                        cpu[client_name] = min(cpu.get(client_name, float("inf")), used)
+                _report(name, way, batching, best, cpu)
+                if best.get("kafkawire") and best.get("confluent-kafka"):
+                    ratios[name, way] = best["kafkawire"] / best["confluent-kafka"]
+    _summary(ratios)
+
+
+def _report(
+    name: str, way: str, batching: Batching, best: dict[str, float], cpu: dict[str, float]
+) -> None:
+    ours = best.get("kafkawire", 0.0)
+    print(f"{name}, {way}: {RECORDS} records of {len(VALUE)} bytes, best of {ROUNDS}")
+    for client_name, rate in best.items():
+        ratio = f"kafkawire x{ours / rate:.2f}" if client_name != "kafkawire" else ""
+        megabytes = rate * len(VALUE) / 1e6
+        batches = DEFAULTS[client_name] if batching is None else ""
+        print(
+            f"  {client_name:16} {rate:10,.0f} records/s {megabytes:7.1f} MB/s "
+            f"{cpu[client_name]:5.2f} us CPU/record  {ratio:18} {batches}"
+        )
+
+
+def _summary(ratios: dict[tuple[str, str], float]) -> None:
+    """kafkawire's records/s over confluent-kafka's, per setting and way of batching."""
+    if not ratios:
+        return
+    ways = [w for w in BATCHING if any(w == way for _, way in ratios)]
+    print("\nkafkawire / confluent-kafka, records/s")
+    print(f"  {'':14}" + "".join(f"{w:>26}" for w in ways))
+    for name in SETTINGS:
+        if any(n == name for n, _ in ratios):
+            cells = [f"x{ratios[name, w]:.2f}" if (name, w) in ratios else "-" for w in ways]
+            print(f"  {name:14}" + "".join(f"{c:>26}" for c in cells))
+
+
+async def _once(setting_name: str, way: str, records: int, linger_ms: int | None) -> None:
+    """kafkawire alone: a warm-up run, then one measured run (for callgrind and perf)."""
+    setting = SETTINGS[_chosen_one(SETTINGS, setting_name)]
+    batching = BATCHING[_chosen_one(BATCHING, way)]
+    if linger_ms is not None:
+        batching = (16384 if batching is None else batching[0], linger_ms)
+    async with TansuBroker() as broker, KafkaClient(broker.bootstrap) as client:
+        for count in (min(records, 1_000), records):
+            topic = next(_topics)
+            await client.create_topic(topic, partitions=1)
+            start, start_cpu = time.perf_counter(), time.process_time()
+            await _kafkawire(broker.bootstrap, topic, setting, batching, count)
+        rate = records / (time.perf_counter() - start)
+        used = (time.process_time() - start_cpu) / records * 1e6
+        print(f"{records} records: {rate:,.0f} records/s, {used:.2f} us CPU/record")
+
+
+def _chosen_one(names: dict[str, Any], wanted: str) -> str:
+    found = [n for n in names if wanted in n]
+    if not found:
+        raise SystemExit(f"no {wanted!r} among {', '.join(names)}")
+    return found[0]
 
 
 def main() -> None:
+    # The peers' own logs (aiokafka and kafka-python reconnecting as the broker stops) are not
+    # the benchmark's output.
+    for name in ("aiokafka", "kafka"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
     async def run() -> None:
         async with TansuBroker() as broker:
             await _measure(broker.bootstrap)
@@ -207,4 +308,10 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["once"]:
+        setting_name, way = [*sys.argv[2:4], "plain", "defaults"][:2]
+        count = int(sys.argv[4]) if len(sys.argv) > 4 else RECORDS
+        linger = int(sys.argv[5]) if len(sys.argv) > 5 else None
+        asyncio.run(_once(setting_name, way, count, linger))
+    else:
+        main()

@@ -130,6 +130,91 @@ async def test_a_timeout_closes_the_connection_and_fails_the_requests_behind_it(
             await conn.send(request("next"), timeout=WAIT)
 
 
+async def test_a_shorter_timeout_sent_later_rings_first() -> None:
+    """One deadline timer per connection: set again for a request due sooner than the one
+    it was set for, and again for the next one once the soonest was answered."""
+
+    async def slow(client: FakeClient, header: Any, body: Any) -> Any:
+        if body.topics[0].name != "quick":
+            await asyncio.sleep(WAIT)
+        return echo(body)
+
+    async with FakeBroker(slow) as broker:
+        async with await open_to(broker) as conn:
+            patient = asyncio.create_task(conn.send(request("patient"), timeout=WAIT))
+            await asyncio.sleep(0)
+            with pytest.raises(RequestTimeoutError, match=r"within 0\.1 s"):
+                await asyncio.wait_for(conn.send(request("hasty"), timeout=0.1), WAIT / 2)
+            with pytest.raises(ConnectionClosedError):
+                await patient
+        async with await open_to(broker) as conn:
+            assert names(await conn.send(request("quick"), timeout=0.05)) == ["quick"]
+            with pytest.raises(RequestTimeoutError, match=r"within 0\.2 s"):
+                await asyncio.wait_for(conn.send(request("late"), timeout=0.2), WAIT / 2)
+
+
+async def test_submit_returns_the_future_the_answer_resolves() -> None:
+    async with FakeBroker(echo_handler) as broker, await open_to(broker) as conn:
+        futures = [conn.submit(request(f"t{i}")) for i in range(3)]
+        assert all(isinstance(f, asyncio.Future) for f in futures)
+        done = await asyncio.wait_for(asyncio.gather(*futures), WAIT)
+        assert [names(r) for r in done] == [["t0"], ["t1"], ["t2"]]
+        acks_0 = conn.submit(produce.ProduceRequest(acks=0))
+        assert await asyncio.wait_for(acks_0, WAIT) == produce.ProduceResponse()
+
+
+async def test_submit_tells_then_as_the_answer_is_read_and_survives_its_bugs() -> None:
+    told: list[Any] = []
+
+    def then(future: asyncio.Future[Any]) -> None:
+        told.append(names(future.result()))
+        raise RuntimeError("a bug in the caller's callback")
+
+    reported: list[dict[str, Any]] = []
+    asyncio.get_running_loop().set_exception_handler(lambda loop, context: reported.append(context))
+    async with FakeBroker(echo_handler) as broker, await open_to(broker) as conn:
+        future = conn.submit(request("a"), then=then)
+        await asyncio.wait_for(asyncio.shield(future), WAIT)
+        assert told == [["a"]]
+        assert [type(c["exception"]) for c in reported] == [RuntimeError]
+        assert names(await conn.send(request("b"))) == ["b"]  # the connection goes on
+    closed: list[BaseException | None] = []
+    async with FakeBroker(lambda *args: asyncio.sleep(WAIT)) as broker:
+        conn = await open_to(broker)
+        conn.submit(request("c"), then=lambda future: closed.append(future.exception()))
+        await conn.close()
+    assert [type(e) for e in closed] == [ConnectionClosedError]
+
+
+async def test_a_submitted_request_times_out_and_closes_the_connection() -> None:
+    async def silent(client: FakeClient, header: Any, body: Any) -> None:
+        return None
+
+    async with FakeBroker(silent) as broker, await open_to(broker) as conn:
+        future = conn.submit(request("x"), timeout=0.1)
+        with pytest.raises(RequestTimeoutError, match=r"Metadata v12 request .* within 0\.1 s"):
+            await asyncio.wait_for(future, WAIT)
+        assert conn.closed
+
+
+async def test_a_cancelled_submitted_request_is_abandoned_at_its_deadline() -> None:
+    async def slow(client: FakeClient, header: Any, body: Any) -> Any:
+        if body.topics[0].name == "x":
+            await asyncio.sleep(0.3)
+        return echo(body)
+
+    async with FakeBroker(slow) as broker, await open_to(broker) as conn:
+        future = conn.submit(request("x"), timeout=0.1)
+        future.cancel()
+        await asyncio.sleep(0.2)  # its deadline passed: dropped, not a timeout
+        assert not conn._in_flight
+        assert conn._abandoned
+        assert not conn.closed
+        await asyncio.sleep(0.2)  # its late answer is read and dropped
+        assert not conn._abandoned
+        assert names(await conn.send(request("y"), timeout=WAIT)) == ["y"]
+
+
 async def test_cancelled_request_is_abandoned_like_a_timeout() -> None:
     async def slow(client: FakeClient, header: Any, body: Any) -> Any:
         await asyncio.sleep(0.2)
@@ -153,7 +238,9 @@ async def test_answer_arriving_as_its_caller_is_cancelled_is_dropped() -> None:
         task = asyncio.create_task(conn.send(request("x")))
         await asyncio.sleep(0.05)
         [correlation_id] = conn._in_flight
-        conn._reader.feed_data(encode_response(echo(request("x")), correlation_id=correlation_id))
+        conn._stream.data_received(
+            encode_response(echo(request("x")), correlation_id=correlation_id)
+        )
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

@@ -108,7 +108,7 @@ async def test_corrupted_responses(tansu: tuple[str, int], corrupt: Any, reason:
             results = await _outcomes(_send_many(conn, 20))
             closed = [r for r in results if isinstance(r, ConnectionClosedError)]
             assert closed, results
-            assert all(reason in str(r) for r in closed)
+            assert all(reason in str(r) for r in closed), [str(r) for r in closed]
             assert all(isinstance(r, ConnectionClosedError | DecodeError) for r in results)
             assert conn.closed
         proxy.corrupt = None

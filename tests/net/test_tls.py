@@ -41,7 +41,7 @@ async def test_tls_to_fake_broker(certificate: Certificate, server_hostname: str
         await _open(proxy.port, ssl=trusted, server_hostname=server_hostname) as conn,
     ):
         assert names(await conn.send(request("over-tls"))) == ["over-tls"]
-        assert conn._writer.get_extra_info("ssl_object").version() in ("TLSv1.2", "TLSv1.3")
+        assert conn._transport.get_extra_info("ssl_object").version() in ("TLSv1.2", "TLSv1.3")
 
 
 async def test_certificate_for_another_name_is_refused(certificate: Certificate) -> None:

@@ -6,6 +6,7 @@ cancellation do to a ``send`` that waits."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -78,6 +79,28 @@ async def test_records_expire_at_their_delivery_timeout_wherever_they_wait(
         with pytest.raises(DeliveryTimeoutError, match=where):
             await asyncio.wait_for(delivery, WAIT)
         await asyncio.wait_for(producer.close(), WAIT)
+
+
+async def test_requests_to_an_open_connection_take_no_task_each(
+    fake_cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task per Produce request cost more than the rest of its way; once the connection
+    is open, the sender writes and the answer settles without one."""
+    fake_cluster.create_topic("t")
+    async with Producer(fake_cluster.bootstrap, linger_ms=0) as producer:
+        await producer.send_and_wait("t", b"opens the connection", partition=0)
+        spawned: list[str] = []
+        spawn = producer._tasks.spawn
+
+        def counted(name: str, *args: Any, **kwargs: Any) -> Any:
+            spawned.append(name)
+            return spawn(name, *args, **kwargs)
+
+        monkeypatch.setattr(producer._tasks, "spawn", counted)
+        for i in range(20):
+            await producer.send_and_wait("t", b"%d" % i, partition=0)
+    assert len(fake_cluster.requests.of("Produce")) == 21
+    assert [name for name in spawned if name.startswith("Produce")] == []
 
 
 async def test_a_frozen_broker_fails_records_at_their_delivery_timeout() -> None:

@@ -78,6 +78,28 @@ async def test_a_sender_that_fails_fails_every_delivery_and_every_later_call(
     assert _errors_logged(caplog)[0].exc_info is not None
 
 
+async def test_a_bug_settling_an_answer_fails_the_producer_as_a_request_task_would(
+    fake_cluster: FakeCluster, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Answers are settled in a callback, not a task per request: what it does not expect
+    still ends the producer once, with every delivery failed (never a hang, never lost)."""
+    fake_cluster.create_topic("t")
+    async with Producer(fake_cluster.bootstrap, linger_ms=0) as producer:
+        assert (await producer.send_and_wait("t", b"first", partition=0)).offset == 0
+        assert producer._sender is not None
+
+        def broken(*args: object) -> None:
+            raise RuntimeError("a bug settling a batch")
+
+        monkeypatch.setattr(producer._sender, "_settle", broken)
+        with pytest.raises(ProducerFailedError, match="a bug settling a batch") as failed:
+            await asyncio.wait_for(producer.send_and_wait("t", b"second", partition=0), WAIT)
+        assert isinstance(failed.value.__cause__, RuntimeError)
+        with pytest.raises(ProducerFailedError):
+            await producer.send("t", b"later", partition=0)
+    assert len(_errors_logged(caplog)) == 1
+
+
 async def test_a_transactional_producer_whose_sender_failed_refuses_transactions(
     fake_cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:

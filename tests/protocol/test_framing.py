@@ -35,6 +35,14 @@ def test_bad_size_prefixes(prefix: bytes, message: str) -> None:
         FrameDecoder(max_frame_size=1024).feed(prefix)
 
 
+def test_frames_before_a_bad_prefix_are_taken_first() -> None:
+    """A connection answers the requests whose frames came whole before the stream broke."""
+    frames = FrameDecoder(max_frame_size=1024).frames(FRAME * 2 + b"\xff\xff\xff\xfe")
+    assert [next(frames), next(frames)] == [FRAME[4:]] * 2
+    with pytest.raises(FrameError, match="negative"):
+        next(frames)
+
+
 async def test_read_and_write_one_frame_over_streams() -> None:
     reader = asyncio.StreamReader()
     reader.feed_data(FRAME + FRAME[:6])

@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Callable
 from kafkawire.errors import ClientClosedError, KafkawireError
 from kafkawire.net.errors import RequestTimeoutError
 
-__all__ = ["Deadlines", "bounded", "call_deadline_passed", "cut_to_deadline"]
+__all__ = ["Deadlines", "bounded", "call_deadline_passed", "closed_error", "cut_to_deadline"]
 
 _MIN_TIMEOUT = 0.001
 _call_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
@@ -59,10 +59,18 @@ async def bounded(what: str, deadline: float, closed: Callable[[], bool]) -> Asy
         raise RequestTimeoutError(f"{what}: no answer within {shown:.3g} s") from None
     except KafkawireError as exc:
         if closed() and not isinstance(exc, ClientClosedError):
-            raise ClientClosedError(f"{what}: the client was closed") from exc
+            raise closed_error(what, exc) from exc
         raise
     finally:
         _call_deadline.reset(token)
+
+
+def closed_error(what: str, error: KafkawireError) -> ClientClosedError:
+    """What ``error`` (not a :class:`ClientClosedError`), met by the call ``what`` once its
+    client was closed, becomes."""
+    closed = ClientClosedError(f"{what}: the client was closed")
+    closed.__cause__ = error
+    return closed
 
 
 def call_deadline_passed() -> bool:
@@ -100,6 +108,11 @@ class Deadlines:
         """One request's timeout: ``request_timeout`` plus any deliberate wait (``held``), cut
         to the time the enclosing call has left."""
         return cut_to_deadline(self._request_timeout + held)
+
+    def single(self, held: float = 0.0) -> float:
+        """The timeout of a request that is a whole call by itself (never retried): the
+        request's (:meth:`timeout`), and at most the call's."""
+        return min(self.timeout(held), self._call_timeout + held)
 
     def bounded(self, what: str, deadline: float) -> contextlib.AbstractAsyncContextManager[None]:
         """A scope for one call named ``what`` that ends by ``deadline`` (see :func:`bounded`)."""

@@ -40,6 +40,9 @@ from ._router import Router
 
 __all__ = ["Exchange"]
 
+# What says the broker did not answer: recorded as its failure.
+_LOST = (RequestTimeoutError, ConnectionClosedError, ConnectError)
+
 
 class Exchange:
     """Sends a request where the router says and reads what its answer means."""
@@ -82,7 +85,7 @@ class Exchange:
         sent = time.monotonic()
         try:
             response = await pending
-        except (RequestTimeoutError, ConnectionClosedError, ConnectError) as exc:
+        except _LOST as exc:
             self._pool.failed(key, exc)
             raise
         except asyncio.CancelledError:
@@ -97,6 +100,19 @@ class Exchange:
                 # a new connection serves the next request sooner than this one would.
                 self._pool.drop(conn)
             raise
+        return self._judged(key, sent, response)
+
+    def settled(self, key: NodeKey, sent: float, future: asyncio.Future[Any]) -> Any:
+        """:meth:`answered` for a request sent at ``sent`` (``time.monotonic()``) whose
+        ``future`` (:meth:`Connection.submit`'s) is done: its response, or its error raised."""
+        try:
+            response = future.result()
+        except _LOST as exc:
+            self._pool.failed(key, exc)
+            raise
+        return self._judged(key, sent, response)
+
+    def _judged(self, key: NodeKey, sent: float, response: Any) -> Any:
         self._pool.answered(key)
         self._on_answer(key, (time.monotonic() - sent) * 1000)
         error = top_level_error(response)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeVar, overload
 
 from typing_extensions import Unpack
@@ -55,7 +55,7 @@ from ._retry import RequestRefusedError, Retries
 from ._router import Router
 from ._routing import GROUP, InvalidPartitionError, RoutingError, held_for
 from ._search import BrokerSearch, parse_bootstrap
-from ._writes import OrderedWrites
+from ._writes import OnAnswer, OrderedWrites
 from .metadata import BrokerAddress, ClusterMetadata, TopicPartition
 from .settings import ClientOptions, ClientSettings
 
@@ -343,15 +343,22 @@ class Cluster:
             forget=forget,
         )
 
-    def write(self, request: RequestMessage[R], *, node_id: int) -> Coroutine[Any, Any, Any]:
+    def ready_connection(self, node_id: int, purpose: Purpose = "normal") -> Connection | None:
+        """The open connection to broker ``node_id`` for ``purpose``, or ``None`` (nothing is
+        opened, nothing waits): for a caller that writes at once when it can."""
+        return self._pool.connection_for(node_id, purpose)
+
+    def write(self, request: RequestMessage[R], *, node_id: int, on_answer: OnAnswer) -> None:
         """Write ``request`` to broker ``node_id`` before returning, on its open connection for
-        the request's purpose, and return what awaits the response (within one bounded call,
-        not retried). For callers whose requests must reach a broker in the order they make
-        them, such as a producer's batches. Open the connection first (:meth:`connection`):
-        without it, :class:`ConnectError` is raised and nothing is written (see
-        :mod:`._writes`)."""
+        the request's purpose; ``on_answer(response, None)`` or ``on_answer(None, error)`` is
+        called once, from the event loop, when it ends (not retried; a retriable top-level
+        error code is an error; after :meth:`close`, errors are ClientClosedError). For
+        callers whose requests must reach a broker in the order they make them, such as a
+        producer's batches, and that settle answers without a task per request. Open the
+        connection first (:meth:`connection`): without it, :class:`ConnectError` is raised
+        and nothing is written (see :mod:`._writes`)."""
         self._check_usable()
-        return self._writes.write(request, node_id)
+        self._writes.write(request, node_id, on_answer)
 
     async def send_to_all(self, request: Any, *, negotiate: bool = False) -> dict[int, Any]:
         """Send ``request`` to every broker (for ``every``-routed APIs such as ListGroups)."""

@@ -23,6 +23,9 @@ something always knows it exists, ends it and hears how it ended. Rules:
   client for which any such error is the end (the producer) says so in ``on_failure``: fail
   what waits, :meth:`Supervisor.cancel` the rest.
 - :class:`~kafkawire.errors.ClientClosedError` ends a task quietly: the client is closing.
+- Work that runs in a callback instead of a task of its own (the producer settles each
+  Produce answer so, without a task per request) hands what it does not handle to
+  :meth:`Supervisor.report`, which treats it as a one-shot task's.
 - :meth:`Supervisor.close` cancels every task and waits for them; it never raises what a task
   raised. A task cannot be started after it.
 
@@ -114,6 +117,12 @@ class Supervisor:
             if not lasting:
                 return
             await asyncio.sleep(self._restart_delay)
+
+    def report(self, name: str, error: Exception) -> None:
+        """``error``, which the work ``name`` run in a callback did not handle, as if a
+        one-shot task of that name had ended on it (a ClientClosedError is dropped)."""
+        if not isinstance(error, ClientClosedError):
+            self._report(name, error, contained=False)
 
     def _report(self, name: str, error: Exception, contained: bool) -> None:
         self._log.error(

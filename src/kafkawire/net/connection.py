@@ -9,8 +9,9 @@ Invariants:
   must reach the broker in the order they make them.
 - Correlation ids are int32s counted up from 0, wrapping from 2**31 - 1 to 0; an id still in
   flight or abandoned (below) is skipped, so no two requests awaiting an answer share one.
-- One reader task reads every frame and resolves the future of the request with the frame's
-  correlation id. Kafka answers in order on a connection, but nothing here relies on that.
+- Frames are read as they arrive, by the connection's asyncio protocol (:mod:`._frames`), and
+  each resolves the future of the request with its correlation id in that same step (no
+  reader task). Kafka answers in order on a connection, but nothing here relies on that.
 - A request whose caller is cancelled becomes *abandoned*: its late response is read and
   dropped. A response matching neither an in-flight nor an abandoned request is a protocol
   violation. More than ``_MAX_ABANDONED`` abandoned requests close the connection.
@@ -18,7 +19,10 @@ Invariants:
   does not answer one request in time is not trusted with the next, and the requests queued
   behind it on this connection would wait just as long. They fail with a retriable
   :class:`~kafkawire.errors.ConnectionClosedError`; the caller that timed out gets
-  :class:`RequestTimeoutError`.
+  :class:`RequestTimeoutError`. Each request's deadline is kept with it, and one timer per
+  connection rings at the soonest (Java's ``NetworkClient`` likewise checks its in-flight
+  requests' deadlines as it polls): no timeout scope per request, which cost more than the
+  rest of a small request's way through the connection.
 - The connection closes on ``close()``, a request timeout, end of stream, a socket or TLS
   error, a frame size prefix that is negative or over ``max_frame_size`` (refused before
   anything is allocated), a response that does not decode (whatever the decoder raised), or an
@@ -35,6 +39,11 @@ Invariants:
   ``SaslClientAuthenticator`` rule), on the same socket. Requests written meanwhile are held,
   in order, and written once it ends: a broker takes nothing but SASL requests during a
   re-authentication. If it fails, the connection closes with that error as the reason.
+- :meth:`Connection.submit` is :meth:`Connection.write` for callers that settle answers in a
+  callback (the producer): it returns the request's future itself, resolved by the reader
+  (or failed by the deadline timer, or the connection closing); it does not wait for the
+  transport's buffer to drain, so such a caller bounds what it has in flight. A request
+  whose future is cancelled is abandoned once its deadline passes, if no answer came.
 - Produce with ``acks=0`` gets no response: ``send`` returns an empty response of the
   request's version (no partitions, as Kafka's Java client makes up) once the frame is
   written (handed to the transport with its buffer drained below the high-water mark). Kafka
@@ -47,10 +56,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 import ssl as _ssl
 from collections.abc import Coroutine
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, TypeVar, cast
 
@@ -58,7 +67,6 @@ from kafkawire.errors import (
     ConnectionClosedError,
     DecodeError,
     EventLoopError,
-    KafkawireError,
     ProtocolError,
 )
 from kafkawire.messages import APIS, RequestMessage, ResponseMessage
@@ -67,10 +75,11 @@ from kafkawire.protocol import (
     MAX_FRAME_SIZE,
     decode_response,
     encode_request,
-    read_frame,
     response_correlation_id,
 )
 
+from ._frames import FrameProtocol
+from ._pending import DeadlineAlarm, Pending, Then
 from .errors import ConnectError, RequestTimeoutError, SslAuthenticationError
 from .sasl import SaslMechanism, authenticate
 from .tls import certificate_problem
@@ -94,13 +103,6 @@ _CLOSE_TIMEOUT = 5.0
 _REAUTHENTICATE_AT = (0.85, 0.95)  # of the session's lifetime, as Java's client
 
 
-@dataclass(slots=True)
-class _InFlight:
-    future: asyncio.Future[Any]
-    api_key: int
-    version: int
-
-
 class Connection:
     """A connection set up by :meth:`open`: TCP, optional TLS, ApiVersions, optional SASL.
 
@@ -110,22 +112,20 @@ class Connection:
 
     def __init__(
         self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
+        stream: FrameProtocol,
         *,
         peer: str,
         client_id: str | None,
         request_timeout: float | None,
-        max_frame_size: int,
     ) -> None:
-        """Internal: use :meth:`open`. Starts the reader task on the running loop."""
+        """Internal: use :meth:`open`. Reads what ``stream`` (connected) receives from now."""
         self.peer = peer
         self.client_id = client_id
-        self._reader = reader
-        self._writer = writer
+        assert stream.transport is not None
+        self._stream = stream
+        self._transport = stream.transport
         self._request_timeout = request_timeout
-        self._max_frame_size = max_frame_size
-        self._in_flight: dict[int, _InFlight] = {}
+        self._in_flight: dict[int, Pending] = {}
         self._abandoned: set[int] = set()
         self._acks_0: dict[int, None] = {}  # insertion-ordered: the oldest id comes first
         self._next_id = 0
@@ -133,13 +133,15 @@ class Connection:
         self._close_cause: BaseException | None = None
         self._closed_by_peer = False
         self._loop = asyncio.get_running_loop()
+        self._alarm = DeadlineAlarm(self._loop, self._check_deadlines)  # the soonest deadline
         self._versions: BrokerVersions | None = None
         self._set_up = False  # open() has negotiated and authenticated
         self._held: list[bytes] | None = None  # frames written during a re-authentication
         self._released = asyncio.Event()  # no re-authentication holds frames back
         self._released.set()
         self._reauthentication: asyncio.Task[None] | None = None
-        self._reader_task = asyncio.create_task(self._read_loop(), name=f"kafkawire-read {peer}")
+        stream.on_frame = self._dispatch
+        stream.on_lost = self._lost
 
     @classmethod
     async def open(
@@ -174,17 +176,14 @@ class Connection:
         deadline = asyncio.timeout(connect_timeout)
         try:
             async with deadline:
-                reader, writer = await asyncio.open_connection(
-                    host, port, ssl=ssl, server_hostname=server_hostname
+                _, stream = await asyncio.get_running_loop().create_connection(
+                    lambda: FrameProtocol(peer, max_frame_size),
+                    host,
+                    port,
+                    ssl=ssl,
+                    server_hostname=server_hostname,
                 )
-                conn = cls(
-                    reader,
-                    writer,
-                    peer=peer,
-                    client_id=client_id,
-                    request_timeout=request_timeout,
-                    max_frame_size=max_frame_size,
-                )
+                conn = cls(stream, peer=peer, client_id=client_id, request_timeout=request_timeout)
                 stage = "ApiVersions"
                 conn._versions = await conn._negotiate()
                 if sasl is not None:
@@ -270,15 +269,32 @@ class Connection:
         producer's batches need that (their sequence numbers are given as they are built)."""
         cls = type(request)
         self.api_versions.check(cls.__api_key__, cls.__version__)
-        pending = self._write(request, self._request_timeout if timeout is None else timeout)
-        return self._response(request, pending)
+        answer = self._write(request, self._request_timeout if timeout is None else timeout)
+        return cast("Coroutine[Any, Any, R]", answer)
 
-    @staticmethod
-    async def _response(request: RequestMessage[R], pending: Coroutine[Any, Any, Any]) -> R:
-        response = await pending
-        if response is None:  # acks=0
-            return request.__response__()
-        return cast("R", response)
+    def submit(
+        self, request: RequestMessage[R], *, timeout: float | None = None, then: Then | None = None
+    ) -> asyncio.Future[R]:
+        """:meth:`write`, for a caller that settles the answer in a callback: the request is
+        written before this returns, and the future returned resolves with the response (or
+        fails as :meth:`send` raises); ``then(future)`` is called as soon as it is done, in
+        that same step (a done callback would wait for a turn of the event loop). It does
+        not wait for the transport's buffer to drain (the caller bounds what it has in
+        flight); cancelling it abandons the request."""
+        cls = type(request)
+        self.api_versions.check(cls.__api_key__, cls.__version__)
+        timeout = self._request_timeout if timeout is None else timeout
+        correlation_id, future, failed, held = self._register(request, timeout, then=then)
+        if future is None:  # acks=0: done once the frame is handed over and drained
+            written = asyncio.ensure_future(
+                self._answer(cls, correlation_id, None, timeout, failed, held=held)
+            )
+            if then is not None:
+                written.add_done_callback(then)
+            return written
+        if failed is not None:
+            self._shutdown(f"writing to the socket failed: {failed}", failed)
+        return future
 
     async def _send_untimed(self, request: Any) -> Any:
         """For setup requests, bounded by ``open``'s deadline instead of a per-request one."""
@@ -315,7 +331,7 @@ class Connection:
         held, self._held = self._held, None
         if held and self._close_reason is None:
             try:
-                self._writer.write(b"".join(held))
+                self._transport.write(b"".join(held))
             except OSError as exc:
                 self._shutdown(f"writing to the socket failed: {exc}", exc)
         self._released.set()
@@ -327,17 +343,13 @@ class Connection:
         ``_CLOSE_TIMEOUT`` seconds (an acks=0 Produce is not lost by closing right after it).
         """
         self._shutdown("closed by the client", None, graceful=True)
-        owned = [self._reader_task]
         if self._reauthentication is not None:
-            owned.append(self._reauthentication)
-        await asyncio.wait(owned)
+            await asyncio.wait([self._reauthentication])
         try:
             async with asyncio.timeout(_CLOSE_TIMEOUT):
-                await self._writer.wait_closed()
+                await asyncio.shield(self._stream.closed)
         except TimeoutError:
-            self._writer.transport.abort()
-        except OSError:
-            pass  # the reason is already recorded; the socket is closed either way
+            self._transport.abort()
 
     async def _negotiate(self) -> BrokerVersions:
         negotiation = ApiVersionsNegotiation(self.peer)
@@ -362,8 +374,19 @@ class Connection:
     ) -> Coroutine[Any, Any, Any]:
         """Register ``request`` and hand its frame to the transport now (or, during a
         re-authentication and unless ``setup``, queue it behind that); what it returns drains
-        the write and awaits the answer (``None`` for acks=0)."""
-        if asyncio.get_running_loop() is not self._loop:
+        the write and awaits the answer (an empty one for acks=0)."""
+        correlation_id, future, failed, held = self._register(request, timeout, setup=setup)
+        return self._answer(type(request), correlation_id, future, timeout, failed, held=held)
+
+    def _register(
+        self, request: Any, timeout: float | None, *, setup: bool = False, then: Then | None = None
+    ) -> tuple[int, asyncio.Future[Any] | None, OSError | None, bool]:
+        """Give ``request`` a correlation id, its future (none for acks=0; ``then`` is told
+        when it is done) and its deadline, and write its frame (or hold it); the id, the
+        future, the error writing raised, and whether the frame is held behind a
+        re-authentication."""
+        loop = self._loop
+        if asyncio.get_running_loop() is not loop:
             raise EventLoopError(
                 f"the connection to {self.peer} belongs to another event loop; "
                 "open a client in each event loop that uses one"
@@ -379,8 +402,12 @@ class Connection:
             if len(self._acks_0) > _ACKS_0_WINDOW:
                 del self._acks_0[next(iter(self._acks_0))]
         else:
-            future = asyncio.get_running_loop().create_future()
-            self._in_flight[correlation_id] = _InFlight(future, cls.__api_key__, cls.__version__)
+            future = loop.create_future()
+            deadline = math.inf if timeout is None else loop.time() + timeout
+            self._in_flight[correlation_id] = Pending(
+                future, cls.__api_key__, cls.__version__, timeout, deadline, then
+            )
+            self._alarm.ring_by(deadline)
         failed: OSError | None = None
         held = self._held is not None and not setup
         if held:
@@ -388,10 +415,10 @@ class Connection:
             self._held.append(frame)
         else:
             try:
-                self._writer.write(frame)
+                self._transport.write(frame)
             except OSError as exc:
                 failed = exc
-        return self._answer(cls, correlation_id, future, timeout, failed, held=held)
+        return correlation_id, future, failed, held
 
     async def _answer(
         self,
@@ -403,61 +430,91 @@ class Connection:
         *,
         held: bool,
     ) -> Any:
+        if future is None:  # acks=0: no answer comes; an empty one, as Java's client makes up
+            await self._drained(cls, timeout, failed, held=held)
+            return cls.__response__()
+        try:
+            try:
+                if held:
+                    await self._released.wait()
+                if failed is not None:
+                    raise failed
+                await self._stream.drain()
+            except OSError as exc:
+                self._shutdown(f"writing to the socket failed: {exc}", exc)
+            # The deadline timer fails it when its time is up (and closes the connection).
+            return await future
+        finally:
+            if self._in_flight.pop(correlation_id, None) is not None:
+                self._abandon(correlation_id)  # cancelled: drop its answer
+            elif future.done() and not future.cancelled():
+                # Resolved; if we were cancelled before awaiting it, its error counts as
+                # seen (no "exception was never retrieved" from a failed connection).
+                future.exception()
+            future.cancel()
+
+    async def _drained(
+        self, cls: Any, timeout: float | None, failed: OSError | None, *, held: bool
+    ) -> None:
+        """An acks=0 Produce, which no answer and so no deadline of its own bounds: done once
+        written, within ``timeout``."""
         deadline = asyncio.timeout(timeout)
         try:
             async with deadline:
-                try:
-                    if held:
-                        await self._released.wait()
-                        if future is None and self._close_reason is not None:
-                            raise self._closed_error()  # an acks=0 Produce never written
-                    if failed is not None:
-                        raise failed
-                    await self._writer.drain()
-                except OSError as exc:
-                    self._shutdown(f"writing to the socket failed: {exc}", exc)
-                    if future is None:
-                        raise self._closed_error() from None
-                if future is None:
-                    return None
-                return await future
+                if held:
+                    await self._released.wait()
+                    if self._close_reason is not None:
+                        raise self._closed_error()  # never written
+                if failed is not None:
+                    raise failed
+                await self._stream.drain()
+        except OSError as exc:
+            self._shutdown(f"writing to the socket failed: {exc}", exc)
+            raise self._closed_error() from None
         except TimeoutError:
             if not deadline.expired():
                 raise
-            error = RequestTimeoutError(
-                f"{APIS[cls.__api_key__].name} v{cls.__version__} request to {self.peer}"
-                f" got no response within {timeout} s"
-            )
+            error = self._timed_out(cls.__api_key__, cls.__version__, timeout)
             self._shutdown(str(error), error)
             raise error from None
-        finally:
-            if future is not None:
-                if self._in_flight.pop(correlation_id, None) is not None:
-                    self._abandon(correlation_id)  # timed out or cancelled: drop its answer
-                elif future.done() and not future.cancelled():
-                    # Resolved; if we were cancelled before awaiting it, its error counts as
-                    # seen (no "exception was never retrieved" from a failed connection).
-                    future.exception()
-                future.cancel()
+
+    def _timed_out(self, api_key: int, version: int, timeout: float | None) -> RequestTimeoutError:
+        return RequestTimeoutError(
+            f"{APIS[api_key].name} v{version} request to {self.peer}"
+            f" got no response within {timeout} s"
+        )
+
+    def _check_deadlines(self) -> None:
+        """The deadline timer rang: the first request past its deadline fails with
+        :class:`RequestTimeoutError` and closes the connection; an abandoned one (its future
+        cancelled) past it is dropped; the timer is set again for the soonest left."""
+        now = self._loop.time()
+        soonest = math.inf
+        for correlation_id, entry in list(self._in_flight.items()):
+            if entry.deadline > now:
+                soonest = min(soonest, entry.deadline)
+            elif entry.future.done():
+                del self._in_flight[correlation_id]
+                self._abandon(correlation_id)
+            else:
+                error = self._timed_out(entry.api_key, entry.version, entry.timeout)
+                del self._in_flight[correlation_id]
+                entry.fail(error)
+                self._shutdown(str(error), error)
+                return
+        if self._close_reason is None:
+            self._alarm.ring_by(soonest)
 
     def _abandon(self, correlation_id: int) -> None:
         self._abandoned.add(correlation_id)
         if len(self._abandoned) > _MAX_ABANDONED:
             self._shutdown(f"{len(self._abandoned)} requests went unanswered", None)
 
-    async def _read_loop(self) -> None:
-        try:
-            while True:
-                payload = await read_frame(self._reader, max_frame_size=self._max_frame_size)
-                self._dispatch(payload)
-        except ConnectionClosedError as exc:
-            self._closed_by_peer = True
-            self._shutdown("the broker closed the connection", exc)
-        except (KafkawireError, OSError) as exc:
-            self._shutdown(str(exc), exc)
-        except Exception as exc:
-            _log.exception("unexpected error reading from %s", self.peer)
-            self._shutdown(f"unexpected error: {exc!r}", exc)
+    def _lost(self, reason: str, cause: BaseException | None, by_peer: bool) -> None:
+        """The stream ended (the peer, an error, a response that broke the protocol)."""
+        if self._close_reason is None:
+            self._closed_by_peer = by_peer
+        self._shutdown(reason, cause)
 
     def _dispatch(self, payload: bytes) -> None:
         correlation_id = response_correlation_id(payload)
@@ -494,9 +551,9 @@ class Connection:
             error = ProtocolError(
                 f"the response to {name} v{entry.version} did not decode: {exc!r}"
             )
-            entry.future.set_exception(exc if isinstance(exc, DecodeError) else error)
+            entry.fail(exc if isinstance(exc, DecodeError) else error)
             raise error from exc
-        entry.future.set_result(body)
+        entry.resolve(body)
 
     def _closed_error(self) -> ConnectionClosedError:
         error = ConnectionClosedError(
@@ -519,6 +576,7 @@ class Connection:
         self._close_reason = reason
         self._close_cause = cause
         in_flight, self._in_flight = self._in_flight, {}
+        self._alarm.cancel()
         self._abandoned.clear()
         self._acks_0.clear()
         self._held = None
@@ -535,14 +593,12 @@ class Connection:
                 reason,
             )
         for entry in in_flight.values():
-            if not entry.future.done():
-                entry.future.set_exception(self._closed_error())
-        current = asyncio.current_task()
-        if current is not self._reader_task:
-            self._reader_task.cancel()
-        if self._reauthentication is not None and current is not self._reauthentication:
-            self._reauthentication.cancel()
+            entry.fail(self._closed_error())
+        self._stream.end()
+        reauthentication = self._reauthentication
+        if reauthentication is not None and reauthentication is not asyncio.current_task():
+            reauthentication.cancel()
         if graceful:
-            self._writer.close()
+            self._transport.close()
         else:
-            self._writer.transport.abort()
+            self._transport.abort()

@@ -66,7 +66,8 @@ class RecordAccumulator:
         self._delivery_timeout = delivery_timeout
         self._queues: dict[tuple[str, int], deque[ProducerBatch]] = {}
         # The last batch of each partition while records may join it (see the module doc).
-        self._open: dict[tuple[str, int], ProducerBatch] = {}
+        # By topic, then partition: no (topic, partition) key is made and hashed per record.
+        self._open: dict[str, dict[int, ProducerBatch]] = {}
         self._used = 0
         self._waiters: deque[_Waiter] = deque()
         self._closed_by: BaseException | None = None
@@ -165,7 +166,8 @@ class RecordAccumulator:
         :meth:`append`). Keys and values are bytes or ``None``: the builder cannot refuse
         such a record.
         """
-        batch = self._open.get((topic, partition))
+        opened = self._open.get(topic)
+        batch = None if opened is None else opened.get(partition)
         if batch is None:
             return None
         filled = batch.memory + memory
@@ -251,7 +253,7 @@ class RecordAccumulator:
         """
         if self._closed_by is not None:
             raise self._closed_by
-        batch = self._open.get((topic, partition))
+        batch = self._open.get(topic, {}).get(partition)
         if batch is None or batch.memory >= self._batch_size:
             batch = self._new_batch(TopicPartition(topic, partition), self._queue(topic, partition))
         try:
@@ -291,8 +293,7 @@ class RecordAccumulator:
         if not len(batch.builder):
             self._queues[batch.tp].pop()
             self._closed_to_records(batch)
-            self.unfinished.discard(batch)
-            batch.future.cancel()
+            batch.drop()
 
     def _new_batch(self, tp: TopicPartition, queue: deque[ProducerBatch]) -> ProducerBatch:
         batch = ProducerBatch(
@@ -300,11 +301,10 @@ class RecordAccumulator:
             compression=self._compression,
             compression_level=self._compression_level,
             created=time.monotonic(),
+            unfinished=self.unfinished,
         )
         queue.append(batch)
-        self._open[tp] = batch
-        self.unfinished.add(batch)
-        batch.future.add_done_callback(lambda _: self.unfinished.discard(batch))
+        self._open.setdefault(tp.topic, {})[tp.partition] = batch
         # As Java's accumulator does on a new batch: the sender learns of its linger deadline
         # (or that the batch before is full now) at once, not at its next idle check.
         self.wakeup.set()
@@ -324,17 +324,28 @@ class RecordAccumulator:
             next_check = min(next_check, batch.created + self._delivery_timeout)
             if tp in busy:
                 continue
-            if batch.attempts:
-                when = batch.retry_at
-            elif send_all or len(queue) > 1 or batch.memory >= self._batch_size:
-                when = now
-            else:
-                when = batch.created + self._linger
+            when = self._ready_at(queue, now, send_all)
             if when <= now:
                 ready.append(batch)
             else:
                 next_check = min(next_check, when)
         return ready, next_check
+
+    def next_ready(self, tp: TopicPartition, now: float) -> float:
+        """When the first batch queued for ``tp`` will be ready (``inf``: none is queued)."""
+        queue = self._queues.get(tp)
+        if not queue:
+            return float("inf")
+        return self._ready_at(queue, now, self.flushing > 0 or self.closing)
+
+    def _ready_at(self, queue: deque[ProducerBatch], now: float, send_all: bool) -> float:
+        """When the first batch of ``queue`` is ready (see the module doc)."""
+        batch = queue[0]
+        if batch.attempts:
+            return batch.retry_at
+        if send_all or len(queue) > 1 or batch.memory >= self._batch_size:
+            return now
+        return batch.created + self._linger
 
     def take(self, batch: ProducerBatch) -> None:
         """Remove ``batch`` (the first of its partition) to send it."""
@@ -344,8 +355,9 @@ class RecordAccumulator:
 
     def _closed_to_records(self, batch: ProducerBatch) -> None:
         """``batch`` leaves its queue (to be sent, failed or dropped): no record joins it."""
-        if self._open.get(batch.tp) is batch:
-            del self._open[batch.tp]
+        opened = self._open.get(batch.tp.topic)
+        if opened is not None and opened.get(batch.tp.partition) is batch:
+            del opened[batch.tp.partition]
 
     def expired(self, now: float) -> list[ProducerBatch]:
         """Take out the queued batches whose delivery timeout has passed: each queue holds
@@ -358,6 +370,11 @@ class RecordAccumulator:
                 expired.append(queue.popleft())
                 self._closed_to_records(expired[-1])
         return expired
+
+    def next_expiry(self) -> float:
+        """When the queued batch that expires first will (``inf``: none is queued)."""
+        fronts = (queue[0].created for queue in self._queues.values() if queue)
+        return min(fronts, default=float("inf")) + self._delivery_timeout
 
     def put_back(self, batch: ProducerBatch) -> None:
         """Return a batch to be retried to its partition's queue, before every newer batch
@@ -372,11 +389,11 @@ class RecordAccumulator:
     def remove_all(self, partitions: set[TopicPartition] | None = None) -> list[ProducerBatch]:
         """Take every queued batch out, or those of ``partitions`` (to fail or abort them)."""
         taken: list[ProducerBatch] = []
-        for tp, queue in self._queues.items():
-            if partitions is None or tp in partitions:
+        for (topic, partition), queue in self._queues.items():
+            if partitions is None or (topic, partition) in partitions:
                 taken += queue
                 queue.clear()
-                self._open.pop(tp, None)
+                self._open.get(topic, {}).pop(partition, None)
         return taken
 
     @property

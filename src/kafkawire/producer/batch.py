@@ -79,6 +79,7 @@ class ProducerBatch:
         "producer_state",
         "retry_at",
         "tp",
+        "unfinished",
     )
 
     def __init__(
@@ -88,8 +89,13 @@ class ProducerBatch:
         compression: Compression,
         compression_level: int | None,
         created: float,
+        unfinished: set[ProducerBatch],
     ) -> None:
         self.tp = tp
+        # The batches not done yet (the accumulator's, which flush waits for): this one is
+        # in it until it completes or fails, and leaves it then (no callback per batch).
+        self.unfinished = unfinished
+        unfinished.add(self)
         self.builder = RecordBatchBuilder(
             compression=compression, compression_level=compression_level
         )
@@ -130,11 +136,18 @@ class ProducerBatch:
         unknown, or not a log-append-time topic)."""
         if not self.future.done():
             self.future.set_result(BatchResult(self.tp, base_offset, log_append_time))
+            self.unfinished.discard(self)
 
     def fail(self, error: BaseException) -> None:
         if not self.future.done():
             self.future.set_exception(error)
             self.future.exception()  # each Delivery re-raises it; nobody need retrieve it here
+            self.unfinished.discard(self)
+
+    def drop(self) -> None:
+        """Made for a record that was refused: no record is in it, nothing awaits it."""
+        self.future.cancel()
+        self.unfinished.discard(self)
 
 
 class Delivery:

@@ -15,6 +15,14 @@ Rules:
   sequences (fatal to a transaction), and records would land out of order. For the same
   reason a batch not yet built goes back to its queue when an older batch of its partition
   failed meanwhile (say, its connection could not be opened).
+- The common case takes no task: with the connection open and no older request of that
+  broker waiting for its turn, the loop builds and writes the request as it dispatches it,
+  and the cluster hands the answer to a callback that settles its batches (a task, a lock
+  and a timeout scope per request cost more than the rest of the request's way). Otherwise
+  a task waits for the turn and the connection, then writes the same way. The callback runs
+  the settling under the supervisor's rule: an error it does not handle ends the producer,
+  as a request task's would. Once the loop has ended (the producer closed or failed), a late
+  answer only frees its request's place.
 - A retriable error (from the partition's answer, or a lost connection or timeout for the
   whole request) sends the batch back into its partition's queue, in creation order, after a
   backoff. Other errors fail the batch at once.
@@ -27,7 +35,12 @@ Rules:
   While a partition's batch waits to be retried, none of its newer batches is sent: once the
   ones in flight are back, the partition starts again from its oldest batch, so records keep
   their order (without idempotence, a newer batch already in flight may still land first, as
-  with Kafka's Java client: set the in-flight limit to 1 for strict order there).
+  with Kafka's Java client: set the in-flight limit to 1 for strict order there). A batch
+  sent again goes alone: the partition's newer batches follow once it is answered. Java's
+  sender lets a new batch follow at once; but a broker that refuses the resent batch again
+  and takes the newer one (a new leader with no state for the producer id takes any
+  sequence) leaves a gap no retry can fill, and the resent batch would be retried until its
+  delivery timeout. That costs nothing while nothing fails.
 - DUPLICATE_SEQUENCE_NUMBER means the broker already has the batch (an earlier attempt got
   through): delivered, offset unknown (-1), as the Java client treats it.
 - With idempotence, the sequence state (:mod:`.sequences`) gives each batch its sequences
@@ -54,6 +67,7 @@ import asyncio
 import functools
 import logging
 import time
+import uuid
 from collections import defaultdict, deque
 from typing import Any
 
@@ -67,6 +81,7 @@ from kafkawire.errors import (
     UnknownProducerIdError,
     error_for_code,
 )
+from kafkawire.net import Connection
 from kafkawire.operations.fanout import by_leader
 from kafkawire.operations.produce_request import PRODUCE, produce_request, produce_version
 
@@ -96,6 +111,19 @@ def _name(tp: TopicPartition) -> str:
 
 def _partition_of(batch: ProducerBatch) -> TopicPartition:
     return batch.tp
+
+
+def _answer_for(response: Any, naming: str | uuid.UUID, partition: int) -> Any:
+    """The part of a Produce response that answers ``partition`` of the topic ``naming``
+    (its name, or its id from v13), found by Produce's own field names, which every version
+    has; else :func:`partition_answer`'s error, which says what the broker answered."""
+    field = "topic_id" if isinstance(naming, uuid.UUID) else "name"
+    for topic in response.responses:
+        if getattr(topic, field, None) == naming:
+            for answer in topic.partition_responses:
+                if answer.index == partition:
+                    return answer
+    return partition_answer(response, naming, partition)
 
 
 class _Alarm:
@@ -158,9 +186,15 @@ class Sender:
         # retried (they send nothing new until their batches in flight are back).
         self._flying: dict[TopicPartition, deque[ProducerBatch]] = defaultdict(deque)
         self._held: set[TopicPartition] = set()
+        self._resending: set[TopicPartition] = set()  # a batch sent again is in flight
         self._in_flight: dict[int, int] = defaultdict(int)  # requests in flight per broker
+        self._outstanding = 0  # requests dispatched and not ended, to every broker
+        self._idle = asyncio.Event()  # set while none is
+        self._idle.set()
         self._turns: dict[int, asyncio.Lock] = defaultdict(asyncio.Lock)  # per broker, FIFO
-        self._requests: set[asyncio.Task[None]] = set()
+        self._waiting: dict[int, int] = defaultdict(int)  # requests waiting for their turn
+        self._ended = False  # the loop ended: answers coming later settle nothing
+        self._expiry_due = 0.0  # no batch expires before this (see _expire)
         self._chores: dict[str, asyncio.Task[None]] = {}  # by kind: at most one of each
         # The metadata found stale (a refresh is due while it is the cluster's current one),
         # and when the next refresh may start (refreshes back off).
@@ -181,10 +215,12 @@ class Sender:
         accumulator = self._accumulator
         alarm = _Alarm(accumulator.wakeup)
         try:
-            while not (self._stopping and accumulator.empty and not self._requests):
+            while not (self._stopping and accumulator.empty and not self._outstanding):
                 accumulator.wakeup.clear()
                 now = time.monotonic()
-                next_check = min(now + _IDLE, self._expire(now))
+                if now >= self._expiry_due:
+                    self._expiry_due = self._expire(now)
+                next_check = min(now + _IDLE, self._expiry_due)
                 ready, when = accumulator.ready(now, self._blocked())
                 next_check = min(next_check, when)
                 if ready and self._identity_ready():
@@ -192,6 +228,7 @@ class Sender:
                 alarm.ring_by(next_check)
                 await accumulator.wakeup.wait()
         finally:
+            self._ended = True
             alarm.cancel()
 
     def _blocked(self) -> set[TopicPartition]:
@@ -199,17 +236,16 @@ class Sender:
         limit = self._settings.max_in_flight_requests_per_connection
         blocked = {tp for tp, flying in self._flying.items() if len(flying) >= limit}
         self._held = {tp for tp in self._held if self._flying[tp]}  # back: free to go again
-        return blocked | self._held
+        return blocked | self._held | self._resending
 
     @property
     def requests_in_flight(self) -> int:
         """Produce requests sent and not answered yet."""
-        return sum(self._in_flight.values())
+        return self._outstanding
 
     async def wait_idle(self) -> None:
         """Until no request is in flight."""
-        while self._requests:
-            await asyncio.wait(list(self._requests))
+        await self._idle.wait()
 
     # --- the sender's tasks -------------------------------------------------------------------
 
@@ -308,11 +344,17 @@ class Sender:
 
     def _dispatch(self, ready: list[ProducerBatch], now: float) -> float:
         """Send what can go now; when to look again for what had to wait (``inf``: when
-        woken). Nothing here waits: the queues stay as :meth:`ready` saw them."""
+        woken). Nothing here waits: the queues stay as :meth:`ready` saw them.
+
+        What goes at a later turn is accounted for here (the loop is not woken as each
+        request ends): the batch behind one sent (one batch per partition goes at a turn),
+        and ready batches that did not fit in their broker's request; a broker or partition
+        at its limit of requests in flight is woken for by the request that frees it."""
         metadata = self._metadata({b.tp.topic for b in ready}, now)
         if metadata is None:  # look again when the refresh ends (it wakes the loop) or may start
             return float("inf") if _REFRESH in self._chores else self._refresh_after
         split = by_leader(metadata, self._in_transaction(ready), _partition_of)
+        next_check = float("inf")
         for batch, exc in split.unrouted:
             if not exc.retriable:
                 self._accumulator.take(batch)
@@ -322,22 +364,36 @@ class Sender:
                     "leader", "records for %s wait for a leader: %s", _name(batch.tp), exc
                 )
                 self._mark_stale()
+                next_check = now  # at once: the next turn starts the refresh
         limit = self._settings.max_in_flight_requests_per_connection
+        accumulator = self._accumulator
         for node, batches in split.shares.items():
             if self._in_flight[node] >= limit:
                 continue
             chosen = self._fill_request(batches)
+            if len(chosen) < len(batches):
+                next_check = now  # the others go in the next request
             for batch in chosen:
-                self._accumulator.take(batch)
-                self._flying[batch.tp].append(batch)
+                accumulator.take(batch)
+                flying = self._flying[batch.tp]
+                flying.append(batch)
+                if len(flying) < limit:
+                    next_check = min(next_check, accumulator.next_ready(batch.tp, now))
             self._in_flight[node] += 1
-            task = self._supervisor.spawn(
-                f"Produce to broker {node}", functools.partial(self._send, node, chosen, metadata)
+            self._outstanding += 1
+            self._idle.clear()
+            connection = (
+                None if self._waiting[node] else self._cluster.ready_connection(node, "produce")
             )
-            self._requests.add(task)
-            # Also taken out (and the loop woken) by _send itself, before the loop wakes.
-            task.add_done_callback(self._requests.discard)
-        return float("inf")
+            if connection is not None:
+                self._write(node, chosen, metadata, connection)
+            else:
+                self._waiting[node] += 1
+                self._supervisor.spawn(
+                    f"Produce to broker {node}",
+                    functools.partial(self._send, node, chosen, metadata),
+                )
+        return next_check
 
     def _in_transaction(self, ready: list[ProducerBatch]) -> list[ProducerBatch]:
         """The batches whose partitions are in the transaction (all, without one); the
@@ -378,37 +434,107 @@ class Sender:
     async def _send(
         self, node: int, batches: list[ProducerBatch], metadata: ClusterMetadata
     ) -> None:
-        sending = batches
+        """Wait for ``node``'s turn and produce connection, then write (see the module doc)."""
+        written = False
         try:
             async with self._turns[node]:  # taken in dispatch order: tasks start in that order
-                connection = await self._cluster.connection(node, "produce")
-                sending = self._not_overtaking(batches)
-                if not sending:
+                try:
+                    connection = await self._cluster.connection(node, "produce")
+                except KafkawireError as exc:
+                    for batch in batches:
+                        self._failed_attempt(batch, exc)
                     return
-                pending = self._cluster.write(
-                    self._request(node, connection.version_for(PRODUCE), sending, metadata),
-                    node_id=node,
-                )
-                sent = time.monotonic()
-            response = await pending
+                written = True  # or ended: either way, its place is freed by _write
+                self._write(node, batches, metadata, connection)
+        finally:
+            self._waiting[node] -= 1
+            if not written:
+                self._request_ended(node, batches)
+
+    def _write(
+        self,
+        node: int,
+        batches: list[ProducerBatch],
+        metadata: ClusterMetadata,
+        connection: Connection,
+    ) -> None:
+        """Build the request of ``batches`` (those that may go now) and write it on
+        ``connection``; its answer settles them in :meth:`_answered`."""
+        sending = batches
+        try:
+            sending = self._not_overtaking(batches)
+            if not sending:
+                self._request_ended(node, batches)
+                return
+            request = self._request(node, connection.version_for(PRODUCE), sending, metadata)
+            self._cluster.write(
+                request,
+                node_id=node,
+                on_answer=functools.partial(
+                    self._answered, node, batches, sending, metadata, time.monotonic()
+                ),
+            )
         except KafkawireError as exc:
             for batch in sending:
                 self._failed_attempt(batch, exc)
-        else:
-            self._metrics.request_answered(
-                sum(len(b) for b in sending),
-                (time.monotonic() - sent) * 1000,
-                getattr(response, "throttle_time_ms", 0),
-            )
-            for batch in sending:
-                self._settle(batch, response, metadata)
+            self._request_ended(node, batches)
+
+    def _answered(  # noqa: PLR0917 - bound by functools.partial, once per request
+        self,
+        node: int,
+        batches: list[ProducerBatch],
+        sending: list[ProducerBatch],
+        metadata: ClusterMetadata,
+        sent: float,
+        response: Any,
+        error: BaseException | None,
+    ) -> None:
+        """Settle the batches of a request from its answer (``error``: how it failed)."""
+        try:
+            if self._ended:
+                return  # the producer closed or failed: its batches are settled already
+            if error is None:
+                self._metrics.request_answered(
+                    sum(len(b) for b in sending),
+                    (time.monotonic() - sent) * 1000,
+                    getattr(response, "throttle_time_ms", 0),
+                )
+                for batch in sending:
+                    self._settle(batch, response, metadata)
+            elif isinstance(error, KafkawireError):
+                for batch in sending:
+                    self._failed_attempt(batch, error)
+            else:
+                raise error
+        except Exception as exc:  # not handled here: it ends the producer
+            self._supervisor.report(f"Produce to broker {node}", exc)
         finally:
-            self._in_flight[node] -= 1
-            for batch in batches:
-                self._flying[batch.tp].remove(batch)
-            # Out of the set before the loop wakes: it ends once no request is left.
-            self._requests.discard(asyncio.current_task())
-            self._accumulator.wakeup.set()
+            self._request_ended(node, batches)
+
+    def _request_ended(self, node: int, batches: list[ProducerBatch]) -> None:
+        """Free the place of a request (answered, failed or not sent), and wake the loop if
+        that lets something go: the broker or a partition was at its limit of requests in
+        flight, a partition waits for its batches in flight to retry from its oldest or for
+        a batch sent again, the producer id waits to change, or the producer to close.
+        Otherwise the loop has nothing to do before the time it set its alarm for, or a new
+        batch wakes it."""
+        limit = self._settings.max_in_flight_requests_per_connection
+        wake = self._stopping or self._in_flight[node] >= limit
+        self._in_flight[node] -= 1
+        accumulator = self._accumulator
+        for batch in batches:
+            tp = batch.tp
+            flying = self._flying[tp]
+            wake = wake or len(flying) >= limit or tp in self._held
+            if batch.attempts > 1 and tp in self._resending:
+                self._resending.discard(tp)
+                wake = True
+            flying.remove(batch)
+        self._outstanding -= 1
+        if not self._outstanding:
+            self._idle.set()
+        if wake or (self._sequences is not None and not self._sequences.sendable):
+            accumulator.wakeup.set()
 
     def _not_overtaking(self, batches: list[ProducerBatch]) -> list[ProducerBatch]:
         """The batches that may be built and sent now. One whose partition has an older batch
@@ -450,6 +576,8 @@ class Sender:
             payload = batch.build(state, transactional=transactional)
             data[batch.tp.topic].append((batch.tp.partition, payload))
             batch.attempts += 1
+            if batch.attempts > 1:
+                self._resending.add(batch.tp)
             size = len(payload)
             ratio = size / batch.memory if self._compressed and batch.memory else 1.0
             self._metrics.batch_sent(len(batch), size, ratio, (now - batch.created) * 1000)
@@ -470,7 +598,7 @@ class Sender:
         topic_id = metadata.topics[batch.tp.topic].topic_id
         naming = topic_id if response.__version__ > 12 and topic_id else batch.tp.topic
         try:
-            answer = partition_answer(response, naming, batch.tp.partition)
+            answer = _answer_for(response, naming, batch.tp.partition)
         except KafkawireError as exc:
             self._failed_attempt(batch, exc)
             return
@@ -523,10 +651,13 @@ class Sender:
 
     def _expire(self, now: float) -> float:
         """Fail the batches whose delivery timeout has passed, queued or in flight; when the
-        next batch in flight will expire."""
+        next one may expire. No batch can sooner: those here expire no sooner, and one
+        created later expires later than ``now`` plus the delivery timeout (so the loop
+        looks again only then, not at every turn)."""
+        next_expiry = now + self._delivery_timeout
         for batch in self._accumulator.expired(now):
             self._fail(batch, self._expired(batch, in_flight=False))
-        next_expiry = float("inf")
+        next_expiry = min(next_expiry, self._accumulator.next_expiry())
         for flying in self._flying.values():
             for batch in flying:
                 if batch.future.done():

@@ -11,8 +11,10 @@ request it sent, matched by correlation id (see :func:`response_correlation_id`)
 
 from __future__ import annotations
 
+import functools
 import logging
 import struct
+from collections.abc import Iterator
 from typing import Any
 
 from kafkawire.errors import DecodeError, EncodeError, FrameError, UnknownMessageError
@@ -64,6 +66,13 @@ _log = logging.getLogger(__name__)
 # Classes whose trailing bytes were logged: bounded by the number of generated classes.
 _WARNED_TRAILING: set[type[Any]] = set()
 _API_KEY_AND_VERSION = struct.Struct(">hh")
+# Every request header starts with the API key and version (int16 each), then the
+# correlation id; after the frame's size prefix.
+_CORRELATION_ID = struct.Struct(">i")
+_CORRELATION_ID_AT = 4 + _API_KEY_AND_VERSION.size
+# The response class of each API key and version a connection reads (at most the API
+# versions kafkawire knows; an unknown one raises and is not kept).
+_response_class = functools.lru_cache(maxsize=1024)(response_type)
 
 
 def _message_class(obj: object, kind: str) -> type[Any]:
@@ -75,7 +84,26 @@ def _message_class(obj: object, kind: str) -> type[Any]:
 
 def encode_request(request: object, *, correlation_id: int, client_id: str | None) -> bytes:
     """A whole request frame: size, request header, body."""
-    cls = _message_class(request, "request")
+    cls: Any = _message_class(request, "request")  # Any: a class is hashable, for the cache
+    out = bytearray(_header_frame(cls, client_id))
+    try:
+        _CORRELATION_ID.pack_into(out, _CORRELATION_ID_AT, correlation_id)
+    except struct.error:
+        out = _header_encoded(cls, correlation_id, client_id)  # the codec says what is wrong
+    codec_for(cls).encode_into(request, out)
+    _SIZE.pack_into(out, 0, len(out) - 4)
+    return bytes(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def _header_frame(cls: Any, client_id: str | None) -> bytes:
+    """The size prefix and request header of a ``cls`` request with correlation id 0: the
+    header is the same for every request of a class but for its correlation id, which
+    :func:`encode_request` writes in (a request costs no header object and codec run)."""
+    return bytes(_header_encoded(cls, 0, client_id))
+
+
+def _header_encoded(cls: type[Any], correlation_id: int, client_id: str | None) -> bytearray:
     header_cls = _REQUEST_HEADERS[cls.__header_version__]
     fields: dict[str, Any] = {
         "request_api_key": cls.__api_key__,
@@ -86,9 +114,7 @@ def encode_request(request: object, *, correlation_id: int, client_id: str | Non
         fields["client_id"] = client_id
     out = bytearray(4)
     codec_for(header_cls).encode_into(header_cls(**fields), out)
-    codec_for(cls).encode_into(request, out)
-    _SIZE.pack_into(out, 0, len(out) - 4)
-    return bytes(out)
+    return out
 
 
 def encode_response(response: object, *, correlation_id: int) -> bytes:
@@ -144,7 +170,7 @@ def decode_response(
     brokers send them (librdkafka's mock cluster repeats the tagged fields of flexible Metadata
     responses). The response itself must still decode completely.
     """
-    cls = response_type(api_key, api_version)
+    cls = _response_class(api_key, api_version)
     header, pos = codec_for(_RESPONSE_HEADERS[cls.__header_version__]).decode_from(payload, 0)
     return header, _decode_after_header(cls, payload, pos, trailing_ok=trailing_ok)
 
@@ -187,16 +213,20 @@ class FrameDecoder:
 
     def feed(self, data: bytes) -> list[bytes]:
         """Add ``data`` and return the payloads of the frames it completes, in order."""
-        self._buffer += data
-        frames: list[bytes] = []
+        return list(self.frames(data))
+
+    def frames(self, data: bytes) -> Iterator[bytes]:
+        """:meth:`feed`, one payload at a time: a bad size prefix raises :class:`FrameError`
+        only once the frames before it were taken (a connection answers their requests
+        first, as one reading frame by frame does)."""
         buffer = self._buffer
-        start = 0
-        while len(buffer) - start >= 4:
-            (size,) = _SIZE.unpack_from(buffer, start)
+        buffer += data
+        while len(buffer) >= 4:
+            (size,) = _SIZE.unpack_from(buffer, 0)
             check_frame_size(size, self._max_frame_size)
-            if len(buffer) - start - 4 < size:
-                break
-            frames.append(bytes(buffer[start + 4 : start + 4 + size]))
-            start += 4 + size
-        del buffer[:start]
-        return frames
+            if len(buffer) - 4 < size:
+                return
+            with memoryview(buffer) as view:
+                payload = bytes(view[4 : 4 + size])
+            del buffer[: 4 + size]
+            yield payload
