@@ -40,6 +40,14 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     return SharedWorkerScheduling(config, log)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The share tests' own mock cluster (``share_mock``) is a broker too: ``integration``,
+    out of `make check` (the plugin marks the users of its broker fixtures)."""
+    for item in items:
+        if "share_mock" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.integration)
+
+
 @pytest.fixture(scope="session")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     """A throwaway CA, a broker and a client certificate it signed, and a CA not trusted."""

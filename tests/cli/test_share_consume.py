@@ -15,6 +15,7 @@ from kafkawire.testing import MockCluster
 from .conftest import Run
 
 
+@pytest.mark.integration  # starts a mock cluster of its own
 async def test_a_share_group_member_acknowledges_what_it_printed(run: Run) -> None:
     topic, group = f"cli-share-{uuid.uuid4().hex[:8]}", f"cli-workers-{uuid.uuid4().hex[:8]}"
     async with MockCluster(share_auto_offset_reset="earliest") as cluster:

@@ -47,6 +47,7 @@ async def test_the_mock_cluster_gives_an_instance_id_and_asks_for_no_metrics(
         assert producer._telemetry.state is TelemetryState.SUBSCRIPTION_NEEDED  # none asked
 
 
+@pytest.mark.integration  # starts a mock cluster of its own
 async def test_the_mock_cluster_decodes_what_a_producer_and_a_consumer_push(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -140,6 +140,7 @@ async def test_no_push_when_it_is_turned_off(cluster: FakeCluster) -> None:
     assert not any(r.api_key == PUSH for r in cluster.requests)
 
 
+@pytest.mark.integration  # starts a mock cluster of its own
 async def test_the_mock_cluster_decodes_what_the_share_consumer_pushes() -> None:
     """On a mock of its own: its telemetry settings are the whole cluster's."""
     topic, group = fresh("topic"), fresh("group")
