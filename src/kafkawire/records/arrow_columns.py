@@ -43,7 +43,7 @@ from .reader import decode_batches
 from .transactions import AbortedTransactionLike, ReadCommittedFilter
 from .v2_records import ACCELERATED as _RECORDS_ACCELERATED
 from .v2_records import encode_record, read_records
-from .varint import small_varints
+from .varint import INT64_MAX, INT64_MIN, small_varints
 
 __all__ = [
     "ACCELERATED",
@@ -56,7 +56,6 @@ __all__ = [
     "legacy_section",
 ]
 
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _UINT64 = 1 << 64
 
 
@@ -167,10 +166,10 @@ class RecordColumnsPure:
             log_append_time=log_append_time,
             count=count,
         )
-        if any(not _INT64_MIN <= r.offset <= _INT64_MAX for r in records):
+        if any(not INT64_MIN <= r.offset <= INT64_MAX for r in records):
             raise CorruptRecordError("a record offset does not fit in int64")
         kept = [r for r in records if start <= r.offset < end]
-        if any(not _INT64_MIN <= r.timestamp <= _INT64_MAX for r in kept):
+        if any(not INT64_MIN <= r.timestamp <= INT64_MAX for r in kept):
             raise CorruptRecordError("a record timestamp does not fit in int64")
         for record in kept:  # checked above: nothing below fails but memory
             self._put(record, timestamp_type)
@@ -179,7 +178,7 @@ class RecordColumnsPure:
     def _put(self, record: Record, timestamp_type: int) -> None:
         micros = (record.timestamp * 1000) % _UINT64
         self._offsets.append(record.offset)
-        self._timestamps.append(micros - _UINT64 if micros > _INT64_MAX else micros)
+        self._timestamps.append(micros - _UINT64 if micros > INT64_MAX else micros)
         self._types.append(timestamp_type)
         self._keys.put(record.key)
         self._values.put(record.value)

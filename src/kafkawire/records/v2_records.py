@@ -49,7 +49,15 @@ from .model import (
     RecordTwin,
     records_into,
 )
-from .varint import SMALL_VARINT_LIMIT, encode_varint, read_raw, read_varint, small_varints
+from .varint import (
+    INT64_MAX,
+    INT64_MIN,
+    SMALL_VARINT_LIMIT,
+    encode_varint,
+    read_raw,
+    read_varint,
+    small_varints,
+)
 
 __all__ = [
     "ACCELERATED",
@@ -332,9 +340,6 @@ def encode_record(
     return (small[raw] if raw < _SMALL else encode_varint(len(body))) + body
 
 
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
-
-
 class EncodedRecordsPure:
     """The records of a v2 batch being built, encoded as they are appended.
 
@@ -393,11 +398,11 @@ class EncodedRecordsPure:
         """Append one record; return its offset delta."""
         if not isinstance(timestamp, int):
             raise TypeError(f"a record timestamp must be an int, not {type(timestamp).__name__}")
-        if not _INT64_MIN <= timestamp <= _INT64_MAX:
+        if not INT64_MIN <= timestamp <= INT64_MAX:
             raise InvalidRecordError(f"timestamp {timestamp} does not fit in int64")
         delta = self._count
         base = self._base_timestamp if delta else timestamp
-        if not _INT64_MIN <= timestamp - base <= _INT64_MAX:
+        if not INT64_MIN <= timestamp - base <= INT64_MAX:
             raise InvalidRecordError(f"{timestamp - base} does not fit in a varlong")
         key = _nullable_bytes(key, "key")
         value = _nullable_bytes(value, "value")
@@ -533,7 +538,7 @@ def _stamp(stamps: Sequence[object], index: int) -> int:
     stamp = stamps[index]
     if not isinstance(stamp, int):
         raise TypeError(f"timestamps[{index}] must be an int, not {type(stamp).__name__}")
-    if not _INT64_MIN <= stamp <= _INT64_MAX:
+    if not INT64_MIN <= stamp <= INT64_MAX:
         raise InvalidRecordError(f"timestamp {stamp} does not fit in int64")
     return stamp
 
@@ -552,7 +557,7 @@ def _measure(
     (in the compiled twin's order)."""
     overhead, header_overhead = overheads
     base = records.base_timestamp if len(records) else timestamp
-    if not _INT64_MIN <= timestamp - base <= _INT64_MAX:
+    if not INT64_MIN <= timestamp - base <= INT64_MAX:
         raise InvalidRecordError(f"{timestamp - base} does not fit in a varlong")
     weight = overhead + (len(key) if key is not None else 0) + (len(value) if value else 0)
     if headers:

@@ -20,6 +20,8 @@ from .errors import CorruptRecordError, InvalidRecordError
 from .model import BytesLike
 
 __all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
     "SMALL_VARINT_LIMIT",
     "encode_varint",
     "read_raw",
@@ -27,7 +29,8 @@ __all__ = [
     "small_varints",
 ]
 
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+"""The bounds of Kafka's int64 (offsets, timestamps, varlongs)."""
 SMALL_VARINT_LIMIT = 1 << 14
 """Zigzag forms below this take one or two bytes and are in :func:`small_varints`."""
 
@@ -65,7 +68,7 @@ def encode_varint(value: int) -> bytes:
 
     Raises :class:`InvalidRecordError` for a value outside int64.
     """
-    if not _INT64_MIN <= value <= _INT64_MAX:
+    if not INT64_MIN <= value <= INT64_MAX:
         raise InvalidRecordError(f"{value} does not fit in a varlong")
     raw = (value << 1) ^ (value >> 63)
     out = bytearray()
