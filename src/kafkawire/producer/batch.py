@@ -205,6 +205,7 @@ class ProducerBatch:
             log_append_time=None,
             count=len(builder),
         )
+        assert len(records) > 1, "a record alone is not split"
         weights = [_memory(record) for record in records]
         half = sum(weights) // 2
         cut, used = 1, weights[0]
