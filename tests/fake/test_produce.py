@@ -175,6 +175,19 @@ async def test_a_batch_larger_than_max_message_bytes_is_refused() -> None:
     assert "exceeds the maximum configured value of 200" in message
 
 
+async def test_a_topics_max_message_bytes_bounds_the_whole_batch_in_bytes() -> None:
+    """The topic's config, not the broker's, and on the batch as sent (log overhead
+    included: Kafka's ``batch.sizeInBytes()``), so a batch of exactly the limit is taken."""
+    data = batch(b"x" * 300)
+    async with FakeCluster(1) as cluster:
+        cluster.create_topic("t", configs={"max.message.bytes": str(len(data))})
+        cluster.create_topic("tight", configs={"max.message.bytes": str(len(data) - 1)})
+        async with Wire(cluster) as wire:
+            assert await answer(wire, data) == (Error.NONE, 0)
+            assert await answer(wire, data, topic="tight") == (Error.MESSAGE_TOO_LARGE, -1)
+    assert len(cluster.records("tight", 0)) == 0
+
+
 async def test_compacted_topics_take_no_null_keys(fake_cluster: FakeCluster) -> None:
     fake_cluster.create_topic("c", configs={"cleanup.policy": "compact"})
     leader = fake_cluster.leader("c", 0)[0]

@@ -92,3 +92,37 @@ async def test_the_short_path_does_not_pass_a_send_waiting_for_room() -> None:
     [taken] = accumulator.remove_all()
     assert len(taken) == 3
     assert accumulator.append_to_open("t", 0, None, b"w", 10) is None  # no open batch now
+
+
+async def test_a_split_batch_is_queued_in_its_place_and_its_deliveries_follow_its_parts() -> None:
+    """The parts of a batch refused as too large go where it was, before newer batches; a
+    part sent meanwhile and put back goes after the parts of an older split (they share its
+    creation time), and each delivery ends with its own part's offset."""
+    accumulator = _accumulator()
+    appended = [
+        accumulator.append("t", 0, b"k%d" % i, b"v" * 50, (), 1_000 + i, 73) for i in range(4)
+    ]
+    deliveries = [d for d in appended if d is not None]
+    [big] = accumulator.remove_all()
+    big.attempts = 1  # it was sent
+    newer = accumulator.append("t", 0, None, b"n", (), 2_000, 22)
+    first, second = accumulator.split_and_reenqueue(big)
+    assert (len(first), len(second), accumulator.available) == (2, 2, 1_000 - 4 * 73 - 22)
+    ready, _ = accumulator.ready(time.monotonic(), set())
+    assert ready == [first]
+    accumulator.take(first)
+    accumulator.take(second)  # both in flight: the first is refused again, the second waits
+    first_a, first_b = accumulator.split_and_reenqueue(first)
+    accumulator.put_back(second)
+    queued = accumulator.remove_all()
+    assert queued[:3] == [first_a, first_b, second]
+    assert len(queued) == 4  # and the newer batch last
+    assert not big.future.done()
+    for part, base in ((first_a, 10), (first_b, 20), (second, 30), (queued[3], 40)):
+        part.complete(base, -1)
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # the split of a split ends a turn later
+    assert [d.result().offset for d in deliveries] == [10, 20, 30, 31]
+    assert [d.result().timestamp for d in deliveries] == [1_000, 1_001, 1_002, 1_003]
+    assert newer is not None
+    assert newer.result().offset == 40

@@ -203,6 +203,10 @@ def test_an_answer_from_before_a_bump_changes_nothing() -> None:
     sequences.acked(old)
     sequences.returned(old)
     assert (sequences.last_acked(T0), sequences.in_flight()) == (-1, 0)
+    # Refused as too large: its parts are numbered in the new epoch when they are built.
+    first, second = Batch(T0, 1), Batch(T0, 2)
+    sequences.split(old, [first, second])  # type: ignore[list-item]
+    assert (first.build(sequences), second.build(sequences)) == ((7, 1, 0), (7, 1, 1))
 
 
 def test_the_same_id_and_epoch_given_again_start_sequences_over() -> None:
@@ -219,3 +223,27 @@ def test_the_same_id_and_epoch_given_again_start_sequences_over() -> None:
     sequences.initialized(FIRST)  # the same id and epoch as before
     assert waiting.build(sequences) == (7, 0, 0)
     assert sequences.is_next(waiting)
+
+
+def test_the_parts_of_a_batch_refused_as_too_large_take_its_sequences() -> None:
+    """Java's ProducerBatch.split: the broker has none of the big batch, so its parts are
+    numbered from its base sequence on, and the batch after it keeps its own; no bump."""
+    sequences = state(IdState.CURRENT)
+    before, big, after = Batch(T0, 1), Batch(T0, 5), Batch(T0, 2)
+    for batch in (before, big, after):
+        batch.build(sequences)
+    sequences.acked(before)
+    first, second = Batch(T0, 2), Batch(T0, 3)
+    sequences.split(big, [first, second])  # type: ignore[list-item]
+    assert (sequences.state, sequences.in_flight(T0), sequences.next_sequence(T0)) == (
+        IdState.CURRENT,
+        1,  # the batch after it; the parts are not sent yet
+        8,
+    )
+    assert not sequences.is_next(after)  # its OUT_OF_ORDER is the parts' gap: retried
+    assert first.build(sequences) == (7, 0, 1)
+    assert second.build(sequences) == (7, 0, 3)
+    sequences.acked(first)
+    sequences.acked(second)
+    assert sequences.is_next(after)
+    assert after.build(sequences) == (7, 0, 6)

@@ -15,7 +15,10 @@ Rules:
   room first come, first served (as Java's ``BufferPool``), and a record that would fit is not
   queued past them. :meth:`RecordAccumulator.close` ends their waits with an error.
 - A batch that is retried goes back into its partition's queue before every newer batch, so
-  a partition's records keep their order.
+  a partition's records keep their order; so do the two parts of a batch split after the
+  broker refused it as too large (:meth:`RecordAccumulator.split_and_reenqueue`), in its
+  place. A partition's batches are in (creation time, split path) order, a part before its
+  sibling and both before anything newer.
 - A queued batch expires ``delivery_timeout`` after it was created; :meth:`ready` says when
   the next one will, so the sender wakes for it.
 """
@@ -380,11 +383,25 @@ class RecordAccumulator:
         """Return a batch to be retried to its partition's queue, before every newer batch
         (batches of a partition are created, and numbered, in order)."""
         queue = self._queues[batch.tp]
-        index = 0
-        while index < len(queue) and queue[index].created < batch.created:
-            index += 1
-        queue.insert(index, batch)
+        queue.insert(_place(queue, batch), batch)
         self.wakeup.set()
+
+    def split_and_reenqueue(self, batch: ProducerBatch) -> tuple[ProducerBatch, ProducerBatch]:
+        """Split ``batch``, refused as too large (see :meth:`ProducerBatch.split`), and queue
+        its two parts in its place, before every newer batch of its partition, as Java's
+        ``splitAndReenqueue``; the memory it held is theirs. They take no records: they go as
+        they are (they were attempted: :meth:`append` opens a new batch after them)."""
+        first, second = parts = batch.split(
+            compression=self._compression, compression_level=self._compression_level
+        )
+        queue = self._queues[batch.tp]
+        index = _place(queue, batch)
+        queue.insert(index, second)
+        queue.insert(index, first)
+        self._give_back(batch.memory - first.memory - second.memory)  # 0: counted alike
+        batch.memory = 0
+        self.wakeup.set()
+        return parts
 
     def remove_all(self, partitions: set[TopicPartition] | None = None) -> list[ProducerBatch]:
         """Take every queued batch out, or those of ``partitions`` (to fail or abort them)."""
@@ -399,3 +416,13 @@ class RecordAccumulator:
     @property
     def empty(self) -> bool:
         return not any(self._queues.values())
+
+
+def _place(queue: deque[ProducerBatch], batch: ProducerBatch) -> int:
+    """Where ``batch`` goes back in its partition's ``queue``: before every batch created
+    after it, and after the parts of a split that come before it (see the module doc)."""
+    order = (batch.created, batch.split_path)
+    index = 0
+    while index < len(queue) and (queue[index].created, queue[index].split_path) < order:
+        index += 1
+    return index

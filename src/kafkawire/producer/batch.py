@@ -11,6 +11,13 @@ A delivery holds the future, not the batch: once the batch is done, nothing refe
 its records (builder and built bytes) are freed, however long an application keeps the
 deliveries. The future's :class:`BatchResult` carries what a delivery answers with.
 
+A batch the broker refuses as too large (MESSAGE_TOO_LARGE) is split in two
+(:meth:`ProducerBatch.split`, as Java's ``ProducerBatch.split``): its records are read back
+from the bytes built (the send path keeps nothing more per record for this rare case) into
+two new batches, each of which may be split again. Its future waits for theirs and then holds
+a :class:`SplitResult`, from which each delivery takes its own record's part: the part's
+offset, or its error.
+
 :func:`append_record` (a record stamped now, and its delivery: the producer's common case) is
 compiled in the optional C extension ``kafkawire.producer._accel`` where it is built, and
 gives what :func:`append_record_pure` gives.
@@ -19,6 +26,8 @@ gives what :func:`append_record_pure` gives.
 from __future__ import annotations
 
 import asyncio
+import bisect
+import functools
 import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
@@ -26,15 +35,18 @@ from typing import Any, NamedTuple
 
 from kafkawire._extensions import load_optional
 from kafkawire.cluster import TopicPartition
-from kafkawire.records import Compression, HeaderInput, RecordBatchBuilder
+from kafkawire.records import Compression, HeaderInput, Record, RecordBatchBuilder
+from kafkawire.records.v2_records import read_records
 
 __all__ = [
     "HEADER_OVERHEAD",
     "RECORD_OVERHEAD",
+    "BatchOutcome",
     "BatchResult",
     "Delivery",
     "ProducerBatch",
     "RecordMetadata",
+    "SplitResult",
     "append_record",
 ]
 
@@ -65,6 +77,29 @@ class BatchResult(NamedTuple):
     log_append_time: int  # -1 unless the topic stamps records with the broker's time
 
 
+class SplitResult(NamedTuple):
+    """What a batch split after MESSAGE_TOO_LARGE ends with, once each of its parts is done:
+    part ``i`` holds its records ``bounds[i]`` to ``bounds[i + 1] - 1``, and ends as
+    ``futures[i]`` does (delivered, failed, or split in turn)."""
+
+    bounds: tuple[int, ...]
+    futures: tuple[asyncio.Future[BatchOutcome], ...]
+
+    def locate(self, index: int) -> tuple[BatchResult, int]:
+        """The result of the batch that delivered record ``index`` of the split batch, and
+        the record's index in it; raises that batch's error if it failed."""
+        outcome: BatchOutcome = self
+        while isinstance(outcome, SplitResult):
+            part = bisect.bisect_right(outcome.bounds, index) - 1
+            index -= outcome.bounds[part]
+            outcome = outcome.futures[part].result()
+        return outcome, index
+
+
+BatchOutcome = BatchResult | SplitResult
+"""What a batch's future holds once it is delivered."""
+
+
 class ProducerBatch:
     """Records bound for one partition, sent together in one Produce request."""
 
@@ -78,6 +113,7 @@ class ProducerBatch:
         "payload",
         "producer_state",
         "retry_at",
+        "split_path",
         "tp",
         "unfinished",
     )
@@ -100,13 +136,16 @@ class ProducerBatch:
             compression=compression, compression_level=compression_level
         )
         self.created = created  # time.monotonic()
-        self.future: asyncio.Future[BatchResult] = asyncio.get_running_loop().create_future()
+        self.future: asyncio.Future[BatchOutcome] = asyncio.get_running_loop().create_future()
         self.memory = 0  # its records' (uncompressed) size, counted against buffer_memory
         self.attempts = 0
         self.retry_at = 0.0
         self.producer_state: tuple[int, int, int] | None = None  # (id, epoch, base sequence)
         self.payload: bytes | None = None
         self.last_error: BaseException | None = None  # of the last attempt that failed
+        # Empty for a batch the accumulator made; for a part of a split batch, that batch's
+        # path and the part's index. A partition's batches go in (created, split_path) order.
+        self.split_path: tuple[int, ...] = ()
 
     def __len__(self) -> int:
         return len(self.builder)
@@ -149,6 +188,85 @@ class ProducerBatch:
         self.future.cancel()
         self.unfinished.discard(self)
 
+    def split(
+        self, *, compression: Compression, compression_level: int | None
+    ) -> tuple[ProducerBatch, ProducerBatch]:
+        """Its records (two or more) in two new batches, in order: the first takes them while
+        they fit in half its memory (at least one), the second the rest, as Java splits a
+        batch already split (KAFKA-8350: at its largest record or half its size, whichever
+        is larger). The parts keep its creation time (so its delivery deadline), attempts
+        and last error, and count their records' memory; it is no longer unfinished, and
+        ends with a :class:`SplitResult` once both have ended."""
+        builder = self.builder
+        records = read_records(
+            builder.encoded(),
+            base_offset=0,
+            base_timestamp=builder.base_timestamp,
+            log_append_time=None,
+            count=len(builder),
+        )
+        assert len(records) > 1, "a record alone is not split"
+        weights = [_memory(record) for record in records]
+        half = sum(weights) // 2
+        cut, used = 1, weights[0]
+        while cut < len(records) - 1 and used + weights[cut] <= half:
+            used += weights[cut]
+            cut += 1
+        parts = (
+            self._part(0, records[:cut], compression, compression_level),
+            self._part(1, records[cut:], compression, compression_level),
+        )
+        self.unfinished.discard(self)  # its parts are, in its place
+        futures = (parts[0].future, parts[1].future)
+        settle = functools.partial(_settle_split, self.future, (0, cut, len(records)), futures)
+        for future in futures:
+            future.add_done_callback(settle)
+        return parts
+
+    def _part(
+        self,
+        index: int,
+        records: Sequence[Record],
+        compression: Compression,
+        compression_level: int | None,
+    ) -> ProducerBatch:
+        part = ProducerBatch(
+            self.tp,
+            compression=compression,
+            compression_level=compression_level,
+            created=self.created,
+            unfinished=self.unfinished,
+        )
+        for record in records:
+            part.builder.append(
+                record.key, record.value, timestamp=record.timestamp, headers=record.headers
+            )
+            part.memory += _memory(record)
+        part.attempts = self.attempts
+        part.last_error = self.last_error
+        part.split_path = (*self.split_path, index)
+        return part
+
+
+def _memory(record: Record) -> int:
+    """What a record counts for against batch_size and buffer_memory (see RECORD_OVERHEAD)."""
+    size = RECORD_OVERHEAD + len(record.key or b"") + len(record.value or b"")
+    for header in record.headers:
+        size += HEADER_OVERHEAD + len(header.key.encode()) + len(header.value or b"")
+    return size
+
+
+def _settle_split(
+    future: asyncio.Future[BatchOutcome],
+    bounds: tuple[int, ...],
+    parts: tuple[asyncio.Future[BatchOutcome], ...],
+    _: object,
+) -> None:
+    """End a split batch's ``future`` once each of its ``parts`` has ended (it holds the
+    future only, not the batch: the batch's records are freed)."""
+    if not future.done() and all(part.done() for part in parts):
+        future.set_result(SplitResult(bounds, parts))
+
 
 class Delivery:
     """What :meth:`Producer.send` returns: ``await`` it for the record's
@@ -158,7 +276,7 @@ class Delivery:
 
     def __init__(
         self,
-        future: asyncio.Future[BatchResult],
+        future: asyncio.Future[BatchOutcome],
         offset: int,
         timestamp: int,
         key: bytes | None,
@@ -194,12 +312,15 @@ class Delivery:
         """The metadata of a delivered record (``InvalidStateError`` before it is done)."""
         return self._metadata(self._future.result())
 
-    def _metadata(self, result: BatchResult) -> RecordMetadata:
+    def _metadata(self, result: BatchOutcome) -> RecordMetadata:
+        offset = self._offset
+        if isinstance(result, SplitResult):  # rare: refused as too large, sent in parts
+            result, offset = result.locate(offset)
         tp = result.tp
         return RecordMetadata(
             topic=tp.topic,
             partition=tp.partition,
-            offset=-1 if result.base_offset < 0 else result.base_offset + self._offset,
+            offset=-1 if result.base_offset < 0 else result.base_offset + offset,
             timestamp=self._timestamp if result.log_append_time < 0 else result.log_append_time,
             serialized_key_size=self._key_size,
             serialized_value_size=self._value_size,
@@ -208,7 +329,7 @@ class Delivery:
 
 def append_record_pure(
     builder: RecordBatchBuilder,
-    future: asyncio.Future[BatchResult],
+    future: asyncio.Future[BatchOutcome],
     key: bytes | None,
     value: bytes | None,
 ) -> Delivery:
@@ -219,7 +340,7 @@ def append_record_pure(
 
 
 AppendRecord = Callable[
-    [RecordBatchBuilder, "asyncio.Future[BatchResult]", bytes | None, bytes | None], Delivery
+    [RecordBatchBuilder, "asyncio.Future[BatchOutcome]", bytes | None, bytes | None], Delivery
 ]
 
 

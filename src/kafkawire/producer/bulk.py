@@ -27,6 +27,7 @@ Rules, each as :meth:`~.producer.Producer.send` keeps it for one record:
 from __future__ import annotations
 
 import asyncio
+import itertools
 from array import array
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -37,7 +38,7 @@ from kafkawire.records.columns import NONE, ColumnSpec, column, items, length, t
 from kafkawire.records.v2_records import measure_columns
 
 from .arguments import checked_partition
-from .batch import HEADER_OVERHEAD, RECORD_OVERHEAD, BatchResult
+from .batch import HEADER_OVERHEAD, RECORD_OVERHEAD, BatchOutcome, BatchResult, SplitResult
 from .partitioner import Partitioner, StickyPartitioner, group_by_partition, key_partitions
 
 if TYPE_CHECKING:
@@ -223,7 +224,7 @@ def _given(topic: str, partitions: Any, count: int, partition_count: int) -> arr
 class _Segment(NamedTuple):
     """Records queued together in one producer batch."""
 
-    future: asyncio.Future[BatchResult]
+    future: asyncio.Future[BatchOutcome]
     first: int  # the offset of the first in the batch
     partition: int
     span: Span  # which records, count = stop - start
@@ -371,26 +372,33 @@ class BatchDelivery:
 
     def result(self) -> SentBatch:
         """The result of a delivery that is done (``InvalidStateError`` before)."""
+        segments = [piece for segment in self._segments for piece in _parts_of(segment)]
         results: dict[int, BatchResult | BaseException] = {}
         failed: BaseException | None = None
-        for index, segment in enumerate(self._segments):
+        for index, segment in enumerate(segments):
             future = segment.future
             error = future.exception() if not future.cancelled() else asyncio.CancelledError()
-            results[index] = future.result() if error is None else error
+            if error is None:
+                outcome = future.result()
+                assert isinstance(outcome, BatchResult)  # a split's parts are in segments
+                results[index] = outcome
+            else:
+                results[index] = error
             failed = failed or error
-        sent = SentBatch(self._topic, self._count, self._segments, results)
+        sent = SentBatch(self._topic, self._count, segments, results)
         if failed is None:
             return sent
-        raise self._error(results, failed, sent)
+        raise self._error(segments, results, failed, sent)
 
     def _error(
         self,
+        segments: Sequence[_Segment],
         results: Mapping[int, BatchResult | BaseException],
         failed: BaseException,
         sent: SentBatch,
     ) -> SendBatchError:
         errors: list[BaseException | None] = [None] * self._count
-        for index, segment in enumerate(self._segments):
+        for index, segment in enumerate(segments):
             result = results[index]
             if isinstance(result, BaseException):
                 for record in _indexes(segment.span):
@@ -404,3 +412,24 @@ class BatchDelivery:
         )
         error.__cause__ = failed
         return error
+
+
+def _parts_of(segment: _Segment) -> list[_Segment]:
+    """``segment`` as the segments of the batches that delivered its records: itself, or,
+    when its batch was split after MESSAGE_TOO_LARGE, the parts holding them (in turn)."""
+    future = segment.future
+    if future.cancelled() or future.exception() is not None:
+        return [segment]
+    split = future.result()
+    if not isinstance(split, SplitResult):
+        return [segment]
+    pieces: list[_Segment] = []
+    first, end = segment.first, segment.first + segment.span.stop - segment.span.start
+    pos = segment.span.start
+    for (start, stop), part in zip(itertools.pairwise(split.bounds), split.futures, strict=True):
+        taken = min(end, stop) - max(first, start)
+        if taken > 0:
+            span = Span(segment.span.order, pos, pos + taken)
+            pieces += _parts_of(_Segment(part, max(first, start) - start, segment.partition, span))
+            pos += taken
+    return pieces

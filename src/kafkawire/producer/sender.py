@@ -43,6 +43,16 @@ Rules:
   delivery timeout. That costs nothing while nothing fails.
 - DUPLICATE_SEQUENCE_NUMBER means the broker already has the batch (an earlier attempt got
   through): delivered, offset unknown (-1), as the Java client treats it.
+- MESSAGE_TOO_LARGE on a batch of several records (larger than the topic's
+  ``max.message.bytes``: ``batch_size`` above it, or compression that grew the batch) splits
+  it in two, queued in its place, as Java's ``Sender.completeBatch`` splits a v2 batch
+  (``RecordAccumulator.splitAndReenqueue``); each part is split again if refused again. The
+  parts take its sequences (no gap: the broker has none of it), go once the partition's
+  batches in flight are back, and go one at a time, as a batch sent again does. Java splits
+  first at ``batch.size``, which only undoes its compression-ratio estimate; kafkawire fills
+  batches by their uncompressed size, so that would give the same batch back, and it halves
+  at once, as Java does a batch already split (KAFKA-8350). A record alone fails with
+  :class:`~kafkawire.errors.MessageTooLargeError` naming its partition and size.
 - With idempotence, the sequence state (:mod:`.sequences`) gives each batch its sequences
   when it is built and hears how it ended. OUT_OF_ORDER_SEQUENCE_NUMBER on a batch that is
   not the next after the last one acknowledged is an older batch's gap: the batch is retried
@@ -77,6 +87,7 @@ from kafkawire.cluster.supervisor import Supervisor, Work
 from kafkawire.errors import (
     DuplicateSequenceNumberError,
     KafkawireError,
+    MessageTooLargeError,
     OutOfOrderSequenceNumberError,
     UnknownProducerIdError,
     error_for_code,
@@ -630,8 +641,41 @@ class Sender:
             )
         elif isinstance(error, DuplicateSequenceNumberError):
             self._complete(batch, -1, -1)
+        elif isinstance(error, MessageTooLargeError):
+            self._too_large(batch, error)
         else:
             self._failed_attempt(batch, error)
+
+    def _too_large(self, batch: ProducerBatch, error: MessageTooLargeError) -> None:
+        """Split a batch of several records the broker refused as too large, and send its
+        parts (see the module doc); a record alone fails, naming its size."""
+        if batch.future.done():
+            return  # expired in flight, or failed with the producer
+        size = len(batch.payload or b"")
+        if len(batch) == 1:
+            alone = MessageTooLargeError(
+                f"{_name(batch.tp)}: a batch of 1 record, {size} bytes, is larger than the "
+                "broker takes for the topic (max.message.bytes): "
+                f"{error.message or error.description}"
+            )
+            self._failed_attempt(batch, alone)
+            return
+        batch.last_error = error
+        parts = self._accumulator.split_and_reenqueue(batch)
+        if self._sequences is not None:
+            self._sequences.split(batch, parts)
+        self._held.add(batch.tp)  # its parts go once the batches in flight after it are back
+        self._warnings.warning(
+            "split",
+            "%d records for %s (%d bytes) refused as too large: sending them again in "
+            "batches of %d and %d records: %s",
+            len(batch),
+            _name(batch.tp),
+            size,
+            len(parts[0]),
+            len(parts[1]),
+            error,
+        )
 
     def _failed_attempt(self, batch: ProducerBatch, error: KafkawireError) -> None:
         if batch.future.done():

@@ -12,6 +12,11 @@ The value holds, as Kafka's Java ``TransactionManager`` (its ``TxnPartitionMap``
   the batches numbered under the current id and epoch and not yet done, by base sequence,
   with those whose attempt is out now (in flight).
 
+A batch the broker refused as too large is not in its log: split in parts
+(:meth:`SequenceState.split`), the parts take its sequences in order, so the batches numbered
+after it keep theirs, and nothing changes the id (Java's ``ProducerBatch.split`` gives the
+split batches the big batch's base sequence, counting on).
+
 Why an id changes (KIP-360). A batch that failed for good after it was sent may leave a gap
 (the broker may or may not have it): the epoch is bumped (InitProducerId with the current id
 and epoch), after which every partition starts again at sequence 0 and the batches not yet
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import enum
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kafkawire.cluster import TopicPartition
@@ -193,6 +199,19 @@ class SequenceState:
             return
         partition.in_flight.discard(batch)
         self.request_epoch_bump(reason)
+
+    def split(self, batch: ProducerBatch, parts: Sequence[ProducerBatch]) -> None:
+        """``batch`` came back refused as too large (the broker has none of it) and goes
+        again as ``parts``, its records in order: they take its sequences. One numbered
+        before the id changed leaves them to be numbered when they are built."""
+        partition = self._partitions.get(batch.tp)
+        sequence = None if partition is None else partition.numbered.pop(batch, None)
+        if partition is None or sequence is None:
+            return
+        partition.in_flight.discard(batch)
+        for part in parts:
+            partition.numbered[part] = sequence
+            sequence = (sequence + len(part)) % _SEQUENCES
 
     def is_next(self, batch: ProducerBatch) -> bool:
         """Whether ``batch`` starts right after the last sequence the broker acknowledged for
