@@ -20,9 +20,10 @@ size decides how many Produce requests carry the records:
 Prints records/s, MB/s, this process's CPU time per record (all its threads: confluent-kafka's
 librdkafka threads too; the broker is another process) and kafkawire's ratio to each peer,
 then a table of kafkawire's ratio to confluent-kafka's records/s for each setting and way of
-batching. Environment: KAFKAWIRE_BENCH_RECORDS (the count), KAFKAWIRE_BENCH_SETTINGS and
-KAFKAWIRE_BENCH_BATCHING (comma-separated names to run only those, e.g. ``plain,idempotent``
-and ``defaults,1 MiB``: a name matches the settings or ways that contain it).
+batching. Environment: KAFKAWIRE_BENCH_RECORDS (the count), KAFKAWIRE_BENCH_SETTINGS,
+KAFKAWIRE_BENCH_BATCHING and KAFKAWIRE_BENCH_CLIENTS (comma-separated names to run only those,
+e.g. ``plain,idempotent``, ``defaults,1 MiB`` and ``kafkawire,confluent``: a name matches the
+settings, ways or clients that contain it).
 
 ``python -m benchmarks.bench_producer once [SETTING [BATCHING [RECORDS [LINGER_MS]]]]`` runs
 kafkawire alone, once, after a warm-up (what ``valgrind --tool=callgrind`` measures: run it at
@@ -221,7 +222,8 @@ async def _measure(bootstrap: str) -> None:
                 best: dict[str, float] = {}
                 cpu: dict[str, float] = {}  # this process's CPU (every thread) per record, best
                 for _ in range(ROUNDS):
-                    for client_name, run in CLIENTS.items():
+                    for client_name in _chosen(CLIENTS, "KAFKAWIRE_BENCH_CLIENTS"):
+                        run = CLIENTS[client_name]
                         topic = next(_topics)
                         await client.create_topic(topic, partitions=1)
                         start, start_cpu = time.perf_counter(), time.process_time()
@@ -308,7 +310,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["once"]:
+    if sys.argv[1:2] in (["-h"], ["--help"]):
+        print(__doc__)
+    elif sys.argv[1:2] == ["once"]:
         setting_name, way = [*sys.argv[2:4], "plain", "defaults"][:2]
         count = int(sys.argv[4]) if len(sys.argv) > 4 else RECORDS
         linger = int(sys.argv[5]) if len(sys.argv) > 5 else None

@@ -186,6 +186,43 @@ async def test_submit_tells_then_as_the_answer_is_read_and_survives_its_bugs() -
     assert [type(e) for e in closed] == [ConnectionClosedError]
 
 
+async def test_corked_frames_go_out_in_one_write_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    writes: list[int] = []  # the client's writes (the broker's answers are written too)
+    write = asyncio.selector_events._SelectorSocketTransport.write  # type: ignore[attr-defined]
+
+    def counted(transport: Any, data: bytes) -> None:
+        if transport.get_extra_info("peername")[1] == broker.port:
+            writes.append(len(data))
+        write(transport, data)
+
+    async with FakeBroker(echo_handler) as broker, await open_to(broker) as conn:
+        monkeypatch.setattr(asyncio.selector_events._SelectorSocketTransport, "write", counted)  # type: ignore[attr-defined]
+        conn.cork()
+        futures = [conn.submit(request(f"t{i}")) for i in range(3)]
+        assert writes == []  # registered (their deadlines run), not written yet
+        assert conn.uncork() == 3
+        assert len(writes) == 1
+        done = await asyncio.wait_for(asyncio.gather(*futures), WAIT)
+        assert [names(r) for r in done] == [["t0"], ["t1"], ["t2"]]
+        assert conn.uncork() == 0  # not corked: nothing kept
+        assert names(await conn.send(request("after"))) == ["after"]  # written at once again
+        assert len(writes) == 2
+
+
+async def test_closing_a_corked_connection_fails_its_kept_requests_and_writes_nothing() -> None:
+    async with FakeBroker(echo_handler) as broker:
+        conn = await open_to(broker)
+        conn.cork()
+        future = conn.submit(request("kept"))
+        await conn.close()
+        assert conn.uncork() == 0
+        with pytest.raises(ConnectionClosedError):
+            await asyncio.wait_for(future, WAIT)
+    assert [names(body) for _, body in broker.clients[0].requests[1:]] == []
+
+
 async def test_a_submitted_request_times_out_and_closes_the_connection() -> None:
     async def silent(client: FakeClient, header: Any, body: Any) -> None:
         return None

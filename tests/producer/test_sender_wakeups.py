@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from kafkawire.net import Connection
 from kafkawire.producer import Producer
 from kafkawire.producer import sender as sender_module
 from kafkawire.records import decode_batches
@@ -43,6 +44,35 @@ async def test_a_backlog_of_full_batches_goes_without_a_wakeup_per_request(
         await producer.send_batch("t", VALUES, partition=0)
         await asyncio.wait_for(producer.flush(), WAIT)
     assert _values(fake_cluster, "t", 0) == VALUES
+
+
+async def test_the_requests_of_a_turn_go_out_in_one_write(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Batches that need a request each (one fits in max_request_size) go at one turn,
+    written to the socket together."""
+    written: list[int] = []  # frames per socket write of a corked connection
+    uncork = Connection.uncork
+
+    def counted(connection: Connection) -> int:
+        frames = uncork(connection)
+        written.append(frames)
+        return frames
+
+    monkeypatch.setattr(Connection, "uncork", counted)
+    async with FakeCluster(num_brokers=1) as fake:
+        fake.create_topic("t", 3)
+        async with Producer(
+            fake.bootstrap, batch_size=2_000, linger_ms=60_000, max_request_size=1_000
+        ) as producer:
+            await producer.send("t", b"first", partition=0)
+            await asyncio.wait_for(producer.flush(), WAIT)  # the connection is open
+            for partition in range(3):  # a lingering batch each
+                await producer.send_batch("t", VALUES[:40], partition=partition)
+            written.clear()
+            await asyncio.wait_for(producer.flush(), WAIT)  # all three ready at once
+        assert written == [3]
+        assert [len(_values(fake, "t", p)) for p in range(3)] == [41, 40, 40]
 
 
 async def test_batches_that_did_not_fit_in_a_request_go_at_the_next_turn(

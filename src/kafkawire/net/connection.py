@@ -44,6 +44,13 @@ Invariants:
   (or failed by the deadline timer, or the connection closing); it does not wait for the
   transport's buffer to drain, so such a caller bounds what it has in flight. A request
   whose future is cancelled is abandoned once its deadline passes, if no answer came.
+- :meth:`Connection.cork` keeps the frames written from then on, in order, until
+  :meth:`Connection.uncork` hands them to the transport in one write: a caller that writes
+  several requests in one synchronous step (the producer's sender, a request per batch) pays
+  one socket write, and wakes the broker once, instead of one per request. Each request is
+  registered, with its deadline, as it is written; only its bytes wait. Uncork before
+  yielding to the event loop: nothing else flushes them. Closing drops them (their requests
+  fail as any in flight).
 - Produce with ``acks=0`` gets no response: ``send`` returns an empty response of the
   request's version (no partitions, as Kafka's Java client makes up) once the frame is
   written (handed to the transport with its buffer drained below the high-water mark). Kafka
@@ -137,6 +144,7 @@ class Connection:
         self._versions: BrokerVersions | None = None
         self._set_up = False  # open() has negotiated and authenticated
         self._held: list[bytes] | None = None  # frames written during a re-authentication
+        self._corked: list[bytes] | None = None  # frames written since cork()
         self._released = asyncio.Event()  # no re-authentication holds frames back
         self._released.set()
         self._reauthentication: asyncio.Task[None] | None = None
@@ -413,12 +421,31 @@ class Connection:
         if held:
             assert self._held is not None
             self._held.append(frame)
+        elif self._corked is not None:
+            self._corked.append(frame)
         else:
             try:
                 self._transport.write(frame)
             except OSError as exc:
                 failed = exc
         return correlation_id, future, failed, held
+
+    def cork(self) -> None:
+        """Keep the frames of the requests written from now on until :meth:`uncork`."""
+        if self._corked is None:
+            self._corked = []
+
+    def uncork(self) -> int:
+        """Write the frames kept since :meth:`cork` in one write; how many there were. A
+        write that fails closes the connection (their requests fail with it)."""
+        frames, self._corked = self._corked, None
+        if not frames:
+            return 0
+        try:
+            self._transport.write(frames[0] if len(frames) == 1 else b"".join(frames))
+        except OSError as exc:
+            self._shutdown(f"writing to the socket failed: {exc}", exc)
+        return len(frames)
 
     async def _answer(
         self,
@@ -580,6 +607,7 @@ class Connection:
         self._abandoned.clear()
         self._acks_0.clear()
         self._held = None
+        self._corked = None
         self._released.set()
         if not graceful:
             # Not a WARNING: each request in flight fails to its caller, and the cluster layer

@@ -214,6 +214,7 @@ class Sender:
         self._refresh_failures = 0
         self._warnings = ThrottledLog(_log)
         self._stopping = False
+        self._corked: list[Connection] | None = None  # during a turn: connections written to
 
     def stop(self) -> None:
         """Send what is queued at once (lingering no more), then end :meth:`run`."""
@@ -231,16 +232,33 @@ class Sender:
                 now = time.monotonic()
                 if now >= self._expiry_due:
                     self._expiry_due = self._expire(now)
-                next_check = min(now + _IDLE, self._expiry_due)
-                ready, when = accumulator.ready(now, self._blocked())
-                next_check = min(next_check, when)
-                if ready and self._identity_ready():
-                    next_check = min(next_check, self._dispatch(ready, now))
-                alarm.ring_by(next_check)
+                alarm.ring_by(min(now + _IDLE, self._expiry_due, self._turn(now)))
                 await accumulator.wakeup.wait()
         finally:
             self._ended = True
             alarm.cancel()
+
+    def _turn(self, now: float) -> float:
+        """Dispatch what is ready, and again while that leaves batches ready (the batch
+        behind one sent, batches that did not fit in a request), at most
+        ``max_in_flight_requests_per_connection`` times; when to look again. The requests of
+        a turn go out in one socket write per connection (:meth:`Connection.cork`), which
+        wakes the broker once."""
+        accumulator = self._accumulator
+        self._corked = []
+        try:
+            for _ in range(self._settings.max_in_flight_requests_per_connection):
+                ready, when = accumulator.ready(now, self._blocked())
+                if not (ready and self._identity_ready()):
+                    return when
+                next_check = self._dispatch(ready, now)
+                if next_check > now:
+                    return min(when, next_check)
+            return now  # more may be ready: the next turn, at once
+        finally:
+            corked, self._corked = self._corked, None
+            for connection in corked:
+                connection.uncork()
 
     def _blocked(self) -> set[TopicPartition]:
         """Partitions that may not send their next batch now."""
@@ -478,6 +496,9 @@ class Sender:
                 self._request_ended(node, batches)
                 return
             request = self._request(node, connection.version_for(PRODUCE), sending, metadata)
+            if self._corked is not None and connection not in self._corked:
+                connection.cork()  # written at the end of the turn, with its other requests
+                self._corked.append(connection)
             self._cluster.write(
                 request,
                 node_id=node,
