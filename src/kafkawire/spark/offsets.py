@@ -79,7 +79,9 @@ async def _partitions(
         topics = sorted(t for t in metadata.topics if pattern.fullmatch(t))
         return [TopicPartition(t, p) for t in topics for p in sorted(metadata.topics[t].partitions)]
     named = sorted({t for t, _ in options.assign} or set(options.subscribe))
-    metadata = await client.cluster.metadata(named)
+    # Asked each time, not taken from the client's cache: a kept client (.worker) would see
+    # partitions added to a topic only when its metadata ages out.
+    metadata = await client.cluster.refresh_metadata(named)
     found = {t: metadata.topics[t] for t in named if t in metadata.topics}
     missing = [t for t in named if t not in found or found[t].error_code == _UNKNOWN_TOPIC]
     if missing and must_exist:
