@@ -124,8 +124,10 @@ async def send_all(producer: Producer, options: WriteOptions, batches: Iterator[
 class Sending:
     """One task's rows through ``producer``: :meth:`add` each Arrow batch, then :meth:`finish`.
 
-    Each Arrow batch goes in one send_batch per topic, its columns read in place; its
-    deliveries are awaited while the next Arrow batch is queued.
+    Each Arrow batch goes in one send_batch per topic, its columns read in place. Nothing
+    waits for a batch's deliveries before the next is queued (the producer's
+    ``buffer_memory`` holds the rows back when the brokers fall behind); those done by then are
+    checked, so that a failed delivery fails the task at its next batch.
     """
 
     def __init__(self, producer: Producer, options: WriteOptions) -> None:
@@ -135,26 +137,28 @@ class Sending:
         self._written = 0
 
     async def add(self, batch: Any) -> None:
-        """Queue the rows of ``batch``; raise what failed a delivery of the batch before."""
+        """Queue the rows of ``batch``; raise what failed a delivery of a batch before."""
+        self._check_done()
         producer = self._producer
-        queued = [
-            await producer.send_batch(topic, **columns)
-            for topic, columns in _by_topic(batch, self._topic)
-        ]
-        await _acknowledged(self._pending)
-        self._pending = queued
+        for topic, columns in _by_topic(batch, self._topic):
+            self._pending.append(await producer.send_batch(topic, **columns))
         self._written += batch.num_rows
 
     async def finish(self) -> int:
-        """Flush, check the last deliveries; the number of rows sent."""
+        """Flush, check every delivery; the number of rows sent."""
         await self._producer.flush()
-        await _acknowledged(self._pending)
+        for delivery in self._pending:
+            await delivery  # raises what stopped a record: the task fails with it
         return self._written
 
-
-async def _acknowledged(deliveries: list[BatchDelivery]) -> None:
-    for delivery in deliveries:
-        await delivery  # raises what stopped a record: the task fails with it
+    def _check_done(self) -> None:
+        waiting = []
+        for delivery in self._pending:
+            if delivery.done():
+                delivery.result()  # raises what stopped a record
+            else:
+                waiting.append(delivery)
+        self._pending = waiting
 
 
 def _by_topic(batch: Any, topic: str | None) -> Iterator[tuple[str, dict[str, Any]]]:
