@@ -96,9 +96,12 @@ async def _partitions(
 
 async def _bounds(client: KafkaClient, tp: TopicPartition) -> Bounds:
     earliest = (await client.list_offsets(tp.topic, tp.partition, LIST_EARLIEST)).offset
-    # Tansu answers a Fetch with max_wait_ms=0 with no partitions at all: wait 1 ms.
-    fetched = await client.fetch(
-        tp.topic, tp.partition, earliest, max_wait_ms=1, partition_max_bytes=1
+    # Tansu answers a Fetch with max_wait_ms=0 with no partitions at all: wait 1 ms. Only the
+    # high watermark is wanted: the answer is left undecoded, and asked as small as can be
+    # (a broker sends a first batch whole however few bytes are asked for; Tansu sent more
+    # unless max_bytes said so, and receiving and decoding that was most of latestOffset).
+    fetched = await client.fetch_partition(
+        tp.topic, tp.partition, earliest, max_wait_ms=1, max_bytes=1, partition_max_bytes=1
     )
     return Bounds(earliest, fetched.high_watermark)
 
