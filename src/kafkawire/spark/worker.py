@@ -12,17 +12,19 @@ Kafka source keeps its consumers and producers per executor. The rules:
   there (:meth:`WorkerLoop.run`, :meth:`WorkerLoop.submit`), from whichever thread Spark
   calls it; so while a task's thread hands Spark a batch or reads the next one from Spark, the
   loop goes on fetching or sending.
-- Clients are kept by that loop only, and only its coroutines get them (a client belongs to
-  the loop that opened it: :mod:`kafkawire.cluster._loop`); :meth:`WorkerLoop.leased` from
-  any other thread or loop hands out nothing cached.
+- Clients are opened on that loop and used only by coroutines run there: a client belongs to
+  the loop that opened it, and refuses any other with ``EventLoopError``
+  (:mod:`kafkawire.cluster._loop`). :meth:`WorkerLoop.run` from the loop's own thread is
+  refused too (it would wait on itself).
 - A client is keyed by its kind and by every setting that makes it: bootstrap servers, TLS
   and SASL (secrets included: another password never gets this one's connections), and a
   producer's settings. A lease is exclusive: a second lease of the same key while the first is
   out opens another client.
 - A lease that ends normally gives its client back, if it is still usable (not closed; a
-  producer that has not failed). One that ends with an error closes its client: a client
-  whose connection or request failed, or a fetch cancelled in flight, is never handed out
-  again; the next call opens a new one.
+  producer that has not failed). One that ends with an error closes its client (what reached
+  the task: a connection or request failure the client could not retry away, a failed
+  delivery, a fetch cancelled in flight): it is never handed out again, and the next call
+  opens a new one. A connection lost while the client is kept is opened again on next use.
 - A forked child (Spark's daemon forks its workers) does not get the parent's loop, whose
   thread it has not: it makes its own on first use, and never touches the parent's clients.
 - At interpreter exit (``atexit``) every client is closed and the loop stopped. Workers that
