@@ -17,6 +17,7 @@ A streaming write with ``exactlyOnce=true`` runs in transactions instead
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +51,7 @@ __all__ = [
 ]
 
 _BYTES_OR_TEXT = (BinaryType, StringType)
+_UNACKNOWLEDGED = 2  # Arrow batches whose deliveries may be pending when the next is queued
 
 
 @dataclass(frozen=True)
@@ -124,41 +126,44 @@ async def send_all(producer: Producer, options: WriteOptions, batches: Iterator[
 class Sending:
     """One task's rows through ``producer``: :meth:`add` each Arrow batch, then :meth:`finish`.
 
-    Each Arrow batch goes in one send_batch per topic, its columns read in place. Nothing
-    waits for a batch's deliveries before the next is queued (the producer's
-    ``buffer_memory`` holds the rows back when the brokers fall behind); those done by then are
-    checked, so that a failed delivery fails the task at its next batch.
+    Each Arrow batch goes in one send_batch per topic, its columns read in place. Before a
+    batch is queued, the deliveries of the batch two before it are awaited (their errors
+    raised): the producer sends the last two while the task's thread reads Spark's next
+    batch, and what a failing task leaves in the log is at most two batches behind its
+    failure (waiting for the batch just before made every batch wait a round trip, during
+    which Spark's next batch could not be read).
     """
 
     def __init__(self, producer: Producer, options: WriteOptions) -> None:
         self._producer = producer
         self._topic = options.topic
-        self._pending: list[BatchDelivery] = []
+        self._pending: collections.deque[list[BatchDelivery]] = collections.deque()
         self._written = 0
 
     async def add(self, batch: Any) -> None:
         """Queue the rows of ``batch``; raise what failed a delivery of a batch before."""
-        self._check_done()
+        if len(self._pending) == _UNACKNOWLEDGED:
+            await _acknowledged(self._pending.popleft())
         producer = self._producer
-        for topic, columns in _by_topic(batch, self._topic):
-            self._pending.append(await producer.send_batch(topic, **columns))
+        self._pending.append(
+            [
+                await producer.send_batch(topic, **columns)
+                for topic, columns in _by_topic(batch, self._topic)
+            ]
+        )
         self._written += batch.num_rows
 
     async def finish(self) -> int:
         """Flush, check every delivery; the number of rows sent."""
         await self._producer.flush()
-        for delivery in self._pending:
-            await delivery  # raises what stopped a record: the task fails with it
+        while self._pending:
+            await _acknowledged(self._pending.popleft())
         return self._written
 
-    def _check_done(self) -> None:
-        waiting = []
-        for delivery in self._pending:
-            if delivery.done():
-                delivery.result()  # raises what stopped a record
-            else:
-                waiting.append(delivery)
-        self._pending = waiting
+
+async def _acknowledged(deliveries: list[BatchDelivery]) -> None:
+    for delivery in deliveries:
+        await delivery  # raises what stopped a record: the task fails with it
 
 
 def _by_topic(batch: Any, topic: str | None) -> Iterator[tuple[str, dict[str, Any]]]:
