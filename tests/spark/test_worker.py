@@ -15,17 +15,20 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 
-from kafkawire.errors import EventLoopError, TopicAuthorizationFailedError
+from kafkawire.errors import EventLoopError, InvalidRecordError, TopicAuthorizationFailedError
+from kafkawire.producer import SendBatchError
 from kafkawire.spark.offsets import OffsetRange
 from kafkawire.spark.options import ReadOptions, read_options, write_options
 from kafkawire.spark.reading import read_range
 from kafkawire.spark.source import StreamReader
 from kafkawire.spark.worker import leased_client, leased_producer, worker_loop
+from kafkawire.spark.writing import ArrowWriter
 from kafkawire.testing.fake import CUT, FakeCluster
-from kafkawire.testing.fake.faults import answer_partitions
+from kafkawire.testing.fake.faults import answer_partitions, refuse_partition
 from kafkawire.testing.fake.thread import FakeClusterThread
 
 TOPIC = "kept"
@@ -100,6 +103,25 @@ def test_a_lease_that_raises_closes_its_client(fake: FakeClusterThread, kind: st
         assert not failed.health().sender_running
     with lease(options) as again:
         assert again is not failed
+
+
+def test_a_write_fails_on_a_refused_delivery_and_drops_its_producer(
+    fake: FakeClusterThread,
+) -> None:
+    """No batch waits for the deliveries of those before it, yet none is lost unseen: the
+    refusal fails the task (at a later batch, or at its flush), and its producer is closed."""
+    options = write_options({"kafka.bootstrap.servers": fake.bootstrap, "topic": TOPIC})
+    with leased_producer(options) as kept:
+        pass
+    batch = pa.RecordBatch.from_pydict({"value": pa.array([b"x"] * PER_BATCH, pa.binary())})
+    fake.call(
+        lambda c: c.control(
+            refuse_partition(0, InvalidRecordError.code), api_key="Produce", keep=True
+        )
+    )
+    with pytest.raises(SendBatchError, match="InvalidRecordError"):
+        ArrowWriter(options).write(iter([batch] * BATCHES))
+    assert not kept.health().sender_running
 
 
 def test_a_kept_client_closed_meanwhile_is_not_lent_again(fake: FakeClusterThread) -> None:

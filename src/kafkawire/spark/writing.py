@@ -17,7 +17,6 @@ A streaming write with ``exactlyOnce=true`` runs in transactions instead
 
 from __future__ import annotations
 
-import collections
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -51,7 +50,6 @@ __all__ = [
 ]
 
 _BYTES_OR_TEXT = (BinaryType, StringType)
-_UNACKNOWLEDGED = 2  # Arrow batches whose deliveries may be pending when the next is queued
 
 
 @dataclass(frozen=True)
@@ -114,10 +112,10 @@ class StreamArrowWriter(_Producing, DataSourceStreamArrowWriter):
 
 
 async def send_all(producer: Producer, options: WriteOptions, batches: Iterator[Any]) -> int:
-    """Send every row of the Arrow ``batches``, flush, and check every delivery; the number
-    of rows. The first failed delivery raises (a :class:`SendBatchError` naming each row's
-    error, caused by the first)."""
-    sending = Sending(producer, options)
+    """Send every row of the Arrow ``batches`` in step (:class:`Sending`), flush, and check
+    every delivery; the number of rows. The first failed delivery raises (a
+    :class:`SendBatchError` naming each row's error, caused by the first)."""
+    sending = Sending(producer, options, in_step=True)
     for batch in batches:
         await sending.add(batch)
     return await sending.finish()
@@ -126,39 +124,52 @@ async def send_all(producer: Producer, options: WriteOptions, batches: Iterator[
 class Sending:
     """One task's rows through ``producer``: :meth:`add` each Arrow batch, then :meth:`finish`.
 
-    Each Arrow batch goes in one send_batch per topic, its columns read in place. Before a
-    batch is queued, the deliveries of the batch two before it are awaited (their errors
-    raised): the producer sends the last two while the task's thread reads Spark's next
-    batch, and what a failing task leaves in the log is at most two batches behind its
-    failure (waiting for the batch just before made every batch wait a round trip, during
-    which Spark's next batch could not be read).
+    Each Arrow batch goes in one send_batch per topic, its columns read in place. No batch
+    waits for the deliveries of those before it: those done are checked at each batch (a
+    failure fails the task there), and the producer's ``buffer_memory`` holds rows back when
+    the brokers fall behind. Waiting made the task's thread wait a round trip a batch, during
+    which Spark's next batch could not be read. ``in_step`` (a transaction's task): each
+    batch's deliveries are awaited once the next is queued, as before, so that a failing
+    task's batches but the last two before its failure have reached the brokers (what
+    tests/spark/test_exactly_once.py shows its aborted transaction keeps invisible).
     """
 
-    def __init__(self, producer: Producer, options: WriteOptions) -> None:
+    def __init__(self, producer: Producer, options: WriteOptions, *, in_step: bool = False) -> None:
         self._producer = producer
         self._topic = options.topic
-        self._pending: collections.deque[list[BatchDelivery]] = collections.deque()
+        self._in_step = in_step
+        self._pending: list[BatchDelivery] = []
         self._written = 0
 
     async def add(self, batch: Any) -> None:
         """Queue the rows of ``batch``; raise what failed a delivery of a batch before."""
-        if len(self._pending) == _UNACKNOWLEDGED:
-            await _acknowledged(self._pending.popleft())
+        self._check_done()
         producer = self._producer
-        self._pending.append(
-            [
-                await producer.send_batch(topic, **columns)
-                for topic, columns in _by_topic(batch, self._topic)
-            ]
-        )
+        queued = [
+            await producer.send_batch(topic, **columns)
+            for topic, columns in _by_topic(batch, self._topic)
+        ]
+        if self._in_step:
+            await _acknowledged(self._pending)
+            self._pending = queued
+        else:
+            self._pending += queued
         self._written += batch.num_rows
 
     async def finish(self) -> int:
         """Flush, check every delivery; the number of rows sent."""
         await self._producer.flush()
-        while self._pending:
-            await _acknowledged(self._pending.popleft())
+        await _acknowledged(self._pending)
         return self._written
+
+    def _check_done(self) -> None:
+        waiting = []
+        for delivery in self._pending:
+            if delivery.done():
+                delivery.result()  # raises what stopped a record
+            else:
+                waiting.append(delivery)
+        self._pending = waiting
 
 
 async def _acknowledged(deliveries: list[BatchDelivery]) -> None:
