@@ -3,7 +3,8 @@
 RECORDS records of 100 bytes in a two-partition topic on the embedded Tansu broker, local[2]:
 
 - read: the raw ``Consumer.getmany`` (both partitions assigned), the data source's task code
-  without Spark (``read_range``, one partition after the other, in this process), and
+  without Spark (``read_range``, one partition after the other, in this process, with the
+  client this process keeps between rounds as a Spark worker keeps it between tasks), and
   ``spark.read.format("kafkawire")`` with every column materialized by Spark's ``noop``
   sink; beside them Spark's ceiling for any Python data source here: a source whose tasks
   yield ready-made Arrow batches of the same schema from memory;
@@ -51,6 +52,7 @@ from kafkawire.spark.offsets import OffsetRange
 from kafkawire.spark.options import DEFAULT_BATCH_SIZE, read_options, write_options
 from kafkawire.spark.reading import read_range
 from kafkawire.spark.transactional import TaskTransaction, end_all, write_prepared
+from kafkawire.spark.worker import close_kept_clients
 from kafkawire.spark.writing import ArrowWriter
 from kafkawire.testing import TansuBroker
 
@@ -439,6 +441,7 @@ def main() -> None:
         try:
             _compare(bootstrap, spark)
         finally:
+            close_kept_clients()  # the task code's, in this process, before the broker goes
             spark.stop()
             gateway.shutdown()
             gateway.proc.terminate()  # stop() leaves the JVM running: stop our child by pid

@@ -16,6 +16,7 @@ import pytest
 
 from kafkawire.client import KafkaClient
 from kafkawire.producer import Producer
+from kafkawire.spark.worker import close_kept_clients
 from kafkawire.testing.pytest_plugin import Broker
 
 pyspark = pytest.importorskip("pyspark")
@@ -30,6 +31,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+
+
+@pytest.fixture(autouse=True)
+def _no_kept_clients() -> Iterator[None]:
+    """Readers and writers called in this process keep their clients (kafkawire.spark.worker):
+    close them after each test, whose brokers go away with it."""
+    yield
+    close_kept_clients()
 
 
 @pytest.fixture(scope="session")

@@ -26,8 +26,8 @@ from kafkawire.spark.transactional import (
     check_transactions_served,
     end_all,
 )
+from kafkawire.testing.fake import FakeCluster
 from kafkawire.testing.pytest_plugin import Broker
-from tests.net.fakebroker import ALL_APIS, FakeBroker, FakeClient, messages
 from tests.transaction_log import raw_log, read_committed
 
 from .conftest import creates_topics, fill, new_topic, start_copy
@@ -140,19 +140,14 @@ def test_a_failed_attempt_leaves_nothing_visible(
     assert _committed(bootstrap, sink)[0] == Counter(written)
 
 
-async def _no_topics(client: FakeClient, header: Any, request: Any) -> Any:
-    """Metadata with no brokers and no topics: clients keep to the bootstrap address."""
-    return messages(header.request_api_key, header.request_api_version).MetadataResponse()
-
-
 async def test_a_broker_without_the_transaction_apis_is_refused_naming_them() -> None:
-    served = {key: versions for key, versions in ALL_APIS.items() if key not in (26, 28)}
-    async with FakeBroker(_no_topics, api_versions=served) as broker:
-        options = write_options({"kafka.bootstrap.servers": f"127.0.0.1:{broker.port}"})
+    without = {26: range(0), 28: range(0)}  # no EndTxn, no TxnOffsetCommit
+    async with FakeCluster(api_versions=without) as cluster:
+        options = write_options({"kafka.bootstrap.servers": cluster.bootstrap})
         with pytest.raises(ExactlyOnceError, match="does not serve EndTxn, TxnOffsetCommit"):
             await asyncio.to_thread(check_transactions_served, options)
-    async with FakeBroker(_no_topics) as broker:
-        options = write_options({"kafka.bootstrap.servers": f"127.0.0.1:{broker.port}"})
+    async with FakeCluster() as cluster:
+        options = write_options({"kafka.bootstrap.servers": cluster.bootstrap})
         await asyncio.to_thread(check_transactions_served, options)
 
 

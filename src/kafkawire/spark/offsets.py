@@ -79,7 +79,9 @@ async def _partitions(
         topics = sorted(t for t in metadata.topics if pattern.fullmatch(t))
         return [TopicPartition(t, p) for t in topics for p in sorted(metadata.topics[t].partitions)]
     named = sorted({t for t, _ in options.assign} or set(options.subscribe))
-    metadata = await client.cluster.metadata(named)
+    # Asked each time, not taken from the client's cache: a kept client (.worker) would see
+    # partitions added to a topic only when its metadata ages out.
+    metadata = await client.cluster.refresh_metadata(named)
     found = {t: metadata.topics[t] for t in named if t in metadata.topics}
     missing = [t for t in named if t not in found or found[t].error_code == _UNKNOWN_TOPIC]
     if missing and must_exist:
@@ -94,9 +96,12 @@ async def _partitions(
 
 async def _bounds(client: KafkaClient, tp: TopicPartition) -> Bounds:
     earliest = (await client.list_offsets(tp.topic, tp.partition, LIST_EARLIEST)).offset
-    # Tansu answers a Fetch with max_wait_ms=0 with no partitions at all: wait 1 ms.
-    fetched = await client.fetch(
-        tp.topic, tp.partition, earliest, max_wait_ms=1, partition_max_bytes=1
+    # Tansu answers a Fetch with max_wait_ms=0 with no partitions at all: wait 1 ms. Only the
+    # high watermark is wanted: the answer is left undecoded, and asked as small as can be
+    # (a broker sends a first batch whole however few bytes are asked for; Tansu sent more
+    # unless max_bytes said so, and receiving and decoding that was most of latestOffset).
+    fetched = await client.fetch_partition(
+        tp.topic, tp.partition, earliest, max_wait_ms=1, max_bytes=1, partition_max_bytes=1
     )
     return Bounds(earliest, fetched.high_watermark)
 

@@ -3,15 +3,15 @@
 Spark calls the readers' planning methods (``partitions``, ``initialOffset``, ``latestOffset``)
 on the driver, in a Python process it keeps per query, and ``read`` on executors, with pickled
 copies of the reader. So a reader holds only its parsed options and plain offsets, and each
-call that talks to Kafka opens a client in an event loop of its own (``_with_client``).
+call that talks to Kafka runs on its process's event loop with the client that process keeps
+(:mod:`.worker`: one per brokers and security settings, kept between calls).
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -51,20 +51,12 @@ from .offsets import (
 from .options import EARLIEST, OptionError, ReadOptions, read_options, write_options
 from .reading import read_range
 from .transactional import ExactlyOnceStreamWriter, check_transactions_served
+from .worker import run_with_client
 from .writing import ArrowWriter, StreamArrowWriter, check_write_schema
 
 __all__ = ["KafkawireDataSource"]
 
-T = TypeVar("T")
 Bounded = dict[Any, Bounds]
-
-
-def _with_client(options: ReadOptions, call: Callable[[KafkaClient], Awaitable[T]]) -> T:
-    async def run() -> T:
-        async with KafkaClient(options.bootstrap, **options.client_options()) as client:
-            return await call(client)
-
-    return asyncio.run(run())
 
 
 class KafkawireDataSource(DataSource):
@@ -144,7 +136,7 @@ class BatchReader(DataSourceReader):
             start = await starting_offsets(client, options.starting, bounds)
             return start, await starting_offsets(client, options.ending, bounds)
 
-        start, end = _with_client(options, plan)
+        start, end = run_with_client(options, plan)
         return _ranges(start, end, options)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
@@ -171,7 +163,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _bounds(self) -> Bounded:
         options = self.options
-        return _with_client(options, lambda client: current_bounds(client, options))
+        return run_with_client(options, lambda client: current_bounds(client, options))
 
     def initialOffset(self) -> dict[str, Any]:
         options = self.options
@@ -180,7 +172,7 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             bounds = await current_bounds(client, options, must_exist=True)
             return await starting_offsets(client, options.starting, bounds)
 
-        return to_json(_with_client(options, initial))
+        return to_json(run_with_client(options, initial))
 
     def getDefaultReadLimit(self) -> ReadLimit:
         least, most = self.options.min_offsets_per_trigger, self.options.max_offsets_per_trigger

@@ -45,7 +45,8 @@ from kafkawire.producer import PreparedTransaction, Producer, end_transaction
 from kafkawire.producer.settings import ProducerSettings
 
 from .options import WriteOptions
-from .writing import in_new_loop, send_all
+from .worker import run_with_client, worker_loop
+from .writing import send_all
 
 __all__ = [
     "ExactlyOnceError",
@@ -120,7 +121,7 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
 
     def write(self, iterator: Iterator[Any]) -> Prepared:
         task = TaskTransaction.of_task(self.options)
-        return in_new_loop(write_prepared(self.options, task, iterator))
+        return worker_loop().run(write_prepared(self.options, task, iterator))
 
     def commit(self, messages: Sequence[WriterCommitMessage | None], batchId: int) -> None:
         end_all(self.options, messages, batchId, commit=True)
@@ -132,9 +133,8 @@ class ExactlyOnceStreamWriter(DataSourceStreamArrowWriter):
 def check_transactions_served(options: WriteOptions) -> None:
     """Refuse, on the driver, a broker without the transaction APIs (naming those it lacks)."""
 
-    async def served() -> tuple[str, list[str]]:
-        async with KafkaClient(options.bootstrap, **options.client_options()) as client:
-            versions = (await client.cluster.any_connection()).api_versions
+    async def served(client: KafkaClient) -> tuple[str, list[str]]:
+        versions = (await client.cluster.any_connection()).api_versions
         missing = []
         for name, (key, lowest) in _TRANSACTION_APIS.items():
             try:
@@ -144,7 +144,7 @@ def check_transactions_served(options: WriteOptions) -> None:
                 missing.append(name)
         return versions.peer, missing
 
-    peer, missing = in_new_loop(served())
+    peer, missing = run_with_client(options, served)
     if missing:
         raise ExactlyOnceError(
             f"exactlyOnce needs Kafka's transaction APIs, and the broker at {peer} does not "
@@ -211,14 +211,13 @@ def end_all(
         raise ExactlyOnceError(f"batch {batch_id} got commit messages of batches {strays}")
     transactions = [m.transaction for m in prepared if m.transaction is not None]
 
-    async def end() -> list[BaseException | None]:
-        async with KafkaClient(options.bootstrap, **options.client_options()) as client:
-            return await asyncio.gather(
-                *(end_transaction(client, t, commit=commit) for t in transactions),
-                return_exceptions=True,
-            )
+    async def end(client: KafkaClient) -> list[BaseException | None]:
+        return await asyncio.gather(
+            *(end_transaction(client, t, commit=commit) for t in transactions),
+            return_exceptions=True,
+        )
 
-    outcomes = in_new_loop(end()) if transactions else []
+    outcomes = run_with_client(options, end) if transactions else []
     failed = [(t, e) for t, e in zip(transactions, outcomes, strict=True) if e is not None]
     for transaction, error in failed:
         _log.warning(

@@ -6,16 +6,20 @@ record's delivery came back acknowledged; the first failed delivery fails the ta
 error, so Spark retries or aborts the job. Records a failed task did write stay in Kafka:
 like Spark's own Kafka sink, a write is at least once (a retried task or a re-run streaming
 batch writes its rows again).
+
+The producer is its Python process's (:mod:`.worker`: kept between tasks and micro-batches,
+closed if a task using it fails), on the process's event loop: the task's thread reads each
+batch from Spark and queues it there (:class:`Sending`), so the loop goes on sending the
+batches before it while the thread waits for Spark's next.
 A streaming write with ``exactlyOnce=true`` runs in transactions instead
-(:mod:`.transactional`), with the same sending loop (:func:`send_all`).
+(:mod:`.transactional`), with the same sending steps (:func:`send_all`).
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from pyspark.sql.datasource import (
     DataSourceArrowWriter,
@@ -34,18 +38,18 @@ from pyspark.sql.types import (
 from kafkawire.producer import BatchDelivery, Producer
 
 from .options import OptionError, WriteOptions
+from .worker import leased_producer, worker_loop
 
 __all__ = [
     "ArrowWriter",
+    "Sending",
     "StreamArrowWriter",
     "Written",
     "check_write_schema",
-    "in_new_loop",
     "send_all",
 ]
 
 _BYTES_OR_TEXT = (BinaryType, StringType)
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -85,13 +89,18 @@ def check_write_schema(schema: StructType, options: WriteOptions, overwrite: boo
 
 
 class _Producing:
-    """The batch and the stream writer alike: one producer per task, in its own event loop."""
+    """The batch and the stream writer alike: the process's producer, on its loop."""
 
     def __init__(self, options: WriteOptions) -> None:
         self.options = options
 
     def write(self, iterator: Iterator[Any]) -> Written:
-        return Written(in_new_loop(_produce(self.options, iterator)))
+        worker = worker_loop()
+        with leased_producer(self.options) as producer:
+            sending = Sending(producer, self.options)
+            for batch in iterator:  # Spark's next batch is read while the loop sends
+                worker.run(sending.add(batch))
+            return Written(worker.run(sending.finish()))
 
 
 class ArrowWriter(_Producing, DataSourceArrowWriter):
@@ -102,39 +111,65 @@ class StreamArrowWriter(_Producing, DataSourceStreamArrowWriter):
     """At least once: a batch that is re-run after a restart is written again."""
 
 
-def in_new_loop(work: Coroutine[Any, Any, T]) -> T:
-    """Run ``work`` in an event loop of its own (a task's, or a driver call's)."""
-    loop = asyncio.new_event_loop()
-    try:
-        return loop.run_until_complete(work)
-    finally:
-        loop.close()
-
-
-async def _produce(options: WriteOptions, batches: Iterator[Any]) -> int:
-    async with Producer(options.bootstrap, **options.producer_options()) as producer:
-        return await send_all(producer, options, batches)
-
-
 async def send_all(producer: Producer, options: WriteOptions, batches: Iterator[Any]) -> int:
-    """Send every row of the Arrow ``batches``, flush, and check every delivery; the number
-    of rows. The first failed delivery raises (a :class:`SendBatchError` naming each row's
-    error, caused by the first)."""
-    written = 0
-    # Each Arrow batch goes in one send_batch per topic, its columns read in place; its
-    # deliveries are awaited while the next Arrow batch is queued.
-    pending: list[BatchDelivery] = []
+    """Send every row of the Arrow ``batches`` in step (:class:`Sending`), flush, and check
+    every delivery; the number of rows. The first failed delivery raises (a
+    :class:`SendBatchError` naming each row's error, caused by the first)."""
+    sending = Sending(producer, options, in_step=True)
     for batch in batches:
+        await sending.add(batch)
+    return await sending.finish()
+
+
+class Sending:
+    """One task's rows through ``producer``: :meth:`add` each Arrow batch, then :meth:`finish`.
+
+    Each Arrow batch goes in one send_batch per topic, its columns read in place. No batch
+    waits for the deliveries of those before it: those done are checked at each batch (a
+    failure fails the task there), and the producer's ``buffer_memory`` holds rows back when
+    the brokers fall behind. Waiting made the task's thread wait a round trip a batch, during
+    which Spark's next batch could not be read. ``in_step`` (a transaction's task): each
+    batch's deliveries are awaited once the next is queued, as before, so that a failing
+    task's batches but the last two before its failure have reached the brokers (what
+    tests/spark/test_exactly_once.py shows its aborted transaction keeps invisible).
+    """
+
+    def __init__(self, producer: Producer, options: WriteOptions, *, in_step: bool = False) -> None:
+        self._producer = producer
+        self._topic = options.topic
+        self._in_step = in_step
+        self._pending: list[BatchDelivery] = []
+        self._written = 0
+
+    async def add(self, batch: Any) -> None:
+        """Queue the rows of ``batch``; raise what failed a delivery of a batch before."""
+        self._check_done()
+        producer = self._producer
         queued = [
             await producer.send_batch(topic, **columns)
-            for topic, columns in _by_topic(batch, options.topic)
+            for topic, columns in _by_topic(batch, self._topic)
         ]
-        await _acknowledged(pending)
-        pending = queued
-        written += batch.num_rows
-    await producer.flush()
-    await _acknowledged(pending)
-    return written
+        if self._in_step:
+            await _acknowledged(self._pending)
+            self._pending = queued
+        else:
+            self._pending += queued
+        self._written += batch.num_rows
+
+    async def finish(self) -> int:
+        """Flush, check every delivery; the number of rows sent."""
+        await self._producer.flush()
+        await _acknowledged(self._pending)
+        return self._written
+
+    def _check_done(self) -> None:
+        waiting = []
+        for delivery in self._pending:
+            if delivery.done():
+                delivery.result()  # raises what stopped a record
+            else:
+                waiting.append(delivery)
+        self._pending = waiting
 
 
 async def _acknowledged(deliveries: list[BatchDelivery]) -> None:
