@@ -442,12 +442,19 @@ def test_failing_and_succeeding_decodes_leak_nothing() -> None:
     # The empty and one-byte buffers are CPython's shared singletons, whose counts any thread
     # moves (pytest-xdist's own, in a worker): only the buffers of this test's own are counted.
     owned = [data for _, data in samples if len(data) > 1]
-    run(20)  # caches, interned strings, small ints
-    gc.collect()
-    blocks = sys.getallocatedblocks()
-    counts = [sys.getrefcount(data) for data in owned]
-    run(200)  # a leak of one block per failing decode would be tens of thousands
-    gc.collect()
+    # What exists before the test is set aside from the collections below (gc.freeze), which
+    # then look at this test's objects only: a worker's heap of every message class, codec and
+    # strategy made each of them take most of a second.
+    gc.freeze()
+    try:
+        run(20)  # caches, interned strings, small ints
+        gc.collect()
+        blocks = sys.getallocatedblocks()
+        counts = [sys.getrefcount(data) for data in owned]
+        run(200)  # a leak of one block per failing decode would be tens of thousands
+        gc.collect()
+    finally:
+        gc.unfreeze()
     assert sys.getallocatedblocks() - blocks < 500
     assert [sys.getrefcount(data) for data in owned] == counts
 
