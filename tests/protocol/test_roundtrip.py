@@ -79,10 +79,12 @@ def test_unknown_tagged_fields_are_kept_byte_for_byte(data: st.DataObject) -> No
         )
     )
     broker = MetadataResponseBroker(node_id=1, host="h", port=1, unknown_tagged_fields=tags)
-    message = MetadataResponse(brokers=(broker,), unknown_tagged_fields=tags)
-    decoded = decode(MetadataResponse, encode(message))
-    assert decoded.unknown_tagged_fields == tags
-    assert decoded.brokers[0].unknown_tagged_fields == tags
+    encoded = encode(MetadataResponse(brokers=(broker,), unknown_tagged_fields=tags))
+    for path in DECODE_PATHS:
+        with decoding_with(path):
+            decoded = decode(MetadataResponse, encoded)
+        assert decoded.unknown_tagged_fields == tags, path
+        assert decoded.brokers[0].unknown_tagged_fields == tags, path
 
 
 def test_unknown_tagged_fields_out_of_order_are_refused() -> None:
@@ -183,4 +185,6 @@ def test_varint_and_varlong_fields() -> None:
     message = Varints(small=-(2**31), large=2**63 - 1)
     data = encode(message)
     assert data == bytes.fromhex("ffffffff0f") + bytes.fromhex("feffffffffffffffff01")
-    assert decode(Varints, data) == message
+    for path in DECODE_PATHS:
+        with decoding_with(path):
+            assert decode(Varints, data) == message, path
