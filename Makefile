@@ -103,8 +103,8 @@ system-tools:
 
 test: system-tools lint types contracts schema-check docs pytest
 
-# The loop while developing (about a minute): every static check, and the tests that need no
-# broker and no Spark. CI runs `make test`, which runs everything.
+# The loop while developing (under a minute on two idle cores): every static check, and the
+# tests that need no broker and no Spark. CI runs `make test`, which runs everything.
 check: lint types contracts schema-check pytest-quick
 
 # `make test` again on CPython 3.13, built from Debian's source package into a cache outside the
