@@ -18,9 +18,12 @@ KAFKAWIRE_REQUIRE_EXTENSIONS ?= $(if $(KAFKAWIRE_NO_EXTENSIONS),0,$(if $(shell c
 export KAFKAWIRE_REQUIRE_EXTENSIONS
 
 # Test processes: most tests wait on a broker's answer, not on the CPU, so more processes than
-# cores pays (each starts its own embedded broker and mock cluster). `make check` uses two.
+# cores pays (each starts its own embedded broker and mock cluster). `make check` uses three:
+# its tests wait on timers and the fake cluster's answers for about half their time, and a
+# worker costs some 7 s of CPU (start-up, collection, its own codecs and strategies).
 # loadgroup: the Spark tests share one worker and its one JVM (tests/worker_groups.py).
 PYTEST_WORKERS ?= 4
+CHECK_WORKERS ?= 3
 
 .PHONY: all venv system-tools test check test-py313 lint types contracts schema schema-check docs pytest pytest-quick demo bench clean
 
@@ -78,10 +81,13 @@ docs: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
-# The tests that need no broker and no Spark, with a few hypothesis examples each.
+# The tests that need no broker and no Spark, with a few hypothesis examples each. Bytecode
+# caches (the git-ignored __pycache__) are written even where PYTHONDONTWRITEBYTECODE is set:
+# without them every worker compiles kafkawire and pytest rewrites every test module again, and
+# each test that starts a Python process compiles what it imports (over 10 s of CPU a run).
 pytest-quick: $(STAMP)
-	KAFKAWIRE_HYPOTHESIS_PROFILE=quick $(BIN)/python -m pytest -n 2 --dist worksteal \
-		-m "not integration and not spark" -q
+	PYTHONDONTWRITEBYTECODE= KAFKAWIRE_HYPOTHESIS_PROFILE=quick $(BIN)/python -m pytest \
+		-n $(CHECK_WORKERS) --dist worksteal -m "not integration and not spark" -q
 
 # GNU SASL's gsasl plays the server in the SCRAM interop tests (they skip without it), and Java 17
 # runs Spark for tests/spark; both installed from Debian's packages when we can (root and apt-get
@@ -97,8 +103,8 @@ system-tools:
 
 test: system-tools lint types contracts schema-check docs pytest
 
-# The loop while developing (about a minute): every static check, and the tests that need no
-# broker and no Spark. CI runs `make test`, which runs everything.
+# The loop while developing (under a minute on two idle cores): every static check, and the
+# tests that need no broker and no Spark. CI runs `make test`, which runs everything.
 check: lint types contracts schema-check pytest-quick
 
 # `make test` again on CPython 3.13, built from Debian's source package into a cache outside the

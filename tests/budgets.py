@@ -8,9 +8,11 @@
   ``KAFKAWIRE_HYPOTHESIS_PROFILE=thorough .venv/bin/python -m pytest tests/protocol ...``):
   eight times the default's.
 
-The tests that run once per generated class (about 780 of them, and per decoder) give each class
-a small budget (``examples(6)``, ``examples(3)``): every class and version is covered in every
-profile, and each run draws new examples.
+The properties over every generated class (about 750 of them) run once per group of classes (an
+API's requests or responses at every version: ``tests/protocol/catalog.py``), each example
+drawing one message of every class of the group, with a small budget (``examples(6)``,
+``examples(3)``): every class and version is covered in every profile, and each run draws new
+examples.
 """
 
 from __future__ import annotations

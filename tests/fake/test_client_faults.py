@@ -115,7 +115,12 @@ async def test_answers_lost_after_writing_leave_no_duplicates(fake_cluster: Fake
     fake_cluster.control(lose_every_third, api_key="Produce", keep=True)
     values = [b"%d" % i for i in range(200)]
     async with Producer(
-        fake_cluster.bootstrap, linger_ms=1, batch_size=200, retry_backoff_ms=1
+        fake_cluster.bootstrap,
+        linger_ms=1,
+        batch_size=200,
+        retry_backoff_ms=1,
+        reconnect_backoff_ms=1,
+        reconnect_backoff_max_ms=1,
     ) as producer:
         deliveries = [await producer.send("t", value, partition=0) for value in values]
         offsets = [(await delivery).offset for delivery in deliveries]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from functools import cache
 from typing import Any
 
 import pytest
@@ -112,13 +113,16 @@ def _integer_fields(cls: type[Any]) -> list[tuple[str, str, bool]]:
     return found
 
 
-WITH_INTEGERS = [cls for cls in all_classes() if _integer_fields(cls)]
+@cache
+def _with_integers() -> list[type[Any]]:
+    """The classes with such fields (imports every class: on first use, not at collection)."""
+    return [cls for cls in all_classes() if _integer_fields(cls)]
 
 
 @settings(max_examples=examples(300))
 @given(st.data())
 def test_an_integer_out_of_range_is_named_with_its_range_in_words(data: st.DataObject) -> None:
-    cls = data.draw(st.sampled_from(WITH_INTEGERS), label="class")
+    cls = data.draw(st.sampled_from(_with_integers()), label="class")
     message = data.draw(messages(cls), label="message")
     name, kafka_type, is_array = data.draw(st.sampled_from(_integer_fields(cls)), label="field")
     low, high = INTEGER_RANGES[kafka_type]

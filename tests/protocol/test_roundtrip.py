@@ -1,9 +1,15 @@
-"""Every generated class survives object -> bytes -> object and bytes -> object -> bytes."""
+"""Every generated class survives object -> bytes -> object and bytes -> object -> bytes.
+
+One property per group of classes (an API's requests or responses at every version, or another
+package's classes: ``catalog.groups``), whose examples draw a message of every class of the
+group: each class gets the property's budget of examples in every run, and each example is
+decoded by each decoder the build has.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import pytest
 from hypothesis import given, settings
@@ -15,7 +21,8 @@ from kafkawire.protocol import decode, encode
 from kafkawire.testing.strategies import messages
 from tests.budgets import examples
 
-from .catalog import all_classes, api_classes, class_id, other_classes
+from .catalog import api_classes, class_id, group_classes, groups, other_classes
+from .decoders import DECODE_PATHS, decoding_with
 
 pytestmark = pytest.mark.roundtrip
 
@@ -48,17 +55,18 @@ def test_headers_data_and_test_messages_are_generated() -> None:
     assert {"SimpleArraysMessage", "SimpleRecordsMessage"} <= names
 
 
-@pytest.mark.parametrize("cls", all_classes(), ids=class_id)
-def test_round_trip(cls: type[Any]) -> None:
-    @settings(max_examples=examples(6))  # per class and decoder (tests/budgets.py)
-    @given(messages(cls))
-    def check(message: Any) -> None:
-        data = encode(message)
-        decoded = decode(cls, data)
-        assert decoded == message
-        assert encode(decoded) == data
-
-    check()
+@pytest.mark.parametrize("group", groups())
+@settings(max_examples=examples(6))  # per class: each example draws every class of the group
+@given(data=st.data())
+def test_round_trip(group: str, data: st.DataObject) -> None:
+    for cls in group_classes(group):
+        message = data.draw(messages(cls), label=class_id(cls))
+        encoded = encode(message)
+        for path in DECODE_PATHS:
+            with decoding_with(path):
+                decoded = decode(cls, encoded)
+            assert decoded == message, f"{class_id(cls)}, {path} decoder"
+            assert encode(decoded) == encoded, f"{class_id(cls)}, {path} decoder"
 
 
 @given(st.data())
@@ -71,10 +79,12 @@ def test_unknown_tagged_fields_are_kept_byte_for_byte(data: st.DataObject) -> No
         )
     )
     broker = MetadataResponseBroker(node_id=1, host="h", port=1, unknown_tagged_fields=tags)
-    message = MetadataResponse(brokers=(broker,), unknown_tagged_fields=tags)
-    decoded = decode(MetadataResponse, encode(message))
-    assert decoded.unknown_tagged_fields == tags
-    assert decoded.brokers[0].unknown_tagged_fields == tags
+    encoded = encode(MetadataResponse(brokers=(broker,), unknown_tagged_fields=tags))
+    for path in DECODE_PATHS:
+        with decoding_with(path):
+            decoded = decode(MetadataResponse, encoded)
+        assert decoded.unknown_tagged_fields == tags, path
+        assert decoded.brokers[0].unknown_tagged_fields == tags, path
 
 
 def test_unknown_tagged_fields_out_of_order_are_refused() -> None:
@@ -91,14 +101,16 @@ def test_unknown_tagged_fields_out_of_order_are_refused() -> None:
         assert info.value.path == "unknown_tagged_fields"
 
 
-def test_unknown_tags_out_of_order_on_the_wire_are_kept_as_read(decode_path: str) -> None:
+@pytest.mark.parametrize("path", DECODE_PATHS)
+def test_unknown_tags_out_of_order_on_the_wire_are_kept_as_read(path: str) -> None:
     # Kafka's reader keeps unknown tags in wire order, and its writer then refuses them.
     from kafkawire.messages.metadata.v12 import MetadataResponse
 
     data = encode(MetadataResponse(unknown_tagged_fields=((5, b"b"), (7, b"a"))))
     assert data.endswith(bytes.fromhex("02 05 01 62 07 01 61"))
     swapped = data[:-7] + bytes.fromhex("02 07 01 61 05 01 62")
-    decoded = decode(MetadataResponse, swapped)
+    with decoding_with(path):
+        decoded = decode(MetadataResponse, swapped)
     assert decoded.unknown_tagged_fields == ((7, b"a"), (5, b"b"))
     with pytest.raises(EncodeError, match="5 comes after tag 7"):
         encode(decoded)
@@ -173,4 +185,6 @@ def test_varint_and_varlong_fields() -> None:
     message = Varints(small=-(2**31), large=2**63 - 1)
     data = encode(message)
     assert data == bytes.fromhex("ffffffff0f") + bytes.fromhex("feffffffffffffffff01")
-    assert decode(Varints, data) == message
+    for path in DECODE_PATHS:
+        with decoding_with(path):
+            assert decode(Varints, data) == message, path
