@@ -122,7 +122,11 @@ async def test_health_is_good_while_fetching_and_names_a_member_that_stopped_pol
     fake_cluster.create_topic("t")
     fake_cluster.produce("t", 0, [b"v"])
     async with Consumer(
-        bootstrap_servers=fake_cluster.bootstrap, max_poll_interval_ms=50, **SHORT
+        # Long enough that a loaded machine cannot pass it between the poll and the first
+        # health check (50 ms did once), short enough to wait out.
+        bootstrap_servers=fake_cluster.bootstrap,
+        max_poll_interval_ms=500,
+        **SHORT,
     ) as consumer:
         consumer.assign([TP])
         await poll_until(consumer, 1)
