@@ -78,7 +78,9 @@ async def test_a_batch_too_large_for_the_topic_is_split_and_each_record_delivere
         ) as producer:
             deliveries = await send_all(producer, VALUES)
             metadata = [await d for d in deliveries]
+            splits = producer.metrics()["producer-metrics"]["batch-split-total"]
         assert_delivered_in_order(cluster, metadata, VALUES)
+        assert splits == refused(cluster)  # Java's batch-split-total: one per batch split
         assert [r.key for r in cluster.records("t", 0)] == KEYS
         # A split is no gap: the sequences go on, the epoch is not bumped (Java's split).
         assert len(cluster.requests.of("InitProducerId")) == (1 if idempotence else 0)

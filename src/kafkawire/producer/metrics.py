@@ -9,6 +9,8 @@ and records as it is answered; a batch's records as it fails for good or is retr
 ``record-send-rate``, ``-total``           records sent (a retried batch counts again)
 ``record-error-rate``, ``-total``          records that failed for good (expired too)
 ``record-retry-rate``, ``-total``          records of batches sent again
+``batch-split-rate``, ``-total``           batches split after the broker refused them as
+                                           too large (MESSAGE_TOO_LARGE)
 ``record-queue-time-avg``, ``-max``        ms a batch waited from its first record to its
                                            sending (Java counts per batch too)
 ``request-latency-avg``, ``-max``          ms from a Produce request to its answer
@@ -58,6 +60,9 @@ class ProducerMetrics:
         self._retries = sensor("record-retries")
         self._retries.add(_name("record-retry-rate", "records retried per second"), Rate())
         self._retries.add(_name("record-retry-total", "records retried"), CumulativeSum())
+        self._splits = sensor("batch-split")
+        self._splits.add(_name("batch-split-rate", "batches split per second"), Rate())
+        self._splits.add(_name("batch-split-total", "batches split"), CumulativeSum())
         self._queue_time = sensor("queue-time")
         self._queue_time.add(_name("record-queue-time-avg", "ms batches waited"), Avg())
         self._queue_time.add(_name("record-queue-time-max", "ms a batch waited, at most"), Max())
@@ -106,3 +111,6 @@ class ProducerMetrics:
 
     def batch_retried(self, records: int) -> None:
         self._retries.record(records)
+
+    def batch_split(self) -> None:
+        self._splits.record(1)

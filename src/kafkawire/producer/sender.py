@@ -665,6 +665,7 @@ class Sender:
         if self._sequences is not None:
             self._sequences.split(batch, parts)
         self._held.add(batch.tp)  # its parts go once the batches in flight after it are back
+        self._metrics.batch_split()
         self._warnings.warning(
             "split",
             "%d records for %s (%d bytes) refused as too large: sending them again in "
