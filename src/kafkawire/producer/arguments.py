@@ -12,9 +12,7 @@ from kafkawire.cluster import InvalidPartitionError
 from kafkawire.errors import InvalidTopicError
 from kafkawire.records import Header, HeaderInput
 
-from .batch import HEADER_OVERHEAD
-
-__all__ = ["check_headers", "check_topic_name", "checked_partition", "headers_size", "serialize"]
+__all__ = ["check_headers", "check_topic_name", "checked_partition", "serialize"]
 
 _BYTES = (bytes, bytearray, memoryview)
 # Kafka's rule for topic names (Java's org.apache.kafka.common.internals.Topic).
@@ -74,11 +72,3 @@ def check_headers(headers: Sequence[HeaderInput]) -> Sequence[HeaderInput]:
                 f"not {header!r}"
             )
     return headers
-
-
-def headers_size(headers: Sequence[HeaderInput]) -> int:
-    size = 0
-    for header in headers:
-        name, data = (header.key, header.value) if not isinstance(header, tuple) else header
-        size += HEADER_OVERHEAD + len(name.encode()) + (len(data) if data else 0)
-    return size

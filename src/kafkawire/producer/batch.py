@@ -48,6 +48,7 @@ __all__ = [
     "RecordMetadata",
     "SplitResult",
     "append_record",
+    "headers_size",
 ]
 
 # What a record counts for against batch_size and buffer_memory: this, its key's and value's
@@ -251,8 +252,15 @@ class ProducerBatch:
 def _memory(record: Record) -> int:
     """What a record counts for against batch_size and buffer_memory (see RECORD_OVERHEAD)."""
     size = RECORD_OVERHEAD + len(record.key or b"") + len(record.value or b"")
-    for header in record.headers:
-        size += HEADER_OVERHEAD + len(header.key.encode()) + len(header.value or b"")
+    return size + headers_size(record.headers)
+
+
+def headers_size(headers: Sequence[HeaderInput]) -> int:
+    """What a record's headers count for (see RECORD_OVERHEAD)."""
+    size = 0
+    for header in headers:
+        name, data = (header.key, header.value) if not isinstance(header, tuple) else header
+        size += HEADER_OVERHEAD + len(name.encode()) + (len(data) if data else 0)
     return size
 
 

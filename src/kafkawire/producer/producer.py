@@ -55,8 +55,8 @@ from kafkawire.records import HeaderInput
 
 from . import bulk
 from .accumulator import RecordAccumulator
-from .arguments import check_headers, check_topic_name, checked_partition, headers_size, serialize
-from .batch import RECORD_OVERHEAD, Delivery, RecordMetadata
+from .arguments import check_headers, check_topic_name, checked_partition, serialize
+from .batch import RECORD_OVERHEAD, Delivery, RecordMetadata, headers_size
 from .bulk import BatchDelivery
 from .errors import ProducerFailedError, RecordTooLargeError, TransactionAbortedError
 from .health import ProducerHealth, producer_health
