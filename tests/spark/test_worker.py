@@ -270,3 +270,26 @@ def test_a_forked_child_makes_its_own_loop_and_clients(fake: FakeClusterThread) 
     with leased_client(_options(fake)) as after:
         assert after is kept
     assert _read(fake) == list(range(ROWS))
+
+
+def test_an_interrupted_wait_cancels_its_work() -> None:
+    """Ctrl-C in the thread waiting on :meth:`WorkerLoop.run` stops the work on the loop too
+    (the demo's main thread waits so, and must not leave its producer running)."""
+    worker = worker_loop()
+    cancelled = threading.Event()
+
+    async def forever() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    main = threading.main_thread().ident
+    assert main is not None
+    timer = threading.Timer(0.2, signal.pthread_kill, (main, signal.SIGINT))  # as Ctrl-C does
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        worker.run(forever())
+    timer.join()
+    assert cancelled.wait(5)

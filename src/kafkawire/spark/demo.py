@@ -10,11 +10,18 @@ consumer reads ``demo-totals`` and prints the totals as they arrive, then all of
 table. Spark logs only errors. Runs against ``KAFKAWIRE_BOOTSTRAP`` when set, else on an
 embedded Tansu broker; stops the broker and Spark's JVM by pid on the way out, also on Ctrl-C
 (exit status 130, no traceback).
+
+Every coroutine runs on one event loop in a thread of its own (the one
+:mod:`kafkawire.spark.worker` keeps for the process); the main thread only waits, on that loop
+or on Spark. Ctrl-C raises in the main thread, so it interrupts a wait (which cancels what it
+waited on) and never lands inside asyncio's own teardown, where it would leave a loop half
+closed and a traceback at exit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import logging
@@ -33,11 +40,14 @@ from kafkawire.consumer import Consumer
 from kafkawire.producer import Producer
 from kafkawire.testing import TansuBroker
 
+from .worker import worker_loop
+
 EVENTS, TOTALS = "demo-events", "demo-totals"
 USERS = ("ada", "grace", "linus")
 COUNT = 300
 PACE = 0.01  # seconds between sends: the stream sees the events arrive over a few seconds
 TICK_MS = 100  # event time between events: 30 s, three windows
+_STOP_TIMEOUT = 10.0  # seconds for the printer to stop after Ctrl-C or an error
 
 
 async def _produce(bootstrap: str) -> None:
@@ -201,23 +211,22 @@ def _pipeline(bootstrap: str) -> None:
             await client.create_topic(EVENTS, partitions=2, exist_ok=True)
             await client.create_topic(TOTALS, partitions=1, exist_ok=True)
 
-    asyncio.run(create())
+    background = worker_loop()
+    background.run(create())
     drain, quit_now = threading.Event(), threading.Event()
-    printer = threading.Thread(
-        target=lambda: asyncio.run(_print_totals(bootstrap, drain, quit_now)), daemon=True
-    )
+    printing: concurrent.futures.Future[None] | None = None
     with tempfile.TemporaryDirectory(prefix="kafkawire-demo-") as workdir:
         jvm_stderr = _JvmStderr()
         spark = _session(Path(workdir), jvm_stderr)
         gateway = spark.sparkContext._gateway
         try:
             query = _query(spark, bootstrap, str(Path(workdir) / "checkpoint"))
-            printer.start()
-            asyncio.run(_produce(bootstrap))
+            printing = background.submit(_print_totals(bootstrap, drain, quit_now))
+            background.run(_produce(bootstrap))
             query.processAllAvailable()  # every event is in a total before the query stops
             query.stop()
             drain.set()
-            printer.join()
+            printing.result()
             print(f"query: {len(query.recentProgress)} batches, stopped")
         except KeyboardInterrupt:
             # Spark logs the batch it is stopped in as aborted, and its workers that lose the
@@ -228,6 +237,9 @@ def _pipeline(bootstrap: str) -> None:
             raise
         finally:
             quit_now.set()  # after an error the printer stops at once: the broker may be gone
+            with contextlib.suppress(Exception):  # what it raised is the first error's sequel
+                if printing is not None:
+                    printing.result(timeout=_STOP_TIMEOUT)
             with contextlib.suppress(Exception):  # on the way out after an error: stop all
                 for running in spark.streams.active:  # before the session, or its batch fails
                     running.stop()
@@ -268,18 +280,14 @@ def _run() -> None:
         _pipeline(external)
         return
 
-    async def start() -> TansuBroker:
-        return await TansuBroker().__aenter__()
-
-    loop = asyncio.new_event_loop()
-    broker = loop.run_until_complete(start())
+    background = worker_loop()
+    broker = background.run(TansuBroker().__aenter__())
     pid = broker.pid
     print(f"started {broker.name} at {broker.bootstrap} (pid {pid})")
     try:
         _pipeline(broker.bootstrap)
     finally:
-        loop.run_until_complete(broker.__aexit__(None, None, None))
-        loop.close()
+        background.run(broker.__aexit__(None, None, None))
         print(f"stopped the broker (pid {pid})")
 
 

@@ -91,8 +91,14 @@ class WorkerLoop:
         return asyncio.run_coroutine_threadsafe(work, self.loop)
 
     def run(self, work: Coroutine[Any, Any, T]) -> T:
-        """Run ``work`` on the loop and wait for its result (or error)."""
-        return self.submit(work).result()
+        """Run ``work`` on the loop and wait for its result (or error). A wait interrupted
+        (Ctrl-C in the waiting thread) cancels the work: nothing is left running unseen."""
+        future = self.submit(work)
+        try:
+            return future.result()
+        except BaseException:
+            future.cancel()
+            raise
 
     @contextlib.contextmanager
     def leased(
