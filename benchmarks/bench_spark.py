@@ -42,19 +42,22 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import attrs
 import pyarrow as pa
 
 from kafkawire.client import KafkaClient
 from kafkawire.consumer import Consumer, TopicPartition
-from kafkawire.producer import Producer
+from kafkawire.producer import Producer, ProducerSettings
 from kafkawire.spark.arrow import arrow_schema, read_schema
 from kafkawire.spark.offsets import OffsetRange
-from kafkawire.spark.options import DEFAULT_BATCH_SIZE, read_options, write_options
+from kafkawire.spark.options import read_options, write_options
 from kafkawire.spark.reading import read_range
 from kafkawire.spark.transactional import TaskTransaction, end_all, write_prepared
 from kafkawire.spark.worker import close_kept_clients
 from kafkawire.spark.writing import ArrowWriter
 from kafkawire.testing import TansuBroker
+
+DEFAULT_BATCH_SIZE = attrs.fields(ProducerSettings).batch_size.default  # the writer's too
 
 RECORDS = int(os.environ.get("KAFKAWIRE_BENCH_SPARK_RECORDS", "1000000"))
 ROUNDS = 2

@@ -17,7 +17,6 @@ from kafkawire.spark.offsets import (
     to_json,
 )
 from kafkawire.spark.options import (
-    DEFAULT_BATCH_SIZE,
     EARLIEST,
     OptionError,
     ReadOptions,
@@ -155,7 +154,7 @@ def test_security_options_on_reads_and_writes_stay_out_of_repr() -> None:
         "ssl_endpoint_identification_algorithm": "",
     }
     assert read.client_options() == write.client_options() == expected
-    assert write.producer_options() == {"batch_size": DEFAULT_BATCH_SIZE, **expected}
+    assert write.producer_options() == expected
     assert secret not in repr(read)
     assert secret not in repr(write)
     wrong = {**security, "kafka.sasl.jaas.config": f"Mine required password={secret};"}
@@ -184,14 +183,13 @@ def test_misspelled_write_options_are_refused() -> None:
 def test_write_options_pass_producer_settings() -> None:
     options = write_options({**BOOTSTRAP, "kafka.linger.ms": "20", "topic": "t"})
     assert options.topic == "t"
-    assert dict(options.producer) == {"batch_size": DEFAULT_BATCH_SIZE, "linger_ms": 20}
+    assert dict(options.producer) == {"linger_ms": 20}
     with pytest.raises(OptionError, match=r"kafka\.linger\.ms must be an int"):
         write_options({**BOOTSTRAP, "kafka.linger.ms": "soon"})
 
 
-def test_writes_batch_by_a_quarter_mebibyte_unless_told() -> None:
-    assert DEFAULT_BATCH_SIZE == 262144  # docs/guide/spark.md and docs/design.md say so
-    assert dict(write_options(BOOTSTRAP).producer)["batch_size"] == DEFAULT_BATCH_SIZE
+def test_writes_batch_as_the_producer_does_unless_told() -> None:
+    assert "batch_size" not in dict(write_options(BOOTSTRAP).producer)  # the producer's default
     given = write_options({**BOOTSTRAP, "kafka.batch.size": "16384"})
     assert dict(given.producer)["batch_size"] == 16384
 

@@ -34,7 +34,6 @@ from kafkawire.cluster.security import NamedSecurityOptions
 from kafkawire.producer import ProducerSettings
 
 __all__ = [
-    "DEFAULT_BATCH_SIZE",
     "EARLIEST",
     "LATEST",
     "OffsetSpec",
@@ -108,15 +107,6 @@ def _acks(value: str) -> int | str:
     text = value.strip().lower()
     return int(text) if text.lstrip("-").isdigit() else text
 
-
-DEFAULT_BATCH_SIZE = 256 * 1024
-"""A write's ``kafka.batch.size`` unless given: a write is a bulk load, sent with
-``Producer.send_batch``, whose cost is per Produce request (~165 us here) more than per
-record. Java's 16384 sends 150 records of 100 bytes a request; measured on this machine
-(benchmarks/bench_spark.py, send_batch and the writer's task code, 1M rows): 16 KiB
-0.18-0.26 M rows/s, 64 KiB 0.45-0.74 M, 256 KiB 0.83-1.14 M, 1,000,000 (librdkafka's)
-0.81-1.20 M. 256 KiB takes nearly all of the gain while a batch stays a quarter of brokers'
-default message.max.bytes (1 MiB), which the producer does not split batches to fit."""
 
 _PRODUCER_OPTIONS: dict[str, Any] = {  # kafka.* options a write passes to the producer, typed
     "kafka.client.id": str,
@@ -321,7 +311,7 @@ def write_options(options: Mapping[str, str]) -> WriteOptions:
         for name, kind in _PRODUCER_OPTIONS.items()
         if name in opts
     }
-    producer = tuple({"batch_size": DEFAULT_BATCH_SIZE, **given}.items())
+    producer = tuple(given.items())
     bootstrap = _required(opts, _BOOTSTRAP)
     security = _security(opts)
     try:  # on the driver, so a bad combination fails the query before any task runs
