@@ -8,8 +8,8 @@ RECORDS records of 100 bytes in a two-partition topic on the embedded Tansu brok
   ``spark.read.format("kafkawire")`` with every column materialized by Spark's ``noop``
   sink; beside them Spark's ceiling for any Python data source here: a source whose tasks
   yield ready-made Arrow batches of the same schema from memory;
-- write: the raw ``Producer.send_batch`` fed Arrow batches of 10,000 rows (the writer's
-  default ``kafka.batch.size``, and Java's 16384), the writer's task code fed the same
+- write: the raw ``Producer.send_batch`` fed Arrow batches of 10,000 rows (the producer's
+  default ``batch_size``, and Java's 16384), the writer's task code fed the same
   batches, and ``df.write.format("kafkawire")`` of ``spark.range`` rows; beside them Spark's
   ceiling: a Python data source whose writer drops the Arrow batches it gets; and the task
   code writing all records in one transaction (exactly once);
@@ -50,14 +50,14 @@ from kafkawire.consumer import Consumer, TopicPartition
 from kafkawire.producer import Producer, ProducerSettings
 from kafkawire.spark.arrow import arrow_schema, read_schema
 from kafkawire.spark.offsets import OffsetRange
-from kafkawire.spark.options import read_options, write_options
+from kafkawire.spark.options import WRITE_BATCH_SIZE, read_options, write_options
 from kafkawire.spark.reading import read_range
 from kafkawire.spark.transactional import TaskTransaction, end_all, write_prepared
 from kafkawire.spark.worker import close_kept_clients
 from kafkawire.spark.writing import ArrowWriter
 from kafkawire.testing import TansuBroker
 
-DEFAULT_BATCH_SIZE = attrs.fields(ProducerSettings).batch_size.default  # the writer's too
+DEFAULT_BATCH_SIZE = attrs.fields(ProducerSettings).batch_size.default
 
 RECORDS = int(os.environ.get("KAFKAWIRE_BENCH_SPARK_RECORDS", "1000000"))
 ROUNDS = 2
@@ -356,7 +356,7 @@ def _reads(table: _Table, bootstrap: str, spark: Any) -> None:
 
 
 def _writes(table: _Table, bootstrap: str, spark: Any) -> None:
-    print(f"write (kafka.batch.size {DEFAULT_BATCH_SIZE:,} unless named)")
+    print(f"write (the writer's default kafka.batch.size {WRITE_BATCH_SIZE:,})")
     raw = f"raw: Producer.send_batch, batch_size {DEFAULT_BATCH_SIZE:,}"
     ceiling = "Spark ceiling: a writer that drops its rows"
     _spark_write(spark, bootstrap, "bench-warm-to", 100_000)  # the warm-ups: untimed
