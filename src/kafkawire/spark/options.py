@@ -114,8 +114,7 @@ WRITE_BATCH_SIZE = 512 * 1024
 task an Arrow batch of 10,000 rows every ~20 ms; the rows of each partition fill whole
 batches and leave a partial one, sent on its own when ``linger_ms`` passes before the next
 Arrow batch comes. At 256 KiB that made three Produce requests of one batch each per 5,000
-rows of 100 bytes; at 512 KiB two, and two full batches still share a request of the
-producer's ``max_request_size`` (1 MiB). Spark writes (1M rows, two partitions): the
+rows of 100 bytes of a partition; at 512 KiB two. Spark writes (1M rows, two partitions): the
 producer's thread and the broker 0.37 + 0.61-0.74 -> 0.32 + 0.50-0.63 us CPU a row; fed
 without pauses the two sizes cost the same. Larger (1,000,000) was no cheaper: the
 producer's thread then spent 0.15-0.4 us a row in the kernel on page faults."""
