@@ -8,8 +8,8 @@ RECORDS records of 100 bytes in a two-partition topic on the embedded Tansu brok
   ``spark.read.format("kafkawire")`` with every column materialized by Spark's ``noop``
   sink; beside them Spark's ceiling for any Python data source here: a source whose tasks
   yield ready-made Arrow batches of the same schema from memory;
-- write: the raw ``Producer.send_batch`` fed Arrow batches of 10,000 rows (the writer's
-  default ``kafka.batch.size``, and Java's 16384), the writer's task code fed the same
+- write: the raw ``Producer.send_batch`` fed Arrow batches of 10,000 rows (the producer's
+  default ``batch_size``, and Java's 16384), the writer's task code fed the same
   batches, and ``df.write.format("kafkawire")`` of ``spark.range`` rows; beside them Spark's
   ceiling: a Python data source whose writer drops the Arrow batches it gets; and the task
   code writing all records in one transaction (exactly once);
@@ -22,7 +22,10 @@ Each figure is the best of ROUNDS rounds (three for reads), each round running e
 its section once, so that the load of a shared machine falls on all of them alike; beside it
 the CPU per row of the whole process tree (this process, Tansu, the JVM and Spark's Python
 workers, from /proc), which that load does not change: on a busy machine rows/s go as its
-inverse. An untimed warm-up of each Spark path comes first (the first job of a kind in a
+inverse. It is split by process, and the JVM's JIT compiler threads apart: they compile
+for each new kind of job and keep on for runs after it (0.1-0.5 us a row of 1M rows here,
+varying run to run by more than a data source's changes), so a ratio is also given without
+them. An untimed warm-up of each Spark path comes first (the first job of a kind in a
 session pays for the JVM's compilation and the Python workers' start). Prints rows/s, CPU per
 row and the ratios: Spark to the raw client (getmany, send_batch) and to the ceiling, the
 task code to the raw client.
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import sys
 import tempfile
@@ -50,14 +54,14 @@ from kafkawire.consumer import Consumer, TopicPartition
 from kafkawire.producer import Producer, ProducerSettings
 from kafkawire.spark.arrow import arrow_schema, read_schema
 from kafkawire.spark.offsets import OffsetRange
-from kafkawire.spark.options import read_options, write_options
+from kafkawire.spark.options import WRITE_BATCH_SIZE, read_options, write_options
 from kafkawire.spark.reading import read_range
 from kafkawire.spark.transactional import TaskTransaction, end_all, write_prepared
 from kafkawire.spark.worker import close_kept_clients
 from kafkawire.spark.writing import ArrowWriter
 from kafkawire.testing import TansuBroker
 
-DEFAULT_BATCH_SIZE = attrs.fields(ProducerSettings).batch_size.default  # the writer's too
+DEFAULT_BATCH_SIZE = attrs.fields(ProducerSettings).batch_size.default
 
 RECORDS = int(os.environ.get("KAFKAWIRE_BENCH_SPARK_RECORDS", "1000000"))
 ROUNDS = 2
@@ -249,27 +253,58 @@ def _batch_copy(spark: Any, bootstrap: str, source: str, sink: str) -> None:
     )
 
 
-def _tree_cpu_seconds() -> float:
-    """CPU seconds of this process and every process under it (Tansu, the JVM, Spark's
-    Python workers; those reaped counted in their parent's), from /proc; 0 without it."""
+_PARTS = ("JVM", "JIT", "Python workers", "Tansu", "here")
+
+
+def _tree_cpu_seconds() -> dict[str, float]:
+    """CPU seconds of this process and every process under it, by part (_PARTS): the JVM,
+    apart from its JIT compiler threads (whose work falls with each run of a kind, not with
+    its rows), Spark's Python workers, Tansu, and this process (with reaped children, counted
+    in their parent); from /proc, empty without it. A compiler thread that ends between two
+    readings moves its time from JIT to JVM."""
     parents: dict[int, list[int]] = {}
-    times: dict[int, float] = {}
+    times: dict[int, tuple[str, float]] = {}
     tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
+                name, fields = stat.read().split(" (", 1)[1].rsplit(")", 1)
         except OSError:  # gone meanwhile
             continue
-        parents.setdefault(int(fields[1]), []).append(int(entry))
-        times[int(entry)] = sum(int(f) for f in fields[11:15]) / tick  # u, s, cu, cs time
-    total, todo = 0.0, [os.getpid()]
+        numbers = fields.split()
+        parents.setdefault(int(numbers[1]), []).append(int(entry))
+        times[int(entry)] = name, sum(int(f) for f in numbers[11:15]) / tick  # u, s, cu, cs
+    parts = dict.fromkeys(_PARTS, 0.0)
+    todo = [(os.getpid(), "here")]
     while todo:
-        pid = todo.pop()
-        total += times.get(pid, 0.0)
-        todo += parents.get(pid, [])
+        pid, part = todo.pop()
+        name, seconds = times.get(pid, ("", 0.0))
+        if part != "Python workers":
+            part = {"java": "JVM", "tansu": "Tansu"}.get(name, part)
+            if part == "JVM" and name.startswith("python"):
+                part = "Python workers"
+        if part == "JVM":
+            jit = _compiler_seconds(pid, tick)
+            parts["JIT"] += jit
+            seconds -= jit
+        parts[part] += seconds
+        todo += [(child, part) for child in parents.get(pid, [])]
+    return parts
+
+
+def _compiler_seconds(pid: int, tick: int) -> float:
+    """CPU seconds of the JVM's JIT compiler threads ("C1 CompilerThre", "C2 ...")."""
+    total = 0.0
+    for thread in os.listdir(f"/proc/{pid}/task") if os.path.isdir(f"/proc/{pid}/task") else ():
+        try:
+            with open(f"/proc/{pid}/task/{thread}/stat") as stat:
+                name, fields = stat.read().split(" (", 1)[1].rsplit(")", 1)
+        except OSError:
+            continue
+        if "CompilerThre" in name:
+            total += sum(int(f) for f in fields.split()[11:13]) / tick
     return total
 
 
@@ -281,7 +316,7 @@ class _Table:
 
     def __init__(self) -> None:
         self.rates: dict[str, float] = {}
-        self.cpu: dict[str, float] = {}
+        self.cpu: dict[str, dict[str, float]] = {}  # us per row by part (_PARTS)
 
     def race(self, paths: dict[str, Callable[[int], Any]], rounds: int = ROUNDS) -> None:
         """Run each of ``paths`` (``run(round)``) once a round; print each best rate."""
@@ -290,14 +325,20 @@ class _Table:
                 began, cpu = time.perf_counter(), _tree_cpu_seconds()
                 run(round_)
                 rate = RECORDS / (time.perf_counter() - began)
-                per_row = (_tree_cpu_seconds() - cpu) / RECORDS * 1e6
+                after = _tree_cpu_seconds()
+                parts = {part: (after[part] - cpu[part]) / RECORDS * 1e6 for part in after}
                 self.rates[what] = max(self.rates.get(what, 0.0), rate)
-                self.cpu[what] = min(self.cpu.get(what, per_row), per_row)
+                if parts and sum(parts.values()) < sum(self.cpu.get(what, {"": math.inf}).values()):
+                    self.cpu[what] = parts
         for what in paths:
             self.show(what)
 
     def show(self, what: str) -> None:
-        cpu = f"{self.cpu[what]:>6.2f} us CPU/row" if what in self.cpu else ""
+        cpu = ""
+        if what in self.cpu:
+            parts = self.cpu[what]
+            split = ", ".join(f"{part} {parts[part]:.2f}" for part in _PARTS if parts[part] >= 0.01)
+            cpu = f"{sum(parts.values()):>6.2f} us CPU/row ({split})"
         print(f"  {what:<44} {self.rates[what]:>12,.0f} rows/s {cpu}")
 
     def ratio(self, what: str, to: str) -> str:
@@ -310,8 +351,13 @@ class _Table:
             f"  {label}: {self.ratio(spark, raw)}, {self.ratio(spark, ceiling)};"
             f" task code: {self.ratio(task, raw)}"
         )
-        if self.cpu.get(spark):
-            print(f"  CPU per row, {raw} / Spark: {self.cpu[raw] / self.cpu[spark]:.2f}x")
+        if self.cpu.get(spark) and self.cpu.get(raw):
+            cpu = {what: sum(self.cpu[what].values()) for what in (raw, spark)}
+            jit = self.cpu[spark]["JIT"]
+            print(
+                f"  CPU per row, {raw} / Spark: {cpu[raw] / cpu[spark]:.2f}x"
+                f" ({cpu[raw] / (cpu[spark] - jit):.2f}x without the JIT's)"
+            )
 
 
 def _session() -> Any:
@@ -356,7 +402,7 @@ def _reads(table: _Table, bootstrap: str, spark: Any) -> None:
 
 
 def _writes(table: _Table, bootstrap: str, spark: Any) -> None:
-    print(f"write (kafka.batch.size {DEFAULT_BATCH_SIZE:,} unless named)")
+    print(f"write (the writer's default kafka.batch.size {WRITE_BATCH_SIZE:,})")
     raw = f"raw: Producer.send_batch, batch_size {DEFAULT_BATCH_SIZE:,}"
     ceiling = "Spark ceiling: a writer that drops its rows"
     _spark_write(spark, bootstrap, "bench-warm-to", 100_000)  # the warm-ups: untimed

@@ -23,6 +23,49 @@ def test_frames_arrive_byte_by_byte_and_several_at_once() -> None:
     assert decoder.buffered == 5
 
 
+def _large_frame(size: int) -> bytes:
+    return size.to_bytes(4, "big") + bytes(i % 251 for i in range(size))
+
+
+@pytest.mark.parametrize("piece", [1, 7, 4096, 65536])
+def test_a_large_frame_in_pieces_comes_whole_with_what_follows_it(piece: int) -> None:
+    """A frame arriving a socket read at a time (its pieces held apart, joined once): the
+    same payload, ``buffered`` counting what is held, and the bytes after it in the piece
+    that completes it start the next frame."""
+    big = _large_frame(200_000)
+    stream = FRAME + big + FRAME * 2 + FRAME[:3]
+    decoder = FrameDecoder()
+    received: list[bytes] = []
+    fed = 0
+    for start in range(0, len(stream), piece):
+        received += decoder.feed(stream[start : start + piece])
+        fed = min(start + piece, len(stream))
+        done = sum(4 + len(payload) for payload in received)
+        assert decoder.buffered == fed - done
+    assert received == [FRAME[4:], big[4:], FRAME[4:], FRAME[4:]]
+    assert decoder.buffered == 3
+
+
+def test_pieces_of_a_frame_are_copied_when_the_caller_may_change_them() -> None:
+    big = _large_frame(1000)
+    decoder = FrameDecoder()
+    assert decoder.feed(big[:500]) == []
+    reused = bytearray(big[500:900])
+    assert decoder.feed(reused) == []  # type: ignore[arg-type]
+    reused[:] = b"\x00" * len(reused)  # a caller reusing its buffer changes nothing held
+    assert decoder.feed(big[900:] + FRAME) == [big[4:], FRAME[4:]]
+
+
+def test_a_bad_prefix_after_a_frame_in_pieces_is_raised_after_that_frame() -> None:
+    big = _large_frame(1000)
+    decoder = FrameDecoder(max_frame_size=1024)
+    assert decoder.feed(big[:10]) == []
+    frames = decoder.frames(big[10:] + b"\xff\xff\xff\xfe")
+    assert next(frames) == big[4:]
+    with pytest.raises(FrameError, match="negative"):
+        next(frames)
+
+
 @pytest.mark.parametrize(
     ("prefix", "message"),
     [

@@ -188,6 +188,20 @@ def test_a_failed_batch_adds_nothing(twin: Any) -> None:
     assert rows(columns.finish()) == [(0, 5000, 0, b"k", b"v", (("h", b"x"),))]
 
 
+@pytest.mark.parametrize("codec", [Compression.NONE, Compression.GZIP])
+def test_a_section_is_read_where_it_lies_unless_compressed(codec: Compression) -> None:
+    """What RecordColumns reads: an uncompressed section as a view of the fetched bytes (not
+    copied), a compressed one inflated; the same rows either way (twins: test above)."""
+    inputs = [(b"k", b"v" * 30, 5, (("h", b"x"),)), (None, b"w", 6, ())]
+    fetched = build(2, codec, inputs)
+    [batch] = decode_batches(fetched)
+    section = batch.records.read_section(lambda buf, **_: buf)
+    assert isinstance(section, memoryview if codec is Compression.NONE else bytes)
+    assert bytes(section) == _section(build(2, Compression.NONE, inputs))
+    if isinstance(section, memoryview):
+        assert section.obj is fetched  # the fetched bytes themselves
+
+
 @pytest.mark.parametrize("twin", TWINS)
 def test_log_append_time_and_timestamps_in_microseconds(twin: Any) -> None:
     builder = RecordBatchBuilder(log_append_time=1_700_000_000_123)

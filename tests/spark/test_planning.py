@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from pyspark.sql.types import BinaryType, StructType
 
 from kafkawire.cluster import TopicPartition
+from kafkawire.producer import ProducerSettings
 from kafkawire.spark.offsets import (
     Bounds,
     DataLossError,
@@ -18,6 +20,7 @@ from kafkawire.spark.offsets import (
 )
 from kafkawire.spark.options import (
     EARLIEST,
+    WRITE_BATCH_SIZE,
     OptionError,
     ReadOptions,
     Timestamps,
@@ -154,7 +157,7 @@ def test_security_options_on_reads_and_writes_stay_out_of_repr() -> None:
         "ssl_endpoint_identification_algorithm": "",
     }
     assert read.client_options() == write.client_options() == expected
-    assert write.producer_options() == expected
+    assert write.producer_options() == {**expected, "batch_size": WRITE_BATCH_SIZE}
     assert secret not in repr(read)
     assert secret not in repr(write)
     wrong = {**security, "kafka.sasl.jaas.config": f"Mine required password={secret};"}
@@ -183,13 +186,15 @@ def test_misspelled_write_options_are_refused() -> None:
 def test_write_options_pass_producer_settings() -> None:
     options = write_options({**BOOTSTRAP, "kafka.linger.ms": "20", "topic": "t"})
     assert options.topic == "t"
-    assert dict(options.producer) == {"linger_ms": 20}
+    assert dict(options.producer) == {"linger_ms": 20, "batch_size": WRITE_BATCH_SIZE}
     with pytest.raises(OptionError, match=r"kafka\.linger\.ms must be an int"):
         write_options({**BOOTSTRAP, "kafka.linger.ms": "soon"})
 
 
-def test_writes_batch_as_the_producer_does_unless_told() -> None:
-    assert "batch_size" not in dict(write_options(BOOTSTRAP).producer)  # the producer's default
+def test_writes_batch_by_512_kib_unless_told() -> None:
+    """Twice the producer's default (see WRITE_BATCH_SIZE), in every writer's producer."""
+    assert dict(write_options(BOOTSTRAP).producer)["batch_size"] == 512 * 1024
+    assert 2 * attrs.fields(ProducerSettings).batch_size.default == WRITE_BATCH_SIZE
     given = write_options({**BOOTSTRAP, "kafka.batch.size": "16384"})
     assert dict(given.producer)["batch_size"] == 16384
 

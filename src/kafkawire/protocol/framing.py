@@ -200,16 +200,25 @@ class FrameDecoder:
     Sans-IO in the manner of h11: it never reads or waits; a partial frame stays buffered until
     more bytes are fed. A bad size prefix raises :class:`FrameError`, after which the stream is
     unusable (there is no way to find the next frame boundary).
+
+    A frame that arrives in pieces (a fetch response of megabytes comes a socket read of
+    256 KiB at a time) keeps them apart and joins them once, when it is whole: appending each
+    to one buffer copied the buffer again at its resizes, and the payload once more out of
+    it (the Spark reader's 4 MiB fetches: 53-67 ns a record in here before, 16 after).
     """
 
     def __init__(self, max_frame_size: int = MAX_FRAME_SIZE) -> None:
-        self._buffer = bytearray()
+        self._buffer = bytearray()  # bytes that begin no frame still coming in pieces
+        self._pieces: list[bytes] = []  # the payload of the frame coming in pieces, so far
+        self._held = 0  # their bytes
+        self._missing = 0  # the bytes of its payload still to come; 0: none is coming
         self._max_frame_size = max_frame_size
 
     @property
     def buffered(self) -> int:
         """Bytes held that do not yet form a whole frame."""
-        return len(self._buffer)
+        pieces = _SIZE.size + self._held if self._missing else 0
+        return len(self._buffer) + pieces
 
     def feed(self, data: bytes) -> list[bytes]:
         """Add ``data`` and return the payloads of the frames it completes, in order."""
@@ -218,15 +227,37 @@ class FrameDecoder:
     def frames(self, data: bytes) -> Iterator[bytes]:
         """:meth:`feed`, one payload at a time: a bad size prefix raises :class:`FrameError`
         only once the frames before it were taken (a connection answers their requests
-        first, as one reading frame by frame does)."""
+        first, as one reading frame by frame does). Every byte of ``data`` is held before
+        the first payload is given."""
         buffer = self._buffer
-        buffer += data
-        while len(buffer) >= 4:
+        missing = self._missing
+        if not missing:
+            buffer += data
+        elif len(data) < missing:
+            self._keep(data)
+            return
+        else:
+            rest = memoryview(data)
+            payload = b"".join((*self._pieces, rest[:missing]))
+            buffer += rest[missing:]
+            self._pieces, self._held, self._missing = [], 0, 0
+            yield payload
+        while len(buffer) >= _SIZE.size:
             (size,) = _SIZE.unpack_from(buffer, 0)
             check_frame_size(size, self._max_frame_size)
-            if len(buffer) - 4 < size:
+            if len(buffer) - _SIZE.size < size:  # the rest comes in pieces: keep them apart
+                with memoryview(buffer) as view:
+                    self._missing = size
+                    self._keep(bytes(view[_SIZE.size :]))
+                del buffer[:]
                 return
             with memoryview(buffer) as view:
                 payload = bytes(view[4 : 4 + size])
             del buffer[: 4 + size]
             yield payload
+
+    def _keep(self, piece: bytes) -> None:
+        """Hold ``piece`` of the frame coming in pieces (a copy, unless it cannot change)."""
+        self._pieces.append(piece if type(piece) is bytes else bytes(piece))
+        self._held += len(piece)
+        self._missing -= len(piece)

@@ -103,7 +103,7 @@ def decode_batch(
         count,
         budget,
     )
-    records = LazyRecords(payload.decode, payload.decode_into, payload.read)
+    records = LazyRecords(payload.decode, payload.decode_into, payload.read_in_place)
     return RecordBatch(*(*header, records))  # its fields: the header's in wire order, records
 
 
@@ -127,10 +127,20 @@ class _Payload(NamedTuple):
             partial(read_records_into, out=out, cls=cls, names=names, values=values, start=start)
         )
 
-    def read(self, read: Callable[..., T]) -> T:
-        """``read`` on the decompressed section (see ``LazyRecords.read_section``)."""
+    def read_in_place(self, read: Callable[..., T]) -> T:
+        """``read`` on the decompressed section (see ``LazyRecords.read_section``): an
+        uncompressed one as the view of the fetched bytes it is, not copied into ``bytes``
+        (for readers of any buffer, such as ``RecordColumns``)."""
+        return self.read(read, in_place=True)
+
+    def read(self, read: Callable[..., T], *, in_place: bool = False) -> T:
+        """``read`` on the decompressed section, as ``bytes`` (the decoders slice ``bytes``
+        faster than a ``memoryview``) unless ``in_place``."""
         try:
-            buf = self.budget.decompress(self.codec, self.data)
+            if in_place and self.codec is Compression.NONE:
+                buf: BytesLike = self.data
+            else:
+                buf = self.budget.decompress(self.codec, self.data)
             count = self.records_count
             if count > len(buf) // _MIN_RECORD_SIZE:
                 raise CorruptRecordError(f"{count} records cannot fit in {len(buf)} bytes")

@@ -146,7 +146,8 @@ class LazyRecords(Sequence[Record]):
         batch's records section (decompressed; the arguments as
         :func:`~kafkawire.records.v2_records.read_records` takes them), its errors named by
         the batch as decoding names them; ``None`` where the format has no such section
-        (legacy message sets), without calling ``read``."""
+        (legacy message sets), without calling ``read``. ``buf`` is a bytes-like object: an
+        uncompressed section is handed as a ``memoryview`` of the batch's bytes, uncopied."""
         if self._read_section is None:
             return None
         result: T = self._read_section(read)

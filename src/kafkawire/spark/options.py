@@ -36,6 +36,7 @@ from kafkawire.producer import ProducerSettings
 __all__ = [
     "EARLIEST",
     "LATEST",
+    "WRITE_BATCH_SIZE",
     "OffsetSpec",
     "OptionError",
     "ReadOptions",
@@ -107,6 +108,16 @@ def _acks(value: str) -> int | str:
     text = value.strip().lower()
     return int(text) if text.lstrip("-").isdigit() else text
 
+
+WRITE_BATCH_SIZE = 512 * 1024
+"""A write's ``kafka.batch.size`` unless given: twice the producer's default. Spark hands a
+task an Arrow batch of 10,000 rows every ~20 ms; the rows of each partition fill whole
+batches and leave a partial one, sent on its own when ``linger_ms`` passes before the next
+Arrow batch comes. At 256 KiB that made three Produce requests of one batch each per 5,000
+rows of 100 bytes of a partition; at 512 KiB two. Spark writes (1M rows, two partitions): the
+producer's thread and the broker 0.37 + 0.61-0.74 -> 0.32 + 0.50-0.63 us CPU a row; fed
+without pauses the two sizes cost the same. Larger (1,000,000) was no cheaper: the
+producer's thread then spent 0.15-0.4 us a row in the kernel on page faults."""
 
 _PRODUCER_OPTIONS: dict[str, Any] = {  # kafka.* options a write passes to the producer, typed
     "kafka.client.id": str,
@@ -311,6 +322,7 @@ def write_options(options: Mapping[str, str]) -> WriteOptions:
         for name, kind in _PRODUCER_OPTIONS.items()
         if name in opts
     }
+    given.setdefault("batch_size", WRITE_BATCH_SIZE)
     producer = tuple(given.items())
     bootstrap = _required(opts, _BOOTSTRAP)
     security = _security(opts)
