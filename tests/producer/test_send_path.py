@@ -35,8 +35,8 @@ class Index(enum.IntEnum):
     ONE = 1
 
 
-# Mostly records the one-call path may take (over three topics, one unknown), and some of
-# every kind it leaves to the full path or refuses.
+# Mostly records the one-call path may take, and some of every kind it leaves to the full
+# path or refuses: topics unknown, or of a count never stored (0), other types, partitions.
 common = st.tuples(
     st.sampled_from(("a", "b")),
     st.binary(max_size=120) | st.none(),
@@ -44,7 +44,7 @@ common = st.tuples(
     st.none() | st.integers(0, 3),
 )
 odd = st.tuples(
-    st.sampled_from(("a", "b", "unknown")),
+    st.sampled_from(("a", "b", "unknown", "none")),
     st.binary(max_size=120) | st.none() | st.builds(bytearray, st.binary(max_size=4)),
     st.none() | st.binary(max_size=12) | st.just("text"),
     st.none() | st.sampled_from([-1, 6, True, 1.0, Index.ONE, 2**70, "0"]),
@@ -52,11 +52,28 @@ odd = st.tuples(
 records = st.sampled_from([common] * 5 + [odd]).flatmap(lambda kind: kind)
 
 
+def _position(count: int, batch_size: int) -> st.SearchStrategy[tuple[int, int] | None]:
+    """A topic's sticky position: mostly one the next record stays on; none yet, or one that
+    moves on (its partition gone, or batch_size bytes reached)."""
+    staying = st.tuples(st.integers(0, count - 1), st.integers(0, 100))
+    moving = st.tuples(st.integers(0, 4), st.integers(0, 5_000))
+    at_the_edge = st.tuples(
+        st.integers(0, count - 1), st.sampled_from([batch_size - 1, batch_size])
+    )
+    kinds = [staying, staying, staying, st.none(), moving, at_the_edge]
+    return st.sampled_from(kinds).flatmap(lambda kind: kind)
+
+
 @st.composite
 def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     """A producer's state as send() may meet it, and records to send."""
-    counts = {"a": draw(st.integers(1, 4)), "b": draw(st.integers(1, 4))}
+    counts = {"a": draw(st.integers(1, 4)), "b": draw(st.integers(1, 4)), "none": 0}
     batch_size = draw(st.integers(100, 5_000))
+    positions = {}
+    for topic in ("a", "b"):
+        position = draw(_position(counts[topic], batch_size))
+        if position is not None:
+            positions[topic] = position
     return {
         "counts": counts,
         "batch_size": batch_size,
@@ -68,28 +85,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
             for topic, count in counts.items()
             for partition in range(count)
         },
-        # Sticky positions: mostly one the next record stays on; none yet, or one that moves
-        # on (its partition gone, or batch_size bytes reached).
-        "positions": {
-            topic: position
-            for topic, count in counts.items()
-            if (
-                position := draw(
-                    st.sampled_from(
-                        [st.tuples(st.integers(0, count - 1), st.integers(0, 100))] * 3
-                        + [
-                            st.none(),
-                            st.tuples(st.integers(0, 4), st.integers(0, 5_000)),
-                            st.tuples(
-                                st.integers(0, count - 1),
-                                st.sampled_from([batch_size - 1, batch_size]),
-                            ),
-                        ]
-                    ).flatmap(lambda kind: kind)
-                )
-            )
-            is not None
-        },
+        "positions": positions,
         "waiting": draw(st.sampled_from([False] * 7 + [True])),
         "partitioner": draw(st.sampled_from([None, None, None, "in range", "may refuse"])),
         "records": draw(st.lists(records, max_size=30)),
@@ -314,7 +310,8 @@ async def test_a_closed_producer_refuses_on_the_full_path(fake_cluster: FakeClus
     producer = Producer(fake_cluster.bootstrap, linger_ms=1)
     async with producer:
         await asyncio.wait_for(producer.send_and_wait("t", b"v", partition=0), WAIT)
-        assert producer._fast is not None
+        open_path = producer._fast
+    assert open_path is not None
     assert producer._fast is None
     with pytest.raises(ClientClosedError):
         await producer.send("t", b"v", partition=0)
@@ -367,9 +364,9 @@ async def test_a_users_partitioner_is_called_once_per_record_on_either_path(
     fake_cluster.create_topic("t", partitions=3)
     calls: list[bytes | None] = []
 
-    def round_robin(topic: str, key: bytes | None, count: int) -> int:
+    def round_robin(topic: str, key: bytes | None, partition_count: int) -> int:
         calls.append(key)
-        return 7 if key == b"bad" else len(calls) % count
+        return 7 if key == b"bad" else len(calls) % partition_count
 
     async with Producer(
         fake_cluster.bootstrap, batch_size=300, linger_ms=60_000, partitioner=round_robin

@@ -701,8 +701,8 @@ send_path_send(SendPath *self, PyObject *const *args, Py_ssize_t nargs)
         return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     }
     long count = PyLong_AsLong(count_obj);
-    if (count == -1 && PyErr_Occurred()) {
-        return NULL;
+    if (count < 1) { /* none is stored (a count comes with the topic's partitions) */
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     }
     Py_ssize_t size = record_overhead + (key == Py_None ? 0 : PyBytes_GET_SIZE(key)) +
                       (value == Py_None ? 0 : PyBytes_GET_SIZE(value));

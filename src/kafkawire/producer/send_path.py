@@ -79,7 +79,7 @@ class SendPathPure:
         ):
             return None
         count = self._counts.get(topic)
-        if count is None:
+        if count is None or count < 1:  # (never stored below 1; the C twin divides by it)
             return None
         size = RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
         if size > self._max_record_size:
