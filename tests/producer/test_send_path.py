@@ -6,8 +6,9 @@ closed producer, a transaction)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -21,7 +22,6 @@ from kafkawire.producer.batch import RECORD_OVERHEAD, Delivery
 from kafkawire.producer.errors import TransactionStateError
 from kafkawire.producer.partitioner import StickyPartitioner, partition_for_key
 from kafkawire.records import Compression
-from kafkawire.records.v2_records import read_records
 from kafkawire.testing.fake import FakeCluster
 from tests.budgets import examples
 from tests.net.fakebroker import WAIT
@@ -144,15 +144,8 @@ def _state(accumulator: RecordAccumulator, sticky: StickyPartitioner) -> tuple[A
     batches = {}
     for topic, opened in accumulator._open.items():
         for partition, batch in opened.items():
-            builder = batch.builder
-            read = read_records(
-                builder.encoded(),
-                base_offset=0,
-                base_timestamp=builder.base_timestamp,
-                log_append_time=None,
-                count=len(builder),
-            )
-            batches[topic, partition] = (batch.memory, [(r.key, r.value) for r in read])
+            records = [(r.key, r.value) for r in batch.records()]
+            batches[topic, partition] = (batch.memory, records)
     woken = accumulator.wakeup.is_set()
     accumulator.wakeup.clear()
     return batches, accumulator._memory.used, dict(sticky._current), woken
@@ -246,13 +239,22 @@ async def _sends_through_the_full_path(
     return calls
 
 
-async def test_headers_and_timestamps_are_the_full_paths(
+@contextlib.asynccontextmanager
+async def _producing_to_a_known_topic(
     fake_cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
-) -> None:
+) -> AsyncIterator[tuple[Producer, list[tuple[Any, ...]]]]:
+    """A producer that knows topic "t" and has an open batch for its partition 0, and the
+    calls of its full path from then on."""
     fake_cluster.create_topic("t")
     async with Producer(fake_cluster.bootstrap, linger_ms=1) as producer:
         await asyncio.wait_for(producer.send_and_wait("t", b"first", partition=0), WAIT)
-        full = await _sends_through_the_full_path(producer, monkeypatch)
+        yield producer, await _sends_through_the_full_path(producer, monkeypatch)
+
+
+async def test_headers_and_timestamps_are_the_full_paths(
+    fake_cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with _producing_to_a_known_topic(fake_cluster, monkeypatch) as (producer, full):
         with_headers = await producer.send("t", b"h", partition=0, headers=[("h", b"1")])
         stamped = await producer.send("t", b"s", partition=0, timestamp_ms=1234)
         assert len(full) == 2
@@ -265,10 +267,7 @@ async def test_headers_and_timestamps_are_the_full_paths(
 async def test_a_value_that_is_not_bytes_is_refused_by_the_full_path(
     fake_cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake_cluster.create_topic("t")
-    async with Producer(fake_cluster.bootstrap, linger_ms=1) as producer:
-        await asyncio.wait_for(producer.send_and_wait("t", b"first", partition=0), WAIT)
-        full = await _sends_through_the_full_path(producer, monkeypatch)
+    async with _producing_to_a_known_topic(fake_cluster, monkeypatch) as (producer, full):
         with pytest.raises(TypeError, match=r"send\(\): the value is str"):
             await producer.send("t", "text", partition=0)
         sent = await producer.send("t", bytearray(b"ba"), partition=0)  # taken, as bytes
