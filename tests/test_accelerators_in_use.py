@@ -16,7 +16,7 @@ from types import ModuleType
 import pytest
 
 from kafkawire._extensions import DISABLE
-from kafkawire.producer import batch, partitioner
+from kafkawire.producer import batch, partitioner, send_path
 from kafkawire.protocol import codec
 from kafkawire.records import arrow_columns, v2_records
 
@@ -38,9 +38,10 @@ def why_not_in_use(extension: str) -> str:
         (codec, "kafkawire.protocol._accel"),
         (v2_records, "kafkawire.records._accel"),
         (partitioner, "kafkawire.producer._accel"),
+        (send_path, "kafkawire.producer._accel"),
         (arrow_columns, "kafkawire.records._accel"),
     ],
-    ids=["protocol", "records", "producer", "arrow-columns"],
+    ids=["protocol", "records", "producer", "send-path", "arrow-columns"],
 )
 def test_the_compiled_accelerator_is_in_use(module: ModuleType, extension: str) -> None:
     assert module.ACCELERATED, (

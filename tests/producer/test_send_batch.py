@@ -212,7 +212,7 @@ async def test_it_waits_for_room_in_buffer_memory_and_leaves_none_taken(
         await asyncio.wait_for(await other, WAIT)
         await producer.flush()
         assert producer._accumulator is not None
-        assert producer._accumulator._used == 0
+        assert producer._accumulator._memory.used == 0
     assert len(fake_cluster.records("t", 0)) == 550
     assert sent.offsets() == sorted(sent.offsets())
 
@@ -232,7 +232,7 @@ async def test_a_buffer_that_stays_full_fails_the_call_after_max_block_ms(
         accumulator = producer._accumulator
         assert accumulator is not None
         # What it reserved and did not fill went back: only the queued records hold room.
-        assert accumulator._used == sum(b.memory for b in accumulator.unfinished)
+        assert accumulator._memory.used == sum(b.memory for b in accumulator.unfinished)
         await producer.close(timeout=0)
 
 
@@ -258,7 +258,7 @@ async def test_cancelled_while_it_waits_the_records_queued_are_sent(
         hook.remove()
         release.set()
         await asyncio.wait_for(producer.flush(), WAIT)
-        assert producer._accumulator._used == 0
+        assert producer._accumulator._memory.used == 0
     written = _values(fake_cluster, "t", 0)
     assert 0 < len(written) < len(VALUES)
     assert written == VALUES[: len(written)]

@@ -15,6 +15,10 @@
  *   its Delivery. The Delivery is built as the record decoders build records, without
  *   __init__: allocated for the class and its slots written at the offsets of the class's
  *   member descriptors, which setup() looks up and checks once.
+ * - SendPath: Producer.send()'s common case in one call (its rules: send_path.py, whose
+ *   SendPathPure is its twin): checks, the partition, the room in the open batch and the
+ *   append above. It reads and updates the producer's objects where they live (dicts, and
+ *   the slots of ProducerBatch and BufferUse, found by setup_send_path()).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -36,6 +40,7 @@ static PyTypeObject *delivery_type = NULL;
 static Py_ssize_t delivery_offsets[D_FIELDS];
 static PyObject *kw_timestamp = NULL; /* ("timestamp",), the builder's append's keyword */
 static PyObject *name_append = NULL;  /* "append" */
+static PyObject *name_set = NULL;     /* "set" */
 
 #define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
 
@@ -274,18 +279,10 @@ size_of(PyObject *data)
     return size < 0 ? NULL : PyLong_FromSsize_t(size);
 }
 
+/* builder.append(key, value, timestamp=now), and the record's Delivery (setup() done). */
 static PyObject *
-append(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+append_record(PyObject *builder, PyObject *future, PyObject *key, PyObject *value)
 {
-    if (nargs != 4) {
-        PyErr_Format(PyExc_TypeError, "append() takes 4 arguments (%zd given)", nargs);
-        return NULL;
-    }
-    if (delivery_type == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "kafkawire.producer._accel.setup() was not called");
-        return NULL;
-    }
-    PyObject *builder = args[0], *future = args[1], *key = args[2], *value = args[3];
     PyObject *timestamp = now_ms();
     if (timestamp == NULL) {
         return NULL;
@@ -316,9 +313,55 @@ append(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
     return delivery;
 }
 
+static PyObject *
+append(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError, "append() takes 4 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    if (delivery_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "kafkawire.producer._accel.setup() was not called");
+        return NULL;
+    }
+    return append_record(args[0], args[1], args[2], args[3]);
+}
+
 /* ------------------------------------------------------------------------------------------
  * Set-up: the Delivery class, and the offsets of its slots
  */
+
+/* The offsets of the object slots ``names`` of ``type`` (distinct, each its own); -1 with a
+ * TypeError when one is not such a slot. */
+static int
+slot_offsets(PyTypeObject *type, const char *const *names, int n, Py_ssize_t *offsets)
+{
+    for (int i = 0; i < n; i++) {
+        PyObject *descr = PyObject_GetAttrString((PyObject *)type, names[i]);
+        if (descr == NULL) {
+            PyErr_Clear();
+            descr = Py_NewRef(Py_None);
+        }
+        int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type);
+        if (ok) {
+            PyMemberDef *def = ((PyMemberDescrObject *)descr)->d_member;
+            ok = ((PyMemberDescrObject *)descr)->d_common.d_type == type &&
+                 def->type == Py_T_OBJECT_EX && def->offset >= (Py_ssize_t)sizeof(PyObject) &&
+                 def->offset + (Py_ssize_t)sizeof(PyObject *) <= type->tp_basicsize;
+            offsets[i] = def->offset;
+            for (int j = 0; ok && j < i; j++) {
+                ok = offsets[j] != offsets[i];
+            }
+        }
+        Py_DECREF(descr);
+        if (!ok) {
+            PyErr_Format(PyExc_TypeError, "%.100s.%s is not an object slot", type->tp_name,
+                         names[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
 
 static PyObject *
 setup(PyObject *Py_UNUSED(module), PyObject *cls)
@@ -344,29 +387,8 @@ setup(PyObject *Py_UNUSED(module), PyObject *cls)
         return NULL;
     }
     Py_ssize_t offsets[D_FIELDS];
-    for (int i = 0; i < D_FIELDS; i++) {
-        PyObject *descr = PyObject_GetAttrString(cls, delivery_fields[i]);
-        if (descr == NULL) {
-            PyErr_Clear();
-            descr = Py_NewRef(Py_None);
-        }
-        int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type);
-        if (ok) {
-            PyMemberDef *def = ((PyMemberDescrObject *)descr)->d_member;
-            ok = ((PyMemberDescrObject *)descr)->d_common.d_type == type &&
-                 def->type == Py_T_OBJECT_EX && def->offset >= (Py_ssize_t)sizeof(PyObject) &&
-                 def->offset + (Py_ssize_t)sizeof(PyObject *) <= type->tp_basicsize;
-            offsets[i] = def->offset;
-            for (int j = 0; ok && j < i; j++) {
-                ok = offsets[j] != offsets[i];
-            }
-        }
-        Py_DECREF(descr);
-        if (!ok) {
-            PyErr_Format(PyExc_TypeError, "%.100s.%s is not an object slot", type->tp_name,
-                         delivery_fields[i]);
-            return NULL;
-        }
+    if (slot_offsets(type, delivery_fields, D_FIELDS, offsets) < 0) {
+        return NULL;
     }
     PyObject *old = (PyObject *)delivery_type;
     memcpy(delivery_offsets, offsets, sizeof(offsets));
@@ -374,6 +396,388 @@ setup(PyObject *Py_UNUSED(module), PyObject *cls)
     Py_XDECREF(old);
     Py_RETURN_NONE;
 }
+
+/* ------------------------------------------------------------------------------------------
+ * SendPath: Producer.send()'s common case (the rules: send_path.py)
+ */
+
+enum { B_MEMORY, B_BUILDER, B_FUTURE, B_FIELDS };
+
+static const char *const batch_fields[B_FIELDS] = {"memory", "builder", "future"};
+static const char *const use_fields[1] = {"used"};
+static PyTypeObject *batch_type = NULL; /* ProducerBatch */
+static Py_ssize_t batch_offsets[B_FIELDS];
+static PyTypeObject *use_type = NULL; /* BufferUse: the accumulator's bytes in use */
+static Py_ssize_t used_offset;
+static PyObject *checked_partition = NULL; /* arguments.checked_partition */
+static Py_ssize_t record_overhead;         /* batch.RECORD_OVERHEAD */
+
+static PyObject *
+setup_send_path(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *batch, *use, *checked;
+    Py_ssize_t overhead;
+    if (!PyArg_ParseTuple(args, "O!O!On:setup_send_path", &PyType_Type, &batch, &PyType_Type,
+                          &use, &checked, &overhead)) {
+        return NULL;
+    }
+    Py_ssize_t offsets[B_FIELDS], used;
+    if (slot_offsets((PyTypeObject *)batch, batch_fields, B_FIELDS, offsets) < 0 ||
+        slot_offsets((PyTypeObject *)use, use_fields, 1, &used) < 0) {
+        return NULL;
+    }
+    memcpy(batch_offsets, offsets, sizeof(offsets));
+    used_offset = used;
+    record_overhead = overhead;
+    Py_XSETREF(batch_type, (PyTypeObject *)Py_NewRef(batch));
+    Py_XSETREF(use_type, (PyTypeObject *)Py_NewRef(use));
+    Py_XSETREF(checked_partition, Py_NewRef(checked));
+    Py_RETURN_NONE;
+}
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *counts;    /* the producer's {topic: partition count} */
+    PyObject *positions; /* StickyPartitioner's {topic: (partition, bytes so far)} */
+    PyObject *open;      /* the accumulator's open batches, {topic: {partition: batch}} */
+    PyObject *waiters;   /* the accumulator's sends waiting for room (a deque) */
+    PyObject *wakeup;    /* the accumulator's asyncio.Event */
+    PyObject *use;       /* the accumulator's BufferUse */
+    PyObject *choose;    /* None, or the producer's call of a user's partitioner */
+    Py_ssize_t sticky_size, batch_size, buffer_memory, max_record_size;
+} SendPath;
+
+/* ``owner.name``, which must be an exact ``type`` (NULL: any); a new reference. */
+static PyObject *
+part_of(PyObject *owner, const char *name, PyTypeObject *type)
+{
+    PyObject *found = PyObject_GetAttrString(owner, name);
+    if (found != NULL && type != NULL && !Py_IS_TYPE(found, type)) {
+        PyErr_Format(PyExc_TypeError, "SendPath: %.100s.%s is not a %.100s",
+                     Py_TYPE(owner)->tp_name, name, type->tp_name);
+        Py_CLEAR(found);
+    }
+    return found;
+}
+
+/* ``owner.name``, an int; -1 with an error. */
+static Py_ssize_t
+size_part_of(PyObject *owner, const char *name)
+{
+    PyObject *found = part_of(owner, name, &PyLong_Type);
+    Py_ssize_t size = found == NULL ? -1 : PyLong_AsSsize_t(found);
+    Py_XDECREF(found);
+    return size;
+}
+
+static int
+send_path_traverse(SendPath *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->counts);
+    Py_VISIT(self->positions);
+    Py_VISIT(self->open);
+    Py_VISIT(self->waiters);
+    Py_VISIT(self->wakeup);
+    Py_VISIT(self->use);
+    Py_VISIT(self->choose);
+    return 0;
+}
+
+static int
+send_path_clear(SendPath *self)
+{
+    Py_CLEAR(self->counts);
+    Py_CLEAR(self->positions);
+    Py_CLEAR(self->open);
+    Py_CLEAR(self->waiters);
+    Py_CLEAR(self->wakeup);
+    Py_CLEAR(self->use);
+    Py_CLEAR(self->choose);
+    return 0;
+}
+
+static void
+send_path_dealloc(SendPath *self)
+{
+    PyObject_GC_UnTrack(self);
+    send_path_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* SendPath(accumulator, sticky, counts, max_record_size, choose), as SendPathPure's. */
+static PyObject *
+send_path_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"accumulator", "sticky", "counts", "max_record_size", "choose",
+                               NULL};
+    PyObject *accumulator, *sticky, *counts, *choose;
+    Py_ssize_t max_record_size;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOO!nO:SendPath", keywords, &accumulator,
+                                     &sticky, &PyDict_Type, &counts, &max_record_size,
+                                     &choose)) {
+        return NULL;
+    }
+    if (batch_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "kafkawire.producer._accel.setup_send_path() was not called");
+        return NULL;
+    }
+    SendPath *self = (SendPath *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->counts = Py_NewRef(counts);
+    self->choose = Py_NewRef(choose);
+    self->max_record_size = max_record_size;
+    if ((self->positions = part_of(sticky, "_current", &PyDict_Type)) == NULL ||
+        (self->open = part_of(accumulator, "_open", &PyDict_Type)) == NULL ||
+        (self->waiters = part_of(accumulator, "_waiters", NULL)) == NULL ||
+        (self->wakeup = part_of(accumulator, "wakeup", NULL)) == NULL ||
+        (self->use = part_of(accumulator, "_memory", use_type)) == NULL ||
+        (self->sticky_size = size_part_of(sticky, "_batch_size")) < 0 ||
+        (self->batch_size = size_part_of(accumulator, "_batch_size")) < 0 ||
+        (self->buffer_memory = size_part_of(accumulator, "_buffer_memory")) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+/* The int in an object slot: 1, or 0 when it is not an exact int that fits (the caller then
+ * leaves the record to the full path); -1 with an error. */
+static int
+slot_size(PyObject *obj, Py_ssize_t offset, Py_ssize_t *out)
+{
+    PyObject *held = SLOT(obj, offset);
+    if (held == NULL || !PyLong_CheckExact(held)) {
+        return 0;
+    }
+    *out = PyLong_AsSsize_t(held);
+    if (*out == -1 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            return -1;
+        }
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+
+static int
+set_slot_size(PyObject *obj, Py_ssize_t offset, Py_ssize_t size)
+{
+    PyObject *held = PyLong_FromSsize_t(size);
+    if (held == NULL) {
+        return -1;
+    }
+    Py_XSETREF(SLOT(obj, offset), held);
+    return 0;
+}
+
+/* The partition of a record sent without one, as a new reference: a user's partitioner's
+ * choice (*chosen then set), the key's, or the topic's sticky one while the record stays on
+ * it (*position then holds the topic's (partition, bytes so far), a new reference). NULL with
+ * an error, or without one when the sticky partition moves on (the full path's: it draws). */
+static PyObject *
+unchosen_partition(SendPath *self, PyObject *topic, PyObject *key, Py_ssize_t size,
+                   long count, PyObject **position, int *chosen)
+{
+    if (self->choose != Py_None) {
+        PyObject *size_obj = PyLong_FromSsize_t(size);
+        PyObject *count_obj = size_obj == NULL ? NULL : PyLong_FromLong(count);
+        PyObject *found = NULL;
+        if (count_obj != NULL) {
+            PyObject *call_args[4] = {topic, key, size_obj, count_obj};
+            found = PyObject_Vectorcall(self->choose, call_args, 4, NULL);
+        }
+        Py_XDECREF(size_obj);
+        Py_XDECREF(count_obj);
+        *chosen = found != NULL;
+        return found;
+    }
+    if (key != Py_None) {
+        uint32_t hash = murmur2_of((const unsigned char *)PyBytes_AS_STRING(key),
+                                   PyBytes_GET_SIZE(key));
+        return PyLong_FromLong((long)((hash & 0x7fffffffu) % (unsigned long)count));
+    }
+    PyObject *now = PyDict_GetItemWithError(self->positions, topic);
+    if (now == NULL || !PyTuple_CheckExact(now) || PyTuple_GET_SIZE(now) != 2) {
+        return NULL; /* none yet (a move: the full path's), or an error */
+    }
+    PyObject *partition = PyTuple_GET_ITEM(now, 0);
+    long at = PyLong_AsLong(partition);
+    Py_ssize_t sent = PyLong_AsSsize_t(PyTuple_GET_ITEM(now, 1));
+    if ((at == -1 || sent == -1) && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (at >= count || sent >= self->sticky_size) {
+        return NULL; /* it moves on: the full path draws the next one */
+    }
+    *position = Py_NewRef(now);
+    return Py_NewRef(partition);
+}
+
+/* A given partition, as a new reference: itself when it is an exact int of the topic's, else
+ * what checked_partition() answers (or raises). */
+static PyObject *
+given_partition(PyObject *topic, PyObject *partition, long count)
+{
+    if (PyLong_CheckExact(partition)) {
+        int overflow;
+        long at = PyLong_AsLongAndOverflow(partition, &overflow);
+        if (!overflow && at >= 0 && at < count) {
+            return Py_NewRef(partition);
+        }
+    }
+    PyObject *count_obj = PyLong_FromLong(count);
+    if (count_obj == NULL) {
+        return NULL;
+    }
+    PyObject *call_args[3] = {topic, partition, count_obj};
+    PyObject *checked = PyObject_Vectorcall(checked_partition, call_args, 3, NULL);
+    Py_DECREF(count_obj);
+    return checked;
+}
+
+/* Append to ``batch`` (a ProducerBatch) if it and buffer_memory have room for ``size`` and
+ * no send waits for room: the Delivery (*full set when the batch reached batch_size); else
+ * NULL without an error (nothing changed). */
+static PyObject *
+append_if_room(SendPath *self, PyObject *batch, PyObject *key, PyObject *value, Py_ssize_t size,
+               int *full)
+{
+    Py_ssize_t memory, used;
+    int known = slot_size(batch, batch_offsets[B_MEMORY], &memory);
+    if (known > 0) {
+        known = slot_size(self->use, used_offset, &used);
+    }
+    if (known <= 0) {
+        return NULL;
+    }
+    Py_ssize_t waiting = PyObject_Length(self->waiters);
+    if (waiting < 0) {
+        return NULL;
+    }
+    Py_ssize_t filled = memory + size;
+    if (filled > self->batch_size || used + size > self->buffer_memory || waiting) {
+        return NULL;
+    }
+    PyObject *builder = SLOT(batch, batch_offsets[B_BUILDER]);
+    PyObject *future = SLOT(batch, batch_offsets[B_FUTURE]);
+    if (builder == NULL || future == NULL) {
+        return NULL;
+    }
+    PyObject *delivery = append_record(builder, future, key, value);
+    if (delivery == NULL) {
+        return NULL;
+    }
+    if (set_slot_size(batch, batch_offsets[B_MEMORY], filled) < 0 ||
+        set_slot_size(self->use, used_offset, used + size) < 0) {
+        Py_DECREF(delivery);
+        return NULL;
+    }
+    *full = filled >= self->batch_size;
+    return delivery;
+}
+
+/* send(topic, value, key, partition): the Delivery; or None, nothing changed (the full path
+ * then takes the record); or, when a user's partitioner chose the partition and the record
+ * could not be appended, that choice (the full path takes it: the partitioner is called once
+ * per record). */
+static PyObject *
+send_path_send(SendPath *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_Format(PyExc_TypeError, "send() takes 4 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    PyObject *topic = args[0], *value = args[1], *key = args[2], *partition = args[3];
+    if ((value != Py_None && !PyBytes_CheckExact(value)) ||
+        (key != Py_None && !PyBytes_CheckExact(key))) {
+        Py_RETURN_NONE;
+    }
+    PyObject *count_obj = PyDict_GetItemWithError(self->counts, topic);
+    if (count_obj == NULL) {
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    }
+    long count = PyLong_AsLong(count_obj);
+    if (count < 1) { /* none is stored (a count comes with the topic's partitions) */
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    }
+    Py_ssize_t size = record_overhead + (key == Py_None ? 0 : PyBytes_GET_SIZE(key)) +
+                      (value == Py_None ? 0 : PyBytes_GET_SIZE(value));
+    if (size > self->max_record_size) {
+        Py_RETURN_NONE;
+    }
+    PyObject *position = NULL; /* the sticky (partition, bytes so far) the record stays on */
+    int chosen = 0;
+    PyObject *at = partition == Py_None
+                       ? unchosen_partition(self, topic, key, size, count, &position, &chosen)
+                       : given_partition(topic, partition, count);
+    if (at == NULL) {
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    }
+    PyObject *delivery = NULL;
+    int full = 0;
+    PyObject *opened = Py_XNewRef(PyDict_GetItemWithError(self->open, topic));
+    PyObject *batch = opened == NULL || !PyDict_CheckExact(opened)
+                          ? NULL
+                          : Py_XNewRef(PyDict_GetItemWithError(opened, at));
+    Py_XDECREF(opened);
+    if (batch != NULL && Py_IS_TYPE(batch, batch_type)) {
+        delivery = append_if_room(self, batch, key, value, size, &full);
+    }
+    Py_XDECREF(batch);
+    if (delivery != NULL && position != NULL) {
+        /* counted once, now that it is appended: StickyPartitioner.add */
+        Py_ssize_t sent = PyLong_AsSsize_t(PyTuple_GET_ITEM(position, 1));
+        PyObject *sent_obj = PyLong_FromSsize_t(sent + size);
+        PyObject *now = sent_obj == NULL ? NULL : PyTuple_Pack(2, at, sent_obj);
+        Py_XDECREF(sent_obj);
+        if (now == NULL || PyDict_SetItem(self->positions, topic, now) < 0) {
+            Py_CLEAR(delivery);
+        }
+        Py_XDECREF(now);
+    }
+    Py_XDECREF(position);
+    if (delivery != NULL && full) {
+        /* as the accumulator does: the sender learns at once that the batch is full */
+        PyObject *done = PyObject_CallMethodNoArgs(self->wakeup, name_set);
+        Py_XDECREF(done);
+        if (done == NULL) {
+            Py_CLEAR(delivery);
+        }
+    }
+    if (delivery != NULL || PyErr_Occurred()) {
+        Py_DECREF(at);
+        return delivery;
+    }
+    if (chosen) {
+        return at;
+    }
+    Py_DECREF(at);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef send_path_methods[] = {
+    {"send", (PyCFunction)(void (*)(void))send_path_send, METH_FASTCALL,
+     "send(topic, value, key, partition)\n--\n\n"
+     "The record's Delivery, or None (nothing changed: the full path's), or a user's "
+     "partitioner's choice for a record it could not append."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject send_path_type = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "kafkawire.producer._accel.SendPath",
+    .tp_doc = "Producer.send()'s common case in one call (see send_path.py).",
+    .tp_basicsize = sizeof(SendPath),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_new = send_path_new,
+    .tp_dealloc = (destructor)send_path_dealloc,
+    .tp_traverse = (traverseproc)send_path_traverse,
+    .tp_clear = (inquiry)send_path_clear,
+    .tp_methods = send_path_methods,
+};
 
 static PyMethodDef methods[] = {
     {"setup", (PyCFunction)setup, METH_O,
@@ -391,6 +795,9 @@ static PyMethodDef methods[] = {
      "partition (int32, stable; those of -1 last) and each group's bounds."},
     {"append", (PyCFunction)(void (*)(void))append, METH_FASTCALL,
      "append(builder, future, key, value)\n--\n\nAppend a record stamped now; its Delivery."},
+    {"setup_send_path", (PyCFunction)setup_send_path, METH_VARARGS,
+     "setup_send_path(batch_class, use_class, checked_partition, record_overhead)\n--\n\n"
+     "What SendPath reads: the batch's and the memory's slots, and send()'s partition check."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -413,8 +820,15 @@ PyInit__accel(void)
     kw_timestamp = timestamp == NULL ? NULL : PyTuple_Pack(1, timestamp);
     Py_XDECREF(timestamp);
     name_append = PyUnicode_InternFromString("append");
-    if (kw_timestamp == NULL || name_append == NULL) {
+    name_set = PyUnicode_InternFromString("set");
+    if (kw_timestamp == NULL || name_append == NULL || name_set == NULL ||
+        PyType_Ready(&send_path_type) < 0) {
         return NULL;
     }
-    return PyModule_Create(&module);
+    PyObject *module_object = PyModule_Create(&module);
+    if (module_object != NULL &&
+        PyModule_AddObjectRef(module_object, "SendPath", (PyObject *)&send_path_type) < 0) {
+        Py_CLEAR(module_object);
+    }
+    return module_object;
 }

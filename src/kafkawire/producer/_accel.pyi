@@ -2,6 +2,7 @@
 :mod:`kafkawire.producer.partitioner` and :mod:`kafkawire.producer.batch`."""
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from kafkawire.records import RecordBatchBuilder
@@ -18,3 +19,20 @@ def append(
     key: bytes | None,
     value: bytes | None,
 ) -> Any: ...
+def setup_send_path(
+    batch_class: type[Any],
+    use_class: type[Any],
+    checked_partition: Callable[[str, Any, int], int],
+    record_overhead: int,
+) -> None: ...
+
+class SendPath:
+    def __init__(
+        self,
+        accumulator: Any,
+        sticky: Any,
+        counts: dict[str, int],
+        max_record_size: int,
+        choose: Callable[[str, bytes | None, int, int], Any] | None,
+    ) -> None: ...
+    def send(self, topic: str, value: Any, key: Any, partition: Any) -> Any: ...

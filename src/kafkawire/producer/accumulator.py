@@ -6,7 +6,9 @@ Rules:
   otherwise it starts a new batch (a record larger than ``batch_size`` gets a batch alone).
   That last batch is the partition's *open* batch until it is taken to be sent, retried or
   dropped; :meth:`RecordAccumulator.append_to_open` adds to it in a few steps (the producer's
-  common case), and :meth:`RecordAccumulator.append` does everything else.
+  common case; compiled, :mod:`.send_path` does it, reading ``_open``, ``_waiters``,
+  ``wakeup`` and ``_memory`` where they are), and :meth:`RecordAccumulator.append` does
+  everything else.
 - The first batch of a partition is *ready* when it is full (a later batch exists, or it
   reached ``batch_size``), its linger has passed, or a flush or close is under way; and, after
   a failed attempt, once its retry backoff has passed.
@@ -38,7 +40,17 @@ from .batch import Delivery, ProducerBatch, append_record
 from .bulk import Columns, Span
 from .errors import BufferFullError, RecordTooLargeError
 
-__all__ = ["RecordAccumulator"]
+__all__ = ["BufferUse", "RecordAccumulator"]
+
+
+class BufferUse:
+    """The bytes of ``buffer_memory`` that queued and in-flight records hold: an object with
+    a slot of its own, which the compiled send path (:mod:`.send_path`) updates in place."""
+
+    __slots__ = ("used",)
+
+    def __init__(self) -> None:
+        self.used = 0
 
 
 class _Waiter(NamedTuple):
@@ -71,7 +83,7 @@ class RecordAccumulator:
         # The last batch of each partition while records may join it (see the module doc).
         # By topic, then partition: no (topic, partition) key is made and hashed per record.
         self._open: dict[str, dict[int, ProducerBatch]] = {}
-        self._used = 0
+        self._memory = BufferUse()
         self._waiters: deque[_Waiter] = deque()
         self._closed_by: BaseException | None = None
         self.wakeup = asyncio.Event()  # set when something may have become ready
@@ -93,7 +105,7 @@ class RecordAccumulator:
     @property
     def available(self) -> int:
         """Bytes of ``buffer_memory`` not held by queued or in-flight records."""
-        return self._buffer_memory - self._used
+        return self._buffer_memory - self._memory.used
 
     async def reserve(self, size: int, deadline: float) -> None:
         """Wait until ``size`` bytes fit in ``buffer_memory`` (until ``deadline``,
@@ -104,8 +116,8 @@ class RecordAccumulator:
             )
         if self._closed_by is not None:
             raise self._closed_by
-        if not self._waiters and self._used + size <= self._buffer_memory:
-            self._used += size
+        if not self._waiters and self._memory.used + size <= self._buffer_memory:
+            self._memory.used += size
             return
         waiter = _Waiter(size, asyncio.get_running_loop().create_future())
         self._waiters.append(waiter)
@@ -137,16 +149,16 @@ class RecordAccumulator:
         self._give_back(size)
 
     def _give_back(self, size: int) -> None:
-        self._used -= size
+        self._memory.used -= size
         self._grant()
 
     def _grant(self) -> None:
         """Room to the sends waiting for it, in the order they came."""
-        waiters = self._waiters
-        while waiters and self._used + waiters[0].size <= self._buffer_memory:
+        waiters, memory = self._waiters, self._memory
+        while waiters and memory.used + waiters[0].size <= self._buffer_memory:
             size, granted = waiters.popleft()
             if not granted.done():
-                self._used += size
+                memory.used += size
                 granted.set_result(None)
 
     def close(self, error: BaseException) -> None:
@@ -174,11 +186,12 @@ class RecordAccumulator:
         if batch is None:
             return None
         filled = batch.memory + memory
-        if filled > self._batch_size or self._used + memory > self._buffer_memory or self._waiters:
+        use = self._memory
+        if filled > self._batch_size or use.used + memory > self._buffer_memory or self._waiters:
             return None
         delivery = append_record(batch.builder, batch.future, key, value)
         batch.memory = filled
-        self._used += memory
+        use.used += memory
         if filled >= self._batch_size:
             self.wakeup.set()
         return delivery
@@ -206,9 +219,9 @@ class RecordAccumulator:
                 self._give_back(memory)
             raise self._closed_by
         if not reserved:
-            if self._used + memory > self._buffer_memory or self._waiters:
+            if self._memory.used + memory > self._buffer_memory or self._waiters:
                 return None
-            self._used += memory
+            self._memory.used += memory
         queue = self._queue(topic, partition)
         batch = queue[-1] if queue else None
         # Batches fill by their records' uncompressed size, as Java's do before it has

@@ -189,6 +189,17 @@ class ProducerBatch:
         self.future.cancel()
         self.unfinished.discard(self)
 
+    def records(self) -> tuple[Record, ...]:
+        """Its records, read back from the bytes built (offsets from 0)."""
+        builder = self.builder
+        return read_records(
+            builder.encoded(),
+            base_offset=0,
+            base_timestamp=builder.base_timestamp,
+            log_append_time=None,
+            count=len(builder),
+        )
+
     def split(
         self, *, compression: Compression, compression_level: int | None
     ) -> tuple[ProducerBatch, ProducerBatch]:
@@ -198,14 +209,7 @@ class ProducerBatch:
         is larger). The parts keep its creation time (so its delivery deadline), attempts
         and last error, and count their records' memory; it is no longer unfinished, and
         ends with a :class:`SplitResult` once both have ended."""
-        builder = self.builder
-        records = read_records(
-            builder.encoded(),
-            base_offset=0,
-            base_timestamp=builder.base_timestamp,
-            log_append_time=None,
-            count=len(builder),
-        )
+        records = self.records()
         assert len(records) > 1, "a record alone is not split"
         weights = [_memory(record) for record in records]
         half = sum(weights) // 2

@@ -164,7 +164,9 @@ class StickyPartitioner:
 
     def __init__(self, batch_size: int) -> None:
         self._batch_size = batch_size
-        self._current: dict[str, tuple[int, int]] = {}  # topic -> (partition, bytes so far)
+        # topic -> (partition, bytes so far); the compiled send path (.send_path) reads and
+        # updates it in place, as staying() and add() do.
+        self._current: dict[str, tuple[int, int]] = {}
 
     def partition(self, topic: str, partition_count: int, size: int) -> int:
         """The partition for a record of ``size`` bytes of ``topic``."""
@@ -175,11 +177,21 @@ class StickyPartitioner:
     def current(self, topic: str, partition_count: int) -> tuple[int, int]:
         """``topic``'s partition for its next record, and how many bytes may go to it before
         it moves on (at least one record goes, whatever its size)."""
+        if self.staying(topic, partition_count) is None:
+            current = self._current.get(topic)
+            previous = None if current is None else current[0]
+            self._current[topic] = (self._next(partition_count, previous), 0)
+        partition, sent = self._current[topic]
+        return partition, self._batch_size - sent
+
+    def staying(self, topic: str, partition_count: int) -> int | None:
+        """``topic``'s partition if its next record stays on it; ``None`` when :meth:`current`
+        would move on (it has none yet, or it had its ``batch_size`` bytes, or the topic
+        shrank), which draws the next at random."""
         current = self._current.get(topic)
         if current is None or current[0] >= partition_count or current[1] >= self._batch_size:
-            previous = None if current is None else current[0]
-            current = self._current[topic] = (self._next(partition_count, previous), 0)
-        return current[0], self._batch_size - current[1]
+            return None
+        return current[0]
 
     def add(self, topic: str, size: int) -> None:
         """``size`` more bytes went to ``topic``'s current partition (see :meth:`current`)."""

@@ -63,6 +63,7 @@ from .health import ProducerHealth, producer_health
 from .idempotence import ProducerIdentity
 from .metrics import ProducerMetrics
 from .partitioner import StickyPartitioner, partition_for_key
+from .send_path import SendPath, SendStep
 from .sender import Sender
 from .settings import ProducerOptions, ProducerSettings
 from .transactions import OffsetWithMetadata, PreparedTransaction, TransactionManager
@@ -130,8 +131,8 @@ class Producer(Observable):
         self._closed = False
         self._refusing = False  # closed or failed: send() looks at why (one flag, per record)
         self._yield_due = False  # the last send started a batch: the next lets the sender run
-        # The accumulator while send() may take its short path (see there), else None.
-        self._fast: RecordAccumulator | None = None
+        # send()'s short path (see there) while it may be taken, else None.
+        self._fast: SendStep | None = None
 
     # --- life cycle --------------------------------------------------------------------------
 
@@ -175,7 +176,14 @@ class Producer(Observable):
         )
         self._sender_task = self._tasks.spawn("sender", self._sender.run)
         if self._no_serializers and self._transactions is None:
-            self._fast = self._accumulator
+            chooser = None if settings.partitioner is None else self._choose_partition
+            self._fast = SendPath(
+                self._accumulator,
+                self._sticky,
+                self._partition_counts,
+                self._max_record_size,
+                chooser,
+            )
         self._metrics.attach(self._accumulator, self._sender)
         self._telemetry.start(self._tasks)
 
@@ -271,29 +279,17 @@ class Producer(Observable):
         Kafka cannot have, larger than ``max_request_size``), a topic the broker refuses (not
         authorized, invalid), a closed or failed producer, or no open transaction.
         """
-        # The common case in a few steps, for it runs once per record: bytes or None, no
-        # headers, no timestamp, a topic whose partition count is known, and room in the
-        # partition's open batch and in buffer_memory. Anything else, or a batch to start,
-        # takes the full path, with the partition chosen here (a sticky choice counts once).
+        # The common case in one call, for it runs once per record: bytes or None, no headers,
+        # no timestamp, a topic whose partition count is known, and room in the partition's
+        # open batch and in buffer_memory (the rules: .send_path). Anything else, or a batch
+        # to start, takes the full path (with a user's partitioner's choice, made once).
         fast = self._fast
-        if (
-            fast is not None
-            and headers is None
-            and timestamp_ms is None
-            and (value is None or value.__class__ is bytes)
-            and (key is None or key.__class__ is bytes)
-        ):
-            count = self._partition_counts.get(topic)
-            if count is not None:
-                size = RECORD_OVERHEAD + (len(key) if key else 0) + (len(value) if value else 0)
-                if size <= self._max_record_size:
-                    if partition is None:
-                        partition = self._choose_partition(topic, key, size, count)
-                    elif partition.__class__ is not int or not 0 <= partition < count:
-                        partition = checked_partition(topic, partition, count)
-                    delivery = fast.append_to_open(topic, partition, key, value, size)
-                    if delivery is not None:
-                        return delivery
+        if fast is not None and headers is None and timestamp_ms is None:
+            sent = fast.send(topic, value, key, partition)
+            if isinstance(sent, Delivery):
+                return sent
+            if sent is not None:
+                partition = sent
         return await self._send(topic, value, key, partition, timestamp_ms, headers)
 
     async def _send(  # noqa: PLR0917 - send()'s arguments, passed on as they came
