@@ -33,7 +33,8 @@ all: test
 # _accel.c (another plan version) is refused with a warning, which fails the tests.
 INSTALL_INPUTS := pyproject.toml hatch_build.py src/kafkawire/protocol/_accel.c src/kafkawire/records/_accel.c \
 	src/kafkawire/records/_arrow_columns.h \
-	src/kafkawire/producer/_accel.c src/kafkawire/_columns.h
+	src/kafkawire/producer/_accel.c src/kafkawire/_columns.h \
+	src/kafkawire/_slots.h
 
 # $(call venv_with,DIR,EXTRAS): a venv in DIR with kafkawire installed (editable) with EXTRAS.
 define venv_with

@@ -27,10 +27,7 @@
 #include <time.h>
 
 #include "../_columns.h"
-
-#ifndef Py_T_OBJECT_EX
-#define Py_T_OBJECT_EX T_OBJECT_EX
-#endif
+#include "../_slots.h"
 
 enum { D_FUTURE, D_OFFSET, D_TIMESTAMP, D_KEY_SIZE, D_VALUE_SIZE, D_FIELDS };
 
@@ -330,38 +327,6 @@ append(PyObject *Py_UNUSED(module), PyObject *const *args, Py_ssize_t nargs)
 /* ------------------------------------------------------------------------------------------
  * Set-up: the Delivery class, and the offsets of its slots
  */
-
-/* The offsets of the object slots ``names`` of ``type`` (distinct, each its own); -1 with a
- * TypeError when one is not such a slot. */
-static int
-slot_offsets(PyTypeObject *type, const char *const *names, int n, Py_ssize_t *offsets)
-{
-    for (int i = 0; i < n; i++) {
-        PyObject *descr = PyObject_GetAttrString((PyObject *)type, names[i]);
-        if (descr == NULL) {
-            PyErr_Clear();
-            descr = Py_NewRef(Py_None);
-        }
-        int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type);
-        if (ok) {
-            PyMemberDef *def = ((PyMemberDescrObject *)descr)->d_member;
-            ok = ((PyMemberDescrObject *)descr)->d_common.d_type == type &&
-                 def->type == Py_T_OBJECT_EX && def->offset >= (Py_ssize_t)sizeof(PyObject) &&
-                 def->offset + (Py_ssize_t)sizeof(PyObject *) <= type->tp_basicsize;
-            offsets[i] = def->offset;
-            for (int j = 0; ok && j < i; j++) {
-                ok = offsets[j] != offsets[i];
-            }
-        }
-        Py_DECREF(descr);
-        if (!ok) {
-            PyErr_Format(PyExc_TypeError, "%.100s.%s is not an object slot", type->tp_name,
-                         names[i]);
-            return -1;
-        }
-    }
-    return 0;
-}
 
 static PyObject *
 setup(PyObject *Py_UNUSED(module), PyObject *cls)

@@ -24,10 +24,7 @@
 #include <stdint.h>
 
 #include "../_columns.h"
-
-#ifndef Py_T_OBJECT_EX
-#define Py_T_OBJECT_EX T_OBJECT_EX
-#endif
+#include "../_slots.h"
 
 enum { R_OFFSET, R_TIMESTAMP, R_KEY, R_VALUE, R_HEADERS, R_FIELDS };
 enum { H_KEY, H_VALUE, H_FIELDS };
@@ -615,8 +612,8 @@ read_records(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs)
 static PyObject *into_class = NULL, *into_names = NULL;
 static Py_ssize_t into_fields[R_FIELDS], into_extras[MAX_EXTRAS];
 
-static int slot_offsets(PyTypeObject *type, const char *const *names, int n,
-                        Py_ssize_t *offsets);
+static int exact_slot_offsets(PyTypeObject *type, const char *const *names, int n,
+                              Py_ssize_t *offsets);
 
 /* Check ``cls``'s layout: its slots are the record's five fields and ``names`` (a tuple of
  * str), object slots all. Kept for the next call with the same class and names. */
@@ -648,7 +645,7 @@ into_layout(PyObject *cls, PyObject *names)
         }
     }
     Py_ssize_t offsets[R_FIELDS + MAX_EXTRAS];
-    if (slot_offsets((PyTypeObject *)cls, all, (int)(R_FIELDS + extras), offsets) < 0) {
+    if (exact_slot_offsets((PyTypeObject *)cls, all, (int)(R_FIELDS + extras), offsets) < 0) {
         return -1;
     }
     memcpy(into_fields, offsets, sizeof(into_fields));
@@ -697,8 +694,10 @@ done:
  * Set-up: the classes, and the offsets of their slots
  */
 
+/* slot_offsets() of a class whose instances are nothing but those n slots (as
+ * new_instance() needs). */
 static int
-slot_offsets(PyTypeObject *type, const char *const *names, int n, Py_ssize_t *offsets)
+exact_slot_offsets(PyTypeObject *type, const char *const *names, int n, Py_ssize_t *offsets)
 {
     PyObject *slots = PyObject_GetAttrString((PyObject *)type, "__slots__");
     Py_ssize_t n_slots = slots == NULL ? -1 : PyObject_Length(slots);
@@ -716,36 +715,7 @@ slot_offsets(PyTypeObject *type, const char *const *names, int n, Py_ssize_t *of
                      type->tp_name);
         return -1;
     }
-    for (int i = 0; i < n; i++) {
-        PyObject *descr = PyObject_GetAttrString((PyObject *)type, names[i]);
-        if (descr == NULL) {
-            PyErr_Clear();
-            descr = Py_NewRef(Py_None);
-        }
-        int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type);
-        if (ok) {
-            PyMemberDescrObject *member = (PyMemberDescrObject *)descr;
-            PyMemberDef *def = member->d_member;
-            Py_ssize_t offset = def->offset - (Py_ssize_t)sizeof(PyObject);
-            ok = member->d_common.d_type == type && def->type == Py_T_OBJECT_EX && offset >= 0 &&
-                 offset % (Py_ssize_t)sizeof(PyObject *) == 0 &&
-                 def->offset + (Py_ssize_t)sizeof(PyObject *) <= type->tp_basicsize;
-            offsets[i] = def->offset;
-            /* Distinct, so that the n writes fill all n slots: a slot left unwritten would
-             * hold whatever the allocator left there (a name rebound to another field's
-             * descriptor would do that, and write one slot twice). */
-            for (int j = 0; ok && j < i; j++) {
-                ok = offsets[j] != offsets[i];
-            }
-        }
-        Py_DECREF(descr);
-        if (!ok) {
-            PyErr_Format(PyExc_TypeError, "%.100s.%s is not an object slot", type->tp_name,
-                         names[i]);
-            return -1;
-        }
-    }
-    return 0;
+    return slot_offsets(type, names, n, offsets);
 }
 
 static PyObject *
@@ -762,8 +732,8 @@ setup(PyObject *Py_UNUSED(module), PyObject *args)
         return NULL;
     }
     Py_ssize_t r[R_FIELDS], h[H_FIELDS];
-    if (slot_offsets(record, record_fields, R_FIELDS, r) < 0 ||
-        slot_offsets(header, header_fields, H_FIELDS, h) < 0) {
+    if (exact_slot_offsets(record, record_fields, R_FIELDS, r) < 0 ||
+        exact_slot_offsets(header, header_fields, H_FIELDS, h) < 0) {
         return NULL;
     }
     /* Everything replaced before the old classes are released: releasing one may run Python
