@@ -15,8 +15,9 @@ RECORDS records of 100 bytes in a two-partition topic on the embedded Tansu brok
   code writing all records in one transaction (exactly once);
 - copy: the topic copied through kafkawire by one batch job (read, select, write), and by a
   streaming query in micro-batches of STREAM_BATCH records (trigger availableNow), at least
-  once and exactly once: the whole query, and its micro-batches alone (their
-  ``triggerExecution``, without the query's start and end).
+  once and exactly once, and at least once in one micro-batch of all records: the whole
+  query, and its micro-batches alone (their ``triggerExecution``, without the query's start
+  and end), with where a micro-batch's time goes (Spark's job, its checkpoint, planning).
 
 Each figure is the best of ROUNDS rounds (three for reads), each round running every path of
 its section once, so that the load of a shared machine falls on all of them alike; beside it
@@ -40,6 +41,7 @@ import asyncio
 import json
 import math
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -209,17 +211,24 @@ def _register_ceiling(spark: Any) -> None:
     spark.dataSource.register(Ceiling)
 
 
-def _stream_copy(spark: Any, bootstrap: str, source: str, sink: str, **sink_options: str) -> float:
-    """``source`` to ``sink`` through a streaming query, STREAM_BATCH records a batch; the
-    seconds its micro-batches took (their ``triggerExecution``: without the query's start
-    and end)."""
+def _stream_copy(
+    spark: Any,
+    bootstrap: str,
+    source: str,
+    sink: str,
+    per_batch: int = STREAM_BATCH,
+    **sink_options: str,
+) -> list[dict[str, int]]:
+    """``source`` to ``sink`` through a streaming query, ``per_batch`` records a batch; the
+    milliseconds of each micro-batch by phase (Spark's ``durationMs``: ``triggerExecution``
+    is the whole batch, without the query's start and end)."""
     with tempfile.TemporaryDirectory() as checkpoint:
         query = (
             spark.readStream.format("kafkawire")
             .option("kafka.bootstrap.servers", bootstrap)
             .option("subscribe", source)
             .option("startingOffsets", "earliest")
-            .option("maxOffsetsPerTrigger", str(STREAM_BATCH))
+            .option("maxOffsetsPerTrigger", str(per_batch))
             .load()
             .select("value")
             .writeStream.format("kafkawire")
@@ -233,8 +242,7 @@ def _stream_copy(spark: Any, bootstrap: str, source: str, sink: str, **sink_opti
         query.awaitTermination()
         if query.exception() is not None:
             raise RuntimeError(f"the streaming query failed: {query.exception()}")
-        milliseconds: float = sum(p["durationMs"]["triggerExecution"] for p in query.recentProgress)
-        return milliseconds / 1000
+        return [progress["durationMs"] for progress in query.recentProgress]
 
 
 def _batch_copy(spark: Any, bootstrap: str, source: str, sink: str) -> None:
@@ -431,43 +439,69 @@ def _writes(table: _Table, bootstrap: str, spark: Any) -> None:
 
 
 def _streams(table: _Table, bootstrap: str, spark: Any) -> None:
-    print(f"copy a topic: batch job, and streaming in micro-batches of {STREAM_BATCH:,}")
+    print(f"copy a topic: batch job, and streaming in micro-batches of {STREAM_BATCH:,} or of all")
     _batch_copy(spark, bootstrap, "bench-warm", "bench-warm-to")  # the warm-ups: untimed
     for once in ("false", "true"):
         _stream_copy(spark, bootstrap, "bench-warm", "bench-warm-to", exactlyOnce=once)
-    batches: dict[str, list[float]] = {"false": [], "true": []}
+    kinds = {  # name: (exactlyOnce, records a micro-batch)
+        "at least once": ("false", STREAM_BATCH),
+        "exactly once": ("true", STREAM_BATCH),
+        "one micro-batch": ("false", RECORDS),  # at least once
+    }
+    batches: dict[str, list[list[dict[str, int]]]] = {name: [] for name in kinds}
 
-    def stream(once: str) -> Callable[[int], Any]:
+    def stream(name: str) -> Callable[[int], Any]:
+        once, per_batch = kinds[name]
+
         def copy(r: int) -> None:
-            sink = f"bench-stream-{once}-{r}"
-            batches[once].append(
-                _stream_copy(spark, bootstrap, "bench-raw", sink, exactlyOnce=once)
+            sink = f"bench-stream-{list(kinds).index(name)}-{r}"
+            batches[name].append(
+                _stream_copy(spark, bootstrap, "bench-raw", sink, per_batch, exactlyOnce=once)
             )
 
         return copy
 
+    whole = {name: f"stream, {name}: the whole query" for name in kinds}
     table.race(
         {
             "batch job: read, select, write": lambda r: _batch_copy(
                 spark, bootstrap, "bench-raw", f"bench-copy-{r}"
             ),
-            "stream, at least once: the whole query": stream("false"),
-            "stream, exactly once: the whole query": stream("true"),
+            **{whole[name]: stream(name) for name in kinds},
         }
     )
-    for once, name in (("false", "at least once"), ("true", "exactly once")):
-        table.rates[f"stream, {name}: micro-batches"] = RECORDS / min(batches[once])
+    for name, (_, per_batch) in kinds.items():
+        runs = batches[name]
+        seconds = [sum(batch["triggerExecution"] for batch in run) / 1000 for run in runs]
+        table.rates[f"stream, {name}: micro-batches"] = RECORDS / min(seconds)
         table.show(f"stream, {name}: micro-batches")
+        _show_phases(runs[seconds.index(min(seconds))], per_batch)
+    batch_job = "batch job: read, select, write"
     least, most = "stream, at least once: micro-batches", "stream, exactly once: micro-batches"
+    one = "stream, one micro-batch: micro-batches"
     print(
-        f"  stream micro-batches: {table.ratio(least, 'batch job: read, select, write')}; "
-        f"exactly once / at least once {table.rates[most] / table.rates[least]:.2f}x"
+        f"  stream micro-batches: {table.ratio(least, batch_job)}; one micro-batch: "
+        f"{table.ratio(one, batch_job)}; exactly once / at least once "
+        f"{table.rates[most] / table.rates[least]:.2f}x"
     )
+
+
+def _show_phases(batches: list[dict[str, int]], per_batch: int) -> None:
+    """Where a micro-batch's time goes, medians over the run's batches: the tasks
+    (``addBatch``: Spark's job, the reads and writes, the writer's commit), Spark's
+    checkpoint (``walCommit``, ``commitOffsets``: the offset and commit logs), and the
+    planning around them (``latestOffset``, the reader's call to Kafka, among it)."""
+    phases = ("addBatch", "walCommit", "commitOffsets", "latestOffset", "queryPlanning")
+    medians = {p: statistics.median(batch.get(p, 0) for batch in batches) for p in phases}
+    whole = statistics.median(batch["triggerExecution"] for batch in batches)
+    split = ", ".join(f"{phase} {ms:.0f}" for phase, ms in medians.items())
+    print(f"    a micro-batch of {per_batch:,}: {whole:.0f} ms ({split})")
 
 
 def _compare(bootstrap: str, spark: Any) -> None:
     topics = ["bench-raw", "bench-warm", "bench-warm-to"]
-    kinds = ("send", "send16", "task", "spark", "task-eos", "copy", "stream-false", "stream-true")
+    kinds = ["send", "send16", "task", "spark", "task-eos", "copy"]
+    kinds += [f"stream-{kind}" for kind in range(3)]
     for r in range(ROUNDS):
         topics += [f"bench-{kind}-{r}" for kind in kinds]
     _create(bootstrap, topics)
