@@ -28,42 +28,24 @@ from kafkawire.client import KafkaClient
 from kafkawire.cluster import TopicPartition
 from kafkawire.testing.pytest_plugin import Broker
 
-from .conftest import fill, new_topic
+from .conftest import fill, new_topic, start_copy
 
 _READ_COMMITTED = 1
 _HOLD_POLLS = 400  # a held task waits at most 400 x 50 ms for the test to let it go
 
 
 def _start(
-    spark: SparkSession,
-    bootstrap: str,
-    source: str,
-    sink: str,
-    checkpoint: Path,
-    *,
-    change: Callable[[Any], Any] | None = None,
-    exactly_once: bool = False,
-    **read: str,
+    spark: SparkSession, bootstrap: str, source: str, sink: str, checkpoint: Path, **how: Any
 ) -> Any:
-    """A copy of ``source`` (key and value) to ``sink``, a micro-batch every 50 ms."""
-    subscription = "subscribePattern" if "*" in source else "subscribe"
-    stream = (
-        spark.readStream.format("kafkawire")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option(subscription, source)
-        .options(**read)
-        .load()
-        .select("key", "value")
-    )
-    return (
-        (stream if change is None else change(stream))
-        .writeStream.format("kafkawire")
-        .option("kafka.bootstrap.servers", bootstrap)
-        .option("topic", sink)
-        .option("exactlyOnce", str(exactly_once).lower())
-        .option("checkpointLocation", str(checkpoint))
-        .trigger(processingTime="50 milliseconds")
-        .start()
+    """A copy of ``source`` to ``sink`` (conftest.start_copy), a micro-batch every 50 ms."""
+    return start_copy(
+        spark,
+        bootstrap,
+        source,
+        sink,
+        checkpoint,
+        trigger={"processingTime": "50 milliseconds"},
+        **how,
     )
 
 
@@ -103,12 +85,12 @@ def test_a_first_batch_run_again_starts_where_it_started(
     its starting offsets in the checkpoint; Spark asks a Python source's initialOffset again."""
     bootstrap = fake_broker.bootstrap
     source, sink, _ = _topics(bootstrap, 2)
-    _drain(_start(spark, bootstrap, source, sink, tmp_path))
+    _drain(_start(spark, bootstrap, source, sink, tmp_path, read={"startingOffsets": "latest"}))
     # As if the query stopped before the checkpoint recorded batch 0 done: it runs again.
     for name in ("0", ".0.crc"):
         (tmp_path / "commits" / name).unlink()
     more = fill(bootstrap, source, 3, partitions=1, first=2)
-    _drain(_start(spark, bootstrap, source, sink, tmp_path, startingOffsets="earliest"))
+    _drain(_start(spark, bootstrap, source, sink, tmp_path))  # startingOffsets earliest
     assert _visible(bootstrap, sink) == more
 
 
@@ -182,10 +164,9 @@ def test_a_copy_broken_off_in_a_batch_loses_and_repeats_nothing_on_restart(
             source,
             sink,
             checkpoint,
+            limit=4,
             change=hold,
-            exactly_once=exactly_once,
-            startingOffsets="earliest",
-            maxOffsetsPerTrigger="4",
+            exactlyOnce=str(exactly_once).lower(),
         )
 
     query = start()
@@ -206,46 +187,46 @@ def test_a_copy_broken_off_in_a_batch_loses_and_repeats_nothing_on_restart(
         assert set(visible) == set(written)
 
 
-@pytest.mark.parametrize("fail_on_data_loss", [True, False])
-def test_a_restart_past_deleted_records(
-    spark: SparkSession, fake_broker: Broker, tmp_path: Path, fail_on_data_loss: bool
-) -> None:
-    bootstrap = fake_broker.bootstrap
-    source, sink, first = _topics(bootstrap, 4)
-    option = {"failOnDataLoss": str(fail_on_data_loss).lower(), "startingOffsets": "earliest"}
-    _drain(_start(spark, bootstrap, source, sink, tmp_path, **option))
+def _records_deleted(bootstrap: str, source: str) -> list[tuple[bytes, bytes]]:
+    """Records 4-9 written, 4-6 deleted; the records kept."""
     more = fill(bootstrap, source, 6, partitions=1, first=4)
     _admin(bootstrap, lambda admin: admin.delete_records({TopicPartition(source, 0): 7}))
-    query = _start(spark, bootstrap, source, sink, tmp_path, **option)
-    if fail_on_data_loss:
-        lost = rf"{source}/0: offsets 4-9 were to be read, but its first offset is now 7"
-        with pytest.raises(StreamingQueryException, match=lost):
-            query.awaitTermination()
-        assert _visible(bootstrap, sink) == first
-    else:  # on at the first offset kept, as Spark's Kafka source
-        _drain(query)
-        assert _visible(bootstrap, sink) == first + more[3:]
+    return more[3:]
+
+
+def _created_again(bootstrap: str, source: str) -> list[tuple[bytes, bytes]]:
+    """The topic deleted and created again with 3 records; those."""
+    _admin(bootstrap, lambda admin: admin.delete_topics([source]))
+    return fill(bootstrap, source, 3, partitions=1, first=100)
+
+
+LOSSES = {  # what a stream at offset 4 of ``source``/0 finds on restart, and the error
+    "records deleted": (_records_deleted, "{}/0: offsets 4-9 were to be read, but its first"),
+    "topic created again": (_created_again, "{}/0: the log ends at 3, below the offset 4"),
+}
 
 
 @pytest.mark.parametrize("fail_on_data_loss", [True, False])
-def test_a_restart_after_the_topic_was_created_again(
-    spark: SparkSession, fake_broker: Broker, tmp_path: Path, fail_on_data_loss: bool
+@pytest.mark.parametrize("loss", sorted(LOSSES))
+def test_a_restart_past_lost_records(
+    spark: SparkSession, fake_broker: Broker, tmp_path: Path, loss: str, fail_on_data_loss: bool
 ) -> None:
+    """failOnDataLoss true: the query fails naming topic, partition and offsets; false: it
+    reads on from the first offset kept (a new log from its start), as Spark's Kafka source."""
     bootstrap = fake_broker.bootstrap
-    source, sink, first = _topics(bootstrap, 6)
-    option = {"failOnDataLoss": str(fail_on_data_loss).lower(), "startingOffsets": "earliest"}
-    _drain(_start(spark, bootstrap, source, sink, tmp_path, **option))
-    _admin(bootstrap, lambda admin: admin.delete_topics([source]))
-    again = fill(bootstrap, source, 3, partitions=1, first=100)
-    query = _start(spark, bootstrap, source, sink, tmp_path, **option)
+    source, sink, first = _topics(bootstrap, 4)
+    option = {"failOnDataLoss": str(fail_on_data_loss).lower()}
+    _drain(_start(spark, bootstrap, source, sink, tmp_path, read=option))
+    lose, message = LOSSES[loss]
+    kept = lose(bootstrap, source)
+    query = _start(spark, bootstrap, source, sink, tmp_path, read=option)
     if fail_on_data_loss:
-        lost = rf"{source}/0: the log ends at 3, below the offset 6 the stream has reached"
-        with pytest.raises(StreamingQueryException, match=lost):
+        with pytest.raises(StreamingQueryException, match=message.format(source)):
             query.awaitTermination()
-        assert _visible(bootstrap, sink) == first
-    else:  # the new log from its start
+        kept = []
+    else:
         _drain(query)
-        assert _visible(bootstrap, sink) == first + again
+    assert _visible(bootstrap, sink) == first + kept
 
 
 def test_a_restart_reads_on_from_the_checkpoint_into_new_partitions_and_topics(
@@ -259,10 +240,10 @@ def test_a_restart_reads_on_from_the_checkpoint_into_new_partitions_and_topics(
     first = fill(bootstrap, f"{base}-a", 2, partitions=1)
     fill(bootstrap, sink, 0, partitions=1)
     pattern = f"{base}-.*"
-    _drain(_start(spark, bootstrap, pattern, sink, tmp_path, startingOffsets="earliest"))
+    _drain(_start(spark, bootstrap, pattern, sink, tmp_path))
     _admin(bootstrap, lambda admin: admin.create_partitions({f"{base}-a": 2}))
     grown = fill(bootstrap, f"{base}-a", 2, partitions=2, first=10, create=False)
     new = fill(bootstrap, f"{base}-b", 2, partitions=1, first=20)
     far = "99999999999999"  # no record that late: "error" fails a stream that starts there
-    _drain(_start(spark, bootstrap, pattern, sink, tmp_path, startingTimestamp=far))
+    _drain(_start(spark, bootstrap, pattern, sink, tmp_path, read={"startingTimestamp": far}))
     assert Counter(_visible(bootstrap, sink)) == Counter(first + grown + new)
