@@ -7,7 +7,7 @@ import asyncio
 import os
 import shutil
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from itertools import count
 from pathlib import Path
 from typing import Any
@@ -137,19 +137,24 @@ def start_copy(
     sink: str,
     checkpoint: Path,
     *,
-    limit: int,
+    limit: int | None = None,
     change: Callable[[Any], Any] | None = None,
+    read: Mapping[str, str] | None = None,
+    trigger: Mapping[str, Any] | None = None,
     **sink_options: str,
 ) -> Any:
-    """Start an availableNow query that copies ``source`` (key and value, from its earliest
-    records, at most about ``limit`` a batch) to ``sink`` through kafkawire; ``change`` alters
-    the rows on the way."""
+    """Start a query that copies ``source`` (key and value; a name with ``*`` is a
+    subscribePattern) to ``sink`` through kafkawire: from its earliest records unless
+    ``read`` (more read options) says otherwise, at most about ``limit`` a batch, as
+    ``trigger`` says (availableNow unless given); ``change`` alters the rows on the way."""
+    subscription = "subscribePattern" if "*" in source else "subscribe"
+    reading = {subscription: source, "startingOffsets": "earliest", **(read or {})}
+    if limit is not None:
+        reading["maxOffsetsPerTrigger"] = str(limit)
     stream = (
         spark.readStream.format("kafkawire")
         .option("kafka.bootstrap.servers", bootstrap)
-        .option("subscribe", source)
-        .option("startingOffsets", "earliest")
-        .option("maxOffsetsPerTrigger", str(limit))
+        .options(**reading)
         .load()
         .select("key", "value")
     )
@@ -160,6 +165,6 @@ def start_copy(
         .option("topic", sink)
         .options(**sink_options)
         .option("checkpointLocation", str(checkpoint))
-        .trigger(availableNow=True)
+        .trigger(**(trigger or {"availableNow": True}))
         .start()
     )

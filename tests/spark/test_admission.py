@@ -100,9 +100,12 @@ def test_min_offsets_per_trigger_waits_for_records_or_the_delay(
     reader = StreamReader(options, clock=clock)
     limit = reader.getDefaultReadLimit()
     assert limit == ReadMinRows(5)
-    start = reader.initialOffset()
+    # Batch 0 only resolves where the stream starts (StreamReader.initialOffset), whatever
+    # the limits say.
+    start = reader.latestOffset(reader.initialOffset(), limit)
+    assert start == {TOPIC: {"0": 0}}
     _produce(cluster, 0, 2, timestamp=1)
-    first = reader.latestOffset(start, limit)  # the first batch comes at once
+    first = reader.latestOffset(start, limit)  # the first batch with records comes at once
     assert first == {TOPIC: {"0": 2}}
     _produce(cluster, 0, 4, timestamp=1)
     assert reader.latestOffset(first, limit) == first  # 4 wait: fewer than 5
@@ -129,8 +132,8 @@ def test_available_now_ignores_the_minimum(cluster: ThreadedSecureCluster) -> No
         streaming=True,
     )
     reader = StreamReader(options)
-    start = reader.initialOffset()
     reader.prepareForTriggerAvailableNow()
+    start = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
     assert reader.latestOffset(start, ReadAllAvailable()) == {TOPIC: {"0": 2}}
     without = StreamReader(read_options({**options_text(cluster)}, streaming=True))
     assert without.getDefaultReadLimit() == ReadAllAvailable()

@@ -276,6 +276,12 @@ def test_next_end_stops_at_the_available_now_target() -> None:
     bounds = {A0: Bounds(0, 10), A1: Bounds(0, 3)}
     # A1 appeared after the target was taken: it does not move past its start.
     assert next_end({A0: 2}, bounds, {A0: 8}, None, _stream_options()) == {A0: 8, A1: 0}
+    # A stream's start is resolved after the target is taken (batch 0, source.py): a start
+    # past the target does not move, and is no data loss.
+    assert next_end({A0: 9, A1: 0}, bounds, {A0: 8, A1: 0}, None, _stream_options()) == {
+        A0: 9,
+        A1: 0,
+    }
 
 
 def test_next_end_below_the_start_is_data_loss() -> None:

@@ -161,7 +161,7 @@ def test_a_connection_cut_under_a_kept_client_is_opened_again(fake: FakeClusterT
 
 def test_a_stream_with_a_kept_client_sees_a_partition_added(fake: FakeClusterThread) -> None:
     reader = StreamReader(read_options(_options_given(fake), streaming=True))
-    start = reader.initialOffset()
+    start = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
     assert reader.latestOffset(start, ReadAllAvailable()) == {TOPIC: {"0": ROWS}}
 
     def grow(cluster: FakeCluster) -> None:
@@ -176,7 +176,7 @@ def test_a_streams_latest_offset_fetches_no_records(fake: FakeClusterThread) -> 
     """Only the high watermark is wanted: the Fetch asks for one byte in all (a broker sends
     the first batch whole anyway; Tansu sent far more unless max_bytes said so too)."""
     reader = StreamReader(read_options(_options_given(fake), streaming=True))
-    start = reader.initialOffset()
+    start = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
     asked: list[tuple[int, int]] = []
 
     def record(request: Any, ctx: Any) -> None:

@@ -22,6 +22,7 @@ from kafkawire.errors import UnknownTopicOrPartitionError
 from .options import EARLIEST, LATEST, OffsetSpec, OptionError, ReadOptions, Timestamps
 
 __all__ = [
+    "UNRESOLVED_START",
     "Bounds",
     "DataLossError",
     "OffsetRange",
@@ -37,6 +38,9 @@ __all__ = [
 ]
 
 Offsets = dict[TopicPartition, int]
+UNRESOLVED_START = {"kafkawire": "startingOffsets, resolved by batch 0"}
+"""A stream's initial offset: never a ``{topic: {partition: offset}}`` map (its value is no
+map), so no stream's offsets equal it."""
 _UNKNOWN_TOPIC = UnknownTopicOrPartitionError.code
 _log = logging.getLogger(__name__)
 
@@ -183,8 +187,9 @@ def next_end(
     end = {tp: b.latest for tp, b in bounds.items()}
     origin = {tp: begin.get(tp, b.earliest) for tp, b in bounds.items()}
     end.update({tp: o for tp, o in begin.items() if tp not in end})
-    if target is not None:  # partitions newer than the target do not move
-        end = {tp: min(o, target.get(tp, origin.get(tp, o))) for tp, o in end.items()}
+    if target is not None:  # partitions newer than the target do not move, none moves back
+        stop = {tp: max(target.get(tp, o), o) for tp, o in origin.items()}
+        end = {tp: min(o, stop.get(tp, o)) for tp, o in end.items()}
     for tp, offset in end.items():
         if offset < begin.get(tp, offset):
             message = (

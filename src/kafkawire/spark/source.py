@@ -38,6 +38,7 @@ from kafkawire.client import KafkaClient
 
 from .arrow import read_schema
 from .offsets import (
+    UNRESOLVED_START,
     Bounds,
     OffsetRange,
     Offsets,
@@ -147,7 +148,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """Offsets are ``{topic: {"partition": offset}}``: the next offset to read of each.
 
     ``commit`` and ``stop`` do nothing: Spark's checkpoint holds the offsets, and Spark does not
-    call either reliably (``commit`` lags a batch and never comes for the last one).
+    call either reliably (``commit`` lags a batch and never comes for the last one). Batch 0
+    reads nothing: its end is where the stream starts (``initialOffset``).
 
     Admission control, as Spark's Kafka source does it: ``maxOffsetsPerTrigger`` caps a batch;
     with ``minOffsetsPerTrigger`` no batch starts until that many records wait, or until
@@ -166,6 +168,15 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return run_with_client(options, lambda client: current_bounds(client, options))
 
     def initialOffset(self) -> dict[str, Any]:
+        """Always :data:`UNRESOLVED_START`. Spark asks for it when it plans batch 0, again when
+        it runs it, and again when a restart runs batch 0 once more, so an answer that moves
+        ("latest", or the options of the restart) would move batch 0's start: records skipped,
+        or read that were not asked for. ``latestOffset`` resolves the starting offsets
+        instead, and batch 0 reads nothing and keeps them in the checkpoint as its end (Spark's
+        Kafka source keeps them in the checkpoint too; a Python source has no place there)."""
+        return UNRESOLVED_START
+
+    def _starting_offsets(self) -> dict[str, Any]:
         options = self.options
 
         async def initial(client: KafkaClient) -> Offsets:
@@ -184,6 +195,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target = {tp: b.latest for tp, b in self._bounds().items()}
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        if start == UNRESOLVED_START:
+            return self._starting_offsets()  # batch 0's end (initialOffset)
         begin = from_json(start)
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         if ReadMinRows is not None and isinstance(limit, ReadMinRows):
@@ -209,6 +222,8 @@ class StreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return False
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> Sequence[InputPartition]:
+        if start == UNRESOLVED_START:
+            return []  # batch 0 reads nothing: it records where the stream starts
         return _ranges(from_json(start), from_json(end), self.options)
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
