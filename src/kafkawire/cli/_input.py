@@ -31,6 +31,9 @@ __all__ = [
 
 _CHUNK = 1 << 16
 Header = tuple[str, bytes | None]
+# What the wire can carry: a partition is an int32, a timestamp an int64.
+_MAX_PARTITION = 2**31 - 1
+_MAX_TIMESTAMP = 2**63 - 1
 _FIELDS = frozenset({"key", "value", "headers", "partition", "timestamp", "topic", "offset"})
 
 
@@ -110,6 +113,12 @@ def json_record(line: bytes, headers: Sequence[Header]) -> InputRecord:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
         raise InvalidLine(f"not JSON: {exc}") from None
+    except UnicodeDecodeError as exc:  # JSON is UTF-8 text (RFC 8259)
+        raise InvalidLine(
+            f"not UTF-8: byte {exc.start + 1} of the line is {line[exc.start]:#04x}"
+        ) from None
+    except RecursionError:
+        raise InvalidLine("not JSON: nested too deeply") from None
     if not isinstance(obj, dict):
         raise InvalidLine(f"not a JSON object but {_shown(obj)}")
     unknown = sorted(obj.keys() - _FIELDS)
@@ -121,8 +130,8 @@ def json_record(line: bytes, headers: Sequence[Header]) -> InputRecord:
         _bytes(obj.get("value"), "value"),
         _bytes(obj.get("key"), "key"),
         [*headers, *_headers(obj.get("headers"))],
-        _whole_number(obj.get("partition"), "partition"),
-        _whole_number(obj.get("timestamp"), "timestamp"),
+        _whole_number(obj.get("partition"), "partition", _MAX_PARTITION),
+        _whole_number(obj.get("timestamp"), "timestamp", _MAX_TIMESTAMP),
     )
 
 
@@ -145,13 +154,16 @@ def _headers(given: Any) -> list[Header]:
     for key, value in pairs:
         if not isinstance(key, str):
             raise InvalidLine(f"a header key must be a string, not {_shown(key)}")
+        _utf8(key, "header key")
         out.append((key, _bytes(value, f"header {key!r}")))
     return out
 
 
-def _whole_number(value: Any, what: str) -> int | None:
+def _whole_number(value: Any, what: str, maximum: int) -> int | None:
     # bool is an int to Python: true must not read as 1.
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        if value is not None and value > maximum:
+            raise InvalidLine(f"{what} must be at most {maximum:,}, not {value}")
         return value
     raise InvalidLine(f"{what} must be a whole number >= 0 or null, not {_shown(value)}")
 
@@ -160,13 +172,23 @@ def _bytes(value: Any, what: str) -> bytes | None:
     if value is None:
         return None
     if isinstance(value, str):
-        return value.encode()
+        return _utf8(value, what)
     if isinstance(value, dict) and value.keys() == {"base64"}:
         try:
             return base64.b64decode(value["base64"], validate=True)
         except (TypeError, ValueError):  # binascii.Error is a ValueError
             raise InvalidLine(f"{what}: bad base64") from None
     raise InvalidLine(f'{what} must be a string, {{"base64": ...}} or null, not {_shown(value)}')
+
+
+def _utf8(text: str, what: str) -> bytes:
+    """``text`` as UTF-8: JSON's \\uXXXX escapes can write half of a surrogate pair, which no
+    UTF-8 holds."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError as exc:
+        half = ord(text[exc.start])
+        raise InvalidLine(f"{what}: a lone surrogate (\\u{half:04x}) is not text") from None
 
 
 def _shown(value: Any) -> str:
