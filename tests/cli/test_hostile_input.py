@@ -4,6 +4,7 @@ non-zero exit, and ``produce`` still says what it wrote before it. On the fake c
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +40,52 @@ def test_a_json_line_python_cannot_take_is_named_after_what_was_written(
     assert result.stderr.endswith(
         b"; 1 record written to " + topic.encode() + b" (partition 0) before it\n"
     )
+
+
+NOWHERE = ("-b", "127.0.0.1:9")  # never reached: each of these is refused before connecting
+
+
+@pytest.mark.parametrize(
+    ("args", "refusal"),
+    [
+        (["topics", "list", "--timeout", "inf"], "Invalid value for '--timeout': inf is not"),
+        (["topics", "list", "--timeout", "nan"], "Invalid value for '--timeout': nan is not"),
+        (["topics", "list", "--timeout", "1e-9"], "Invalid value for '--timeout': 1e-09 is not"),
+        (["topics", "list", "--timeout", "1e300"], "Invalid value for '--timeout': 1e+300 is"),
+        (["consume", "t", "--timestamp", "²"], "Invalid value for '--timestamp': '²' is neither"),
+        (["consume", "t", "--timestamp", "99999999999999999999"], "'--timestamp': 99999999999"),
+        (["consume", "t", "--timestamp", "0001-01-01"], "'--timestamp': '0001-01-01' is before"),
+        (["consume", "t", "--timestamp", "1969-12-31T23:59:59.999+00:00"], "is before 1970"),
+        (["consume", "t", "--offset", "9223372036854775808"], "Invalid value for '--offset'"),
+        (["topics", "create", "t", "--partitions", "2147483648"], "for '--partitions'"),
+        (["topics", "create", "t", "--replication-factor", "32768"], "'--replication-factor'"),
+        (["groups", "reset-offsets", "g", "--to-offset", "9223372036854775808"], "'--to-offset'"),
+        (["groups", "reset-offsets", "g", "--shift-by", "9223372036854775808"], "'--shift-by'"),
+        (["groups", "reset-offsets", "g", "--to-datetime", "²"], "'--to-datetime': '²'"),
+        (["decode", "--response-to", "²:1", "--hex", "00"], "Invalid value for '--response-to'"),
+    ],
+)
+def test_numbers_out_of_range_are_usage_errors(run: Run, args: list[str], refusal: str) -> None:
+    # Before: OverflowError/ValueError lines naming no option, or the encoder's "out of range
+    # for int32" from the request, or a time before 1970 read as ListOffsets' "latest" (-1).
+    result = run(*args, *(NOWHERE if args[0] != "decode" else ()))
+    assert result.returncode == 2, result.stderr
+    assert refusal in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_command_config_that_is_not_text_is_a_usage_error(run: Run, tmp_path: Path) -> None:
+    binary = tmp_path / "client.properties"
+    binary.write_bytes(b"security.protocol=SSL\n\xff\xfe\x00\x01")
+    result = run("topics", "list", "--command-config", str(binary), *NOWHERE)
+    assert result.returncode == 2
+    assert f"Invalid value for --command-config: {binary}: not UTF-8 text (line 2)" in (
+        result.stderr
+    )
+
+
+def test_a_command_config_without_end_is_refused_at_its_limit(run: Run) -> None:
+    # /dev/zero was read until the machine ran out of memory.
+    result = run("topics", "list", "--command-config", "/dev/zero", *NOWHERE)
+    assert result.returncode == 2
+    assert "/dev/zero: larger than 1 MiB, more than a properties file holds" in result.stderr

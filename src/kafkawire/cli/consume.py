@@ -19,6 +19,7 @@ from kafkawire.records import Record
 
 from ._common import (
     CONTEXT_SETTINGS,
+    INT64,
     BrokerArgs,
     Failure,
     broker_options,
@@ -40,7 +41,7 @@ __all__ = ["consume"]
 @click.option("--from-beginning", is_flag=True, help="Start at the earliest offset.")
 @click.option(
     "--offset",
-    type=int,
+    type=click.IntRange(-INT64, INT64),
     metavar="N",
     help="Start at offset N; a negative N starts N records before the end.",
 )

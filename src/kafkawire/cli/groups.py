@@ -22,6 +22,7 @@ from kafkawire.errors import GroupIdNotFoundError
 
 from ._common import (
     CONTEXT_SETTINGS,
+    INT64,
     BrokerArgs,
     Failure,
     broker_options,
@@ -207,9 +208,12 @@ _TARGETS = ("to_earliest", "to_latest", "to_datetime", "shift_by", "to_offset")
     help="To the first record at or after T (ms since the epoch, or ISO 8601).",
 )
 @click.option(
-    "--shift-by", type=int, metavar="N", help="By N from the committed offset (negative: back)."
+    "--shift-by",
+    type=click.IntRange(-INT64, INT64),
+    metavar="N",
+    help="By N from the committed offset (negative: back).",
 )
-@click.option("--to-offset", type=click.IntRange(min=0), metavar="N", help="To offset N.")
+@click.option("--to-offset", type=click.IntRange(0, INT64), metavar="N", help="To offset N.")
 @click.option("--dry-run", is_flag=True, help="Show the new offsets without committing them.")
 @broker_options
 @debug_option
