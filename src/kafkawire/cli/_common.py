@@ -31,6 +31,7 @@ __all__ = [
     "INT64",
     "BrokerArgs",
     "Failure",
+    "Interrupted",
     "broker_options",
     "debug_option",
     "format_option",
@@ -59,6 +60,13 @@ class Failure(click.ClickException):
     """A failure that is not a usage error: exit code 1, one line on stderr."""
 
     exit_code = 1
+
+
+class Interrupted(Failure):
+    """Stopped by Ctrl-C (SIGINT), having said what was done: exit code 130 (128 + SIGINT),
+    as the shell's convention, and the group's for a KeyboardInterrupt, have it."""
+
+    exit_code = 130
 
 
 def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:

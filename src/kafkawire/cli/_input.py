@@ -6,18 +6,18 @@ again: ``key`` and ``value`` are strings (written as UTF-8), ``{"base64": "..."}
 (ms since the epoch) are optional; ``topic`` and ``offset``, which ``consume`` writes, are
 read and ignored (the record goes to the command's topic, and the broker gives the offset).
 
-Every refusal names the line, and the field within it. Lines are read in time linear in their
-length, and a line longer than the limit is refused as soon as its length passes it.
+Every refusal names the line, and the field within it (the lines come from ``_lines.py``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any
+
+from ._lines import InvalidLine, LineReader
 
 __all__ = [
     "Header",
@@ -25,20 +25,14 @@ __all__ = [
     "InvalidLine",
     "json_record",
     "numbered_records",
-    "read_lines",
     "text_record",
 ]
 
-_CHUNK = 1 << 16
 Header = tuple[str, bytes | None]
 # What the wire can carry: a partition is an int32, a timestamp an int64.
 _MAX_PARTITION = 2**31 - 1
 _MAX_TIMESTAMP = 2**63 - 1
 _FIELDS = frozenset({"key", "value", "headers", "partition", "timestamp", "topic", "offset"})
-
-
-class InvalidLine(ValueError):
-    """A line of input that does not say what record to produce."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,49 +44,14 @@ class InputRecord:
     timestamp: int | None = None
 
 
-async def read_lines(stream: BinaryIO, max_length: int) -> AsyncIterator[bytes]:
-    """The lines of ``stream`` without their line ends, read off the event loop.
-
-    Reading in a thread, a chunk at a time, keeps the producer sending while input is slow (a
-    person typing) and costs one thread hop per 64 KiB when it is fast. The pieces of a line
-    that spans chunks are joined once, when its end arrives (joining at every chunk made a
-    long line quadratic); a line longer than ``max_length`` bytes raises :class:`InvalidLine`.
-    """
-    pieces: list[bytes] = []  # the line being read, when it started in an earlier chunk
-    pending = 0
-    read = getattr(stream, "read1", stream.read)
-    while chunk := await asyncio.to_thread(read, _CHUNK):
-        lines = chunk.split(b"\n")
-        if len(lines) == 1:
-            pieces.append(chunk)
-            pending += len(chunk)
-            _check_length(pending, max_length)
-            continue
-        if pieces:
-            lines[0] = b"".join([*pieces, lines[0]])
-        for line in lines[:-1]:
-            _check_length(len(line), max_length)
-            yield line.removesuffix(b"\r")
-        pieces = [lines[-1]] if lines[-1] else []
-        pending = len(lines[-1])
-        _check_length(pending, max_length)
-    if pieces:
-        yield b"".join(pieces).removesuffix(b"\r")
-
-
-def _check_length(length: int, max_length: int) -> None:
-    if length > max_length:
-        raise InvalidLine(f"longer than the limit of {max_length:,} bytes")
-
-
 async def numbered_records(
-    stream: BinaryIO, parse: Callable[[bytes], InputRecord], max_length: int
+    reader: LineReader, parse: Callable[[bytes], InputRecord]
 ) -> AsyncGenerator[tuple[int, InputRecord]]:
     """Each line's number (from 1) and record; a line that makes none raises
     :class:`InvalidLine` with its number."""
     number = 1
     try:
-        async for line in read_lines(stream, max_length):
+        async for line in reader.lines():
             yield number, parse(line)
             number += 1
     except InvalidLine as exc:
