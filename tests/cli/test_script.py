@@ -66,3 +66,22 @@ async def test_ctrl_c_in_produce_says_what_was_written_and_what_was_not(
         b"Error: interrupted after line 2: 3 bytes read after it were not sent;"
         b" 2 records written to t (partition 0) before it\n"
     )
+
+
+async def test_ctrl_c_ends_consume_with_its_summary_and_130(
+    kafkawire_script: str, fake_cluster: FakeCluster
+) -> None:
+    fake_cluster.create_topic("t", 1)
+    fake_cluster.produce("t", 0, [b"one"])
+    process = await asyncio.create_subprocess_exec(
+        kafkawire_script, "consume", "t", "--from-beginning", "-b", fake_cluster.bootstrap,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdout is not None
+    assert await asyncio.wait_for(process.stdout.readline(), 60) == b"one\n"
+    process.send_signal(signal.SIGINT)
+    _, stderr = await asyncio.wait_for(process.communicate(), 60)
+    # 130 as every other command interrupted (128 + SIGINT; Kafka's console consumer too):
+    # before, 0, so a script could not tell Ctrl-C from the end of --max-messages.
+    assert process.returncode == 130
+    assert stderr == b"Consumed 1 record\n"
