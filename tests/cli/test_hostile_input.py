@@ -89,3 +89,19 @@ def test_a_command_config_without_end_is_refused_at_its_limit(run: Run) -> None:
     result = run("topics", "list", "--command-config", "/dev/zero", *NOWHERE)
     assert result.returncode == 2
     assert "/dev/zero: larger than 1 MiB, more than a properties file holds" in result.stderr
+
+
+def test_a_negative_frame_size_is_said_as_such(run: Run) -> None:
+    # Was "frame at byte 0 needs 3 bytes, the capture has 8": 4 + (-1).
+    result = run("decode", "--compact", "--hex", "ffffffff00112233")
+    assert result.returncode == 1
+    assert result.stderr == "Error: byte 0: frame at byte 0 has a negative size (-1)\n"
+
+
+@pytest.mark.parametrize("command", ["describe", "reset-offsets"])
+def test_an_empty_group_id_is_a_usage_error(run: Run, command: str) -> None:
+    # Was "DescribeGroupsRequest names no group to route by", after connecting.
+    target = ["--to-earliest"] if command == "reset-offsets" else []
+    result = run("groups", command, "", *target, *NOWHERE)
+    assert result.returncode == 2
+    assert "Invalid value for 'GROUP': a group id cannot be empty" in result.stderr

@@ -51,6 +51,12 @@ def _print(table: Table) -> None:
     Console(soft_wrap=True).print(table)
 
 
+def _group_id(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    if not value:  # Kafka's tools refuse it too: no coordinator can be found for it
+        raise click.BadParameter("a group id cannot be empty")
+    return value
+
+
 @groups.command("list", context_settings=CONTEXT_SETTINGS)
 @click.option("--state", "states", multiple=True, help="Only groups in this state (repeatable).")
 @click.option(
@@ -88,7 +94,7 @@ def list_groups(*, broker: BrokerArgs, states: tuple[str, ...], types: tuple[str
 
 
 @groups.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("group")
+@click.argument("group", callback=_group_id)
 @broker_options
 @debug_option
 def describe(*, broker: BrokerArgs, group: str) -> None:
@@ -192,7 +198,7 @@ _TARGETS = ("to_earliest", "to_latest", "to_datetime", "shift_by", "to_offset")
 
 
 @groups.command("reset-offsets", context_settings=CONTEXT_SETTINGS)
-@click.argument("group")
+@click.argument("group", callback=_group_id)
 @click.option(
     "--topic",
     "topics",
