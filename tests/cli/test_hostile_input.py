@@ -3,22 +3,18 @@ non-zero exit, and ``produce`` still says what it wrote before it. On the fake c
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
 
 from kafkawire.testing.pytest_plugin import Broker
 
-from .conftest import Run
+from .conftest import Run, created_topic
 
 
 @pytest.fixture
 def topic(run: Run, fake_broker: Broker) -> str:
-    name = f"hostile-{uuid.uuid4().hex[:8]}"
-    created = run("topics", "create", name, "--partitions", "1", "-b", fake_broker.bootstrap)
-    assert created.returncode == 0, created.stderr
-    return name
+    return created_topic(run, fake_broker.bootstrap, 1)
 
 
 @pytest.mark.parametrize(
