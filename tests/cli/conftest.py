@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -93,3 +94,11 @@ def in_process(args: list[str], input: str | bytes | None, env: dict[str, str | 
     finally:
         logger.handlers[:] = handlers
         logger.setLevel(level)
+
+
+def created_topic(run: Run, bootstrap: str, partitions: int) -> str:
+    """A new topic of ``partitions`` partitions, made with ``kafkawire topics create``."""
+    name = f"cli-{uuid.uuid4().hex[:8]}"
+    created = run("topics", "create", name, "--partitions", str(partitions), "-b", bootstrap)
+    assert created.returncode == 0, created.stderr
+    return name

@@ -3,8 +3,10 @@ refusals, each naming its line and field."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import os
 from collections.abc import AsyncIterator
 
 import pytest
@@ -14,9 +16,9 @@ from kafkawire.cli._input import (
     InvalidLine,
     json_record,
     numbered_records,
-    read_lines,
     text_record,
 )
+from kafkawire.cli._lines import LineReader
 
 
 async def collect(lines: AsyncIterator[bytes]) -> list[bytes]:
@@ -26,12 +28,17 @@ async def collect(lines: AsyncIterator[bytes]) -> list[bytes]:
 async def test_lines_across_chunks_and_line_ends() -> None:
     long = b"x" * 200_000  # spans several 64 KiB chunks
     data = b"a\r\n" + long + b"\n\nb"
-    assert await collect(read_lines(io.BytesIO(data), 1 << 20)) == [b"a", long, b"", b"b"]
+    assert await collect(LineReader(io.BytesIO(data), 1 << 20).lines()) == [
+        b"a",
+        long,
+        b"",
+        b"b",
+    ]
 
 
 async def test_a_line_past_the_limit_is_refused_with_its_number() -> None:
     data = b"short\n" + b"y" * 300_000 + b"\nnever read\n"
-    records = numbered_records(io.BytesIO(data), InputRecord, 100_000)
+    records = numbered_records(LineReader(io.BytesIO(data), 100_000), InputRecord)
     first = await anext(records)
     assert first == (1, InputRecord(b"short"))
     with pytest.raises(InvalidLine, match=r"^line 2: longer than the limit of 100,000 bytes$"):
@@ -40,12 +47,46 @@ async def test_a_line_past_the_limit_is_refused_with_its_number() -> None:
 
 async def test_a_line_at_the_limit_is_read() -> None:
     data = b"z" * 70_000
-    assert await collect(read_lines(io.BytesIO(data), 70_000)) == [data]
+    assert await collect(LineReader(io.BytesIO(data), 70_000).lines()) == [data]
+
+
+async def test_an_interrupt_ends_the_lines_and_counts_what_was_not_given() -> None:
+    data = b"one\r\ntwo\nthree\nfou"
+    reader = LineReader(io.BytesIO(data), 100)
+    lines = reader.lines()
+    assert await anext(lines) == b"one"
+    reader.interrupt()  # while "one" is being sent: the rest of the chunk is not given
+    assert await collect(lines) == []
+    assert reader.unsent == len(b"two\nthree\nfou")
+
+
+async def test_an_interrupt_does_not_wait_for_a_read_that_waits_for_input() -> None:
+    # A terminal, or a pipe whose writer is idle: the read blocks until the next line.
+    # Before, the reads ran on asyncio's default executor, which asyncio.run waits for at
+    # its end: Ctrl-C hung until the next line or the end of input.
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, b"one\ntw")
+        with open(read_end, "rb", buffering=0, closefd=False) as stream:
+            reader = LineReader(stream, 100)
+            lines = reader.lines()
+            assert await anext(lines) == b"one"
+            waiting = asyncio.ensure_future(anext(lines, None))
+            await asyncio.sleep(0)  # let it ask the thread, which blocks in read
+            assert not waiting.done()
+            reader.interrupt()
+            assert await waiting is None
+            assert reader.unsent == 2  # "tw", the unfinished line
+    finally:
+        os.close(write_end)  # ends the thread's read
+        os.close(read_end)
 
 
 async def test_a_bad_record_is_refused_with_its_number() -> None:
     data = b'{"value": "a"}\n{"value": 1}\n'
-    records = numbered_records(io.BytesIO(data), lambda line: json_record(line, ()), 1000)
+    records = numbered_records(
+        LineReader(io.BytesIO(data), 1000), lambda line: json_record(line, ())
+    )
     assert (await anext(records))[0] == 1
     with pytest.raises(InvalidLine, match=r"^line 2: value must be a string"):
         await anext(records)
@@ -104,3 +145,22 @@ def test_text_lines_with_a_key_separator() -> None:
     assert text_record(b"k:v:w", b":", ()) == InputRecord(b"v:w", b"k")
     with pytest.raises(InvalidLine, match="no key separator ':'"):
         text_record(b"kv", b":", ())
+
+
+@pytest.mark.parametrize(
+    ("line", "refusal"),
+    [
+        (b'{"value": "\xff"}', "not UTF-8: byte 12 of the line is 0xff"),
+        (b'{"value": "\\ud800"}', "value: a lone surrogate (\\ud800) is not text"),
+        (b'{"value": "a", "headers": {"\\udc00": "v"}}', "header key: a lone surrogate"),
+        (b"[" * 100_000, "not JSON: nested too deeply"),
+        (b'{"value": "a", "timestamp": 9223372036854775808}', "timestamp must be at most"),
+        (b'{"value": "a", "partition": 2147483648}', "partition must be at most 2,147,483,647"),
+    ],
+)
+def test_lines_python_cannot_take_are_refused(line: bytes, refusal: str) -> None:
+    # Each raised a bare UnicodeError, RecursionError or the producer's ValueError: no line
+    # number, and no count of the records written before it.
+    with pytest.raises(InvalidLine) as refused:
+        json_record(line, ())
+    assert str(refused.value).startswith(refusal)

@@ -13,7 +13,7 @@ from kafkawire.testing.fake import FakeCluster
 from kafkawire.testing.fake.faults import refuse_partition
 from kafkawire.testing.pytest_plugin import Broker
 
-from .conftest import Run
+from .conftest import Run, created_topic
 from .test_tally import INVALID_RECORD
 
 pytestmark = pytest.mark.integration
@@ -21,10 +21,7 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture
 def topic(run: Run, tansu_broker: Broker) -> str:
-    name = f"cli-{uuid.uuid4().hex[:8]}"
-    created = run("topics", "create", name, "--partitions", "2", "-b", tansu_broker.bootstrap)
-    assert created.returncode == 0, created.stderr
-    return name
+    return created_topic(run, tansu_broker.bootstrap, 2)
 
 
 def consume_json(run: Run, broker: Broker, topic: str, *args: str) -> list[dict[str, object]]:

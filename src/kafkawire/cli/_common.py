@@ -6,6 +6,7 @@ import asyncio
 import datetime
 import functools
 import logging
+import math
 import os
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -25,8 +26,12 @@ from ._settings import JavaSettings, built, java_settings
 __all__ = [
     "CONTEXT_SETTINGS",
     "DEBUG",
+    "INT16",
+    "INT32",
+    "INT64",
     "BrokerArgs",
     "Failure",
+    "Interrupted",
     "broker_options",
     "debug_option",
     "format_option",
@@ -41,6 +46,13 @@ __all__ = [
 T = TypeVar("T")
 
 DEBUG = "kafkawire.debug"
+# The largest number each wire type holds: an option beyond its field's type is a usage error
+# naming the option, not an encoding error naming the request.
+INT16 = 2**15 - 1
+INT32 = 2**31 - 1
+INT64 = 2**63 - 1
+# --timeout is sent in ms as an int32 (request_timeout_ms), and is at least 1 ms.
+_MOST_SECONDS = INT32 / 1000
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -48,6 +60,13 @@ class Failure(click.ClickException):
     """A failure that is not a usage error: exit code 1, one line on stderr."""
 
     exit_code = 1
+
+
+class Interrupted(Failure):
+    """Stopped by Ctrl-C (SIGINT), having said what was done: exit code 130 (128 + SIGINT),
+    as the shell's convention, and the group's for a KeyboardInterrupt, have it."""
+
+    exit_code = 130
 
 
 def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -205,7 +224,8 @@ def broker_options(command: Callable[..., T]) -> Callable[..., T]:
     )(with_broker)
     with_broker = click.option(
         "--timeout",
-        type=click.FloatRange(min=0, min_open=True),
+        type=click.FloatRange(min=0.001, max=_MOST_SECONDS),
+        callback=_finite,
         default=30.0,
         show_default=True,
         metavar="SECONDS",
@@ -230,6 +250,14 @@ def _bootstrap(
             parse_bootstrap(value)
         except ValueError as exc:
             raise click.BadParameter(f"{exc} (give HOST:PORT, e.g. localhost:9092)") from None
+    return value
+
+
+def _finite(_ctx: click.Context, _param: click.Parameter, value: float) -> float:
+    if math.isnan(value):  # compares as neither below nor above a range
+        raise click.BadParameter(
+            f"nan is not in the range 0.001<=x<={_MOST_SECONDS}", param_hint="'--timeout'"
+        )
     return value
 
 
@@ -270,7 +298,9 @@ def timestamp_ms(_ctx: click.Context, _param: click.Parameter, value: str | None
     """A time as ms since the epoch: given as such, or in ISO 8601 (local time without a zone)."""
     if value is None:
         return None
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # str.isdigit() takes "²" and "٣" too
+        if int(value) > INT64:
+            raise click.BadParameter(f"{value} is after the last time Kafka can hold")
         return int(value)
     try:
         moment = datetime.datetime.fromisoformat(value)
@@ -278,9 +308,16 @@ def timestamp_ms(_ctx: click.Context, _param: click.Parameter, value: str | None
         raise click.BadParameter(
             f"{value!r} is neither ms since the epoch nor an ISO 8601 time"
         ) from None
-    if moment.tzinfo is None:
-        moment = moment.astimezone()  # a time without a zone is local, as people write it
-    return int(moment.timestamp() * 1000)
+    try:
+        if moment.tzinfo is None:
+            moment = moment.astimezone()  # a time without a zone is local, as people write it
+        ms = int(moment.timestamp() * 1000)
+    except (OverflowError, ValueError):  # year 1 in a zone east of UTC is year 0
+        ms = -1
+    # A negative time would ask ListOffsets for "latest" (-1) or "earliest" (-2).
+    if ms < 0:
+        raise click.BadParameter(f"{value!r} is before 1970, where Kafka's times start")
+    return ms
 
 
 def plural(count: int, word: str) -> str:

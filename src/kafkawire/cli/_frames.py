@@ -43,7 +43,10 @@ def decode_frames(
             )
             return
         (size,) = _SIZE.unpack_from(capture, pos)
-        if size < 0 or pos + 4 + size > len(capture):
+        if size < 0:
+            yield _broken(pos, f"frame at byte {pos} has a negative size ({size})")
+            return
+        if pos + 4 + size > len(capture):
             yield _broken(
                 pos,
                 f"frame at byte {pos} needs {4 + size} bytes, the capture has {len(capture) - pos}",

@@ -6,18 +6,18 @@ again: ``key`` and ``value`` are strings (written as UTF-8), ``{"base64": "..."}
 (ms since the epoch) are optional; ``topic`` and ``offset``, which ``consume`` writes, are
 read and ignored (the record goes to the command's topic, and the broker gives the offset).
 
-Every refusal names the line, and the field within it. Lines are read in time linear in their
-length, and a line longer than the limit is refused as soon as its length passes it.
+Every refusal names the line, and the field within it (the lines come from ``_lines.py``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any
+
+from ._lines import InvalidLine, LineReader
 
 __all__ = [
     "Header",
@@ -25,17 +25,14 @@ __all__ = [
     "InvalidLine",
     "json_record",
     "numbered_records",
-    "read_lines",
     "text_record",
 ]
 
-_CHUNK = 1 << 16
 Header = tuple[str, bytes | None]
+# What the wire can carry: a partition is an int32, a timestamp an int64.
+_MAX_PARTITION = 2**31 - 1
+_MAX_TIMESTAMP = 2**63 - 1
 _FIELDS = frozenset({"key", "value", "headers", "partition", "timestamp", "topic", "offset"})
-
-
-class InvalidLine(ValueError):
-    """A line of input that does not say what record to produce."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,49 +44,14 @@ class InputRecord:
     timestamp: int | None = None
 
 
-async def read_lines(stream: BinaryIO, max_length: int) -> AsyncIterator[bytes]:
-    """The lines of ``stream`` without their line ends, read off the event loop.
-
-    Reading in a thread, a chunk at a time, keeps the producer sending while input is slow (a
-    person typing) and costs one thread hop per 64 KiB when it is fast. The pieces of a line
-    that spans chunks are joined once, when its end arrives (joining at every chunk made a
-    long line quadratic); a line longer than ``max_length`` bytes raises :class:`InvalidLine`.
-    """
-    pieces: list[bytes] = []  # the line being read, when it started in an earlier chunk
-    pending = 0
-    read = getattr(stream, "read1", stream.read)
-    while chunk := await asyncio.to_thread(read, _CHUNK):
-        lines = chunk.split(b"\n")
-        if len(lines) == 1:
-            pieces.append(chunk)
-            pending += len(chunk)
-            _check_length(pending, max_length)
-            continue
-        if pieces:
-            lines[0] = b"".join([*pieces, lines[0]])
-        for line in lines[:-1]:
-            _check_length(len(line), max_length)
-            yield line.removesuffix(b"\r")
-        pieces = [lines[-1]] if lines[-1] else []
-        pending = len(lines[-1])
-        _check_length(pending, max_length)
-    if pieces:
-        yield b"".join(pieces).removesuffix(b"\r")
-
-
-def _check_length(length: int, max_length: int) -> None:
-    if length > max_length:
-        raise InvalidLine(f"longer than the limit of {max_length:,} bytes")
-
-
 async def numbered_records(
-    stream: BinaryIO, parse: Callable[[bytes], InputRecord], max_length: int
+    reader: LineReader, parse: Callable[[bytes], InputRecord]
 ) -> AsyncGenerator[tuple[int, InputRecord]]:
     """Each line's number (from 1) and record; a line that makes none raises
     :class:`InvalidLine` with its number."""
     number = 1
     try:
-        async for line in read_lines(stream, max_length):
+        async for line in reader.lines():
             yield number, parse(line)
             number += 1
     except InvalidLine as exc:
@@ -110,6 +72,12 @@ def json_record(line: bytes, headers: Sequence[Header]) -> InputRecord:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
         raise InvalidLine(f"not JSON: {exc}") from None
+    except UnicodeDecodeError as exc:  # JSON is UTF-8 text (RFC 8259)
+        raise InvalidLine(
+            f"not UTF-8: byte {exc.start + 1} of the line is {line[exc.start]:#04x}"
+        ) from None
+    except RecursionError:
+        raise InvalidLine("not JSON: nested too deeply") from None
     if not isinstance(obj, dict):
         raise InvalidLine(f"not a JSON object but {_shown(obj)}")
     unknown = sorted(obj.keys() - _FIELDS)
@@ -121,8 +89,8 @@ def json_record(line: bytes, headers: Sequence[Header]) -> InputRecord:
         _bytes(obj.get("value"), "value"),
         _bytes(obj.get("key"), "key"),
         [*headers, *_headers(obj.get("headers"))],
-        _whole_number(obj.get("partition"), "partition"),
-        _whole_number(obj.get("timestamp"), "timestamp"),
+        _whole_number(obj.get("partition"), "partition", _MAX_PARTITION),
+        _whole_number(obj.get("timestamp"), "timestamp", _MAX_TIMESTAMP),
     )
 
 
@@ -145,13 +113,16 @@ def _headers(given: Any) -> list[Header]:
     for key, value in pairs:
         if not isinstance(key, str):
             raise InvalidLine(f"a header key must be a string, not {_shown(key)}")
+        _utf8(key, "header key")
         out.append((key, _bytes(value, f"header {key!r}")))
     return out
 
 
-def _whole_number(value: Any, what: str) -> int | None:
+def _whole_number(value: Any, what: str, maximum: int) -> int | None:
     # bool is an int to Python: true must not read as 1.
     if value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+        if value is not None and value > maximum:
+            raise InvalidLine(f"{what} must be at most {maximum:,}, not {value}")
         return value
     raise InvalidLine(f"{what} must be a whole number >= 0 or null, not {_shown(value)}")
 
@@ -160,13 +131,23 @@ def _bytes(value: Any, what: str) -> bytes | None:
     if value is None:
         return None
     if isinstance(value, str):
-        return value.encode()
+        return _utf8(value, what)
     if isinstance(value, dict) and value.keys() == {"base64"}:
         try:
             return base64.b64decode(value["base64"], validate=True)
         except (TypeError, ValueError):  # binascii.Error is a ValueError
             raise InvalidLine(f"{what}: bad base64") from None
     raise InvalidLine(f'{what} must be a string, {{"base64": ...}} or null, not {_shown(value)}')
+
+
+def _utf8(text: str, what: str) -> bytes:
+    """``text`` as UTF-8: JSON's \\uXXXX escapes can write half of a surrogate pair, which no
+    UTF-8 holds."""
+    try:
+        return text.encode()
+    except UnicodeEncodeError as exc:
+        half = ord(text[exc.start])
+        raise InvalidLine(f"{what}: a lone surrogate (\\u{half:04x}) is not text") from None
 
 
 def _shown(value: Any) -> str:

@@ -40,6 +40,7 @@ ENVIRONMENT = {
 }
 _EVERY_CLIENT = (ProducerSettings, ConsumerSettings, AdminSettings, SecuritySettings)
 _BOOTSTRAP = "bootstrap.servers"
+_MOST_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -76,19 +77,35 @@ def java_settings(
     if from_env:
         layers.append(("the environment's ", from_env))
     if command_config is not None:
-        try:
-            with open(command_config, encoding="utf-8") as file:
-                text = file.read()
-        except OSError as exc:
-            raise click.BadParameter(
-                f"{command_config}: {exc.strerror}", param_hint="--command-config"
-            ) from None
-        layers.append((f"{command_config}: ", _parsed(text, command_config)))
+        layers.append((f"{command_config}: ", _parsed(_read(command_config), command_config)))
     if properties:
         layers.append(("-X ", properties))
     settings = JavaSettings(tuple(layers))
     settings.options(SecuritySettings)  # every name is some client's; security text converts
     return settings
+
+
+def _read(path: str) -> str:
+    """The text of a properties file: UTF-8 (Java reads Latin-1, but files of secrets are
+    ASCII, and a binary file is a mistake), and at most ``_MOST_BYTES`` (``/dev/zero``, or a
+    file given in the wrong place, would otherwise be read until memory runs out)."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read(_MOST_BYTES + 1)
+    except OSError as exc:
+        raise click.BadParameter(f"{path}: {exc.strerror}", param_hint="--command-config") from None
+    if len(data) > _MOST_BYTES:
+        raise click.BadParameter(
+            f"{path}: larger than 1 MiB, more than a properties file holds",
+            param_hint="--command-config",
+        )
+    try:
+        return data.decode()
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise click.BadParameter(
+            f"{path}: not UTF-8 text (line {line})", param_hint="--command-config"
+        ) from None
 
 
 def _parsed(text: str, source: str) -> dict[str, str]:

@@ -19,6 +19,7 @@ from kafkawire.records import Record
 
 from ._common import (
     CONTEXT_SETTINGS,
+    INT64,
     BrokerArgs,
     Failure,
     broker_options,
@@ -40,7 +41,7 @@ __all__ = ["consume"]
 @click.option("--from-beginning", is_flag=True, help="Start at the earliest offset.")
 @click.option(
     "--offset",
-    type=int,
+    type=click.IntRange(-INT64, INT64),
     metavar="N",
     help="Start at offset N; a negative N starts N records before the end.",
 )
@@ -104,7 +105,8 @@ def consume(
 
     With --format json each record is a line {"topic", "partition", "offset", "timestamp",
     "key", "value", "headers"}; keys, values and header values are strings when they are
-    UTF-8 and {"base64": "..."} when not, and headers are [key, value] pairs. Ctrl-C stops.
+    UTF-8 and {"base64": "..."} when not, and headers are [key, value] pairs. Ctrl-C stops
+    (exit code 130), after --group has committed what was printed.
     --stats adds, at the end, the client's rates and latencies (with --group, the consumer's:
     fetches, lag, commits, rebalances).
 
@@ -166,11 +168,19 @@ def consume(
         )
     )
     started = time.monotonic()
-    # Ctrl-C is how a reader without --max-messages ends: the summary, and exit 0.
-    with contextlib.suppress(KeyboardInterrupt):
+    # Ctrl-C is how a reader without --max-messages ends: the group commits what was printed
+    # as it leaves (asyncio.run cancels the reading), then the summary, and exit 130 as for
+    # any command interrupted (Kafka's console consumer too), so a script can tell it from
+    # the end of --max-messages or --exit-at-end.
+    interrupted = False
+    try:
         run(reading)
+    except KeyboardInterrupt:
+        interrupted = True
     shown.print(time.monotonic() - started, [] if group else [("records read", count)])
     click.echo(f"Consumed {plural(count, 'record')}", err=True)
+    if interrupted:
+        raise click.exceptions.Exit(130)
 
 
 async def _read(

@@ -24,10 +24,14 @@ def _api_version(
     if value is None:
         return None
     api, _, version = value.partition(":")
-    key = int(api) if api.isdigit() else _API_BY_NAME.get(api.lower())
-    if key not in APIS or not version.isdigit() or int(version) not in APIS[key].versions:
+    key = int(api) if _digits(api) else _API_BY_NAME.get(api.lower())
+    if key not in APIS or not _digits(version) or int(version) not in APIS[key].versions:
         raise click.BadParameter(f"{value!r} is not API:VERSION (e.g. Metadata:12 or 3:12)")
     return key, int(version)
+
+
+def _digits(text: str) -> bool:
+    return text.isascii() and text.isdigit()  # str.isdigit() takes "²", which int() refuses
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)

@@ -22,6 +22,7 @@ from kafkawire.errors import GroupIdNotFoundError
 
 from ._common import (
     CONTEXT_SETTINGS,
+    INT64,
     BrokerArgs,
     Failure,
     broker_options,
@@ -48,6 +49,12 @@ def groups() -> None:
 
 def _print(table: Table) -> None:
     Console(soft_wrap=True).print(table)
+
+
+def _group_id(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    if not value:  # Kafka's tools refuse it too: no coordinator can be found for it
+        raise click.BadParameter("a group id cannot be empty")
+    return value
 
 
 @groups.command("list", context_settings=CONTEXT_SETTINGS)
@@ -87,7 +94,7 @@ def list_groups(*, broker: BrokerArgs, states: tuple[str, ...], types: tuple[str
 
 
 @groups.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("group")
+@click.argument("group", callback=_group_id)
 @broker_options
 @debug_option
 def describe(*, broker: BrokerArgs, group: str) -> None:
@@ -191,7 +198,7 @@ _TARGETS = ("to_earliest", "to_latest", "to_datetime", "shift_by", "to_offset")
 
 
 @groups.command("reset-offsets", context_settings=CONTEXT_SETTINGS)
-@click.argument("group")
+@click.argument("group", callback=_group_id)
 @click.option(
     "--topic",
     "topics",
@@ -207,9 +214,12 @@ _TARGETS = ("to_earliest", "to_latest", "to_datetime", "shift_by", "to_offset")
     help="To the first record at or after T (ms since the epoch, or ISO 8601).",
 )
 @click.option(
-    "--shift-by", type=int, metavar="N", help="By N from the committed offset (negative: back)."
+    "--shift-by",
+    type=click.IntRange(-INT64, INT64),
+    metavar="N",
+    help="By N from the committed offset (negative: back).",
 )
-@click.option("--to-offset", type=click.IntRange(min=0), metavar="N", help="To offset N.")
+@click.option("--to-offset", type=click.IntRange(0, INT64), metavar="N", help="To offset N.")
 @click.option("--dry-run", is_flag=True, help="Show the new offsets without committing them.")
 @broker_options
 @debug_option

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -19,6 +22,7 @@ from ._common import (
     CONTEXT_SETTINGS,
     BrokerArgs,
     Failure,
+    Interrupted,
     broker_options,
     debug_option,
     format_option,
@@ -28,6 +32,7 @@ from ._common import (
     topic_name,
 )
 from ._input import Header, InputRecord, InvalidLine, json_record, numbered_records, text_record
+from ._lines import LineReader
 from ._stats import PRODUCER, Stats, stats_option
 from ._tally import DeliveryTally
 
@@ -98,7 +103,10 @@ def produce(
     A line longer than a record can be (the producer's max_request_size, six times that for
     JSON) is refused. Shows a progress bar with the rate when stderr is a terminal, and a
     summary at the end; a bad line stops the input, and the summary says how many records
-    before it were written. --stats adds the producer's rates and latencies.
+    before it were written. Ctrl-C stops reading: what was sent is delivered, the summary
+    says after which line it stopped and how many bytes read were not sent, and the exit
+    code is 130 (a second Ctrl-C stops at once). --stats adds the producer's rates and
+    latencies.
 
     \b
     Examples:
@@ -118,7 +126,7 @@ def produce(
     started = time.monotonic()
     shown = Stats(stats)
     with _progress() as advance:
-        tally, error = run(
+        tally, error, interrupted = run(
             _send_all(
                 broker,
                 target,
@@ -136,12 +144,13 @@ def produce(
     if tally.partitions:
         numbers = ",".join(map(str, sorted(tally.partitions)))
         where += f" ({'partitions' if len(tally.partitions) > 1 else 'partition'} {numbers})"
+    failure = Interrupted if interrupted else Failure
     if tally.failed:
         # Records queued after the failed one may have been written after it: no "before it".
         failed = f"{plural(tally.failed, 'record')} failed, the first with: {tally.first_failure}"
-        raise Failure(f"{error + '; ' if error else ''}{failed}; {records} written {where}")
+        raise failure(f"{error + '; ' if error else ''}{failed}; {records} written {where}")
     if error:
-        raise Failure(f"{error}; {records} written {where} before it")
+        raise failure(f"{error}; {records} written {where} before it")
     # A rate over a fraction of a second says more about start-up than about throughput.
     rate = f", {tally.written / seconds:,.0f} records/s" if seconds >= 1 else ""
     click.echo(f"Produced {records} {where} in {seconds:.1f} s{rate}", err=True)
@@ -163,42 +172,69 @@ async def _send_all(
     compression: str,
     advance: Callable[[], None],
     stats: Stats,
-) -> tuple[DeliveryTally, str | None]:
-    """Send every line; return the tally of the deliveries and the error that stopped the
-    input (a bad line, a record the producer refuses, or a failed delivery)."""
+) -> tuple[DeliveryTally, str | None, bool]:
+    """Send every line; return the tally of the deliveries, the error that stopped the
+    input (a bad line, a record the producer refuses, or a failed delivery, or Ctrl-C) and
+    whether Ctrl-C did."""
     tally = DeliveryTally()
     error = None
+    number = 0
     async with broker.producer(compression_type=compression) as producer:
         stats.watch(producer, PRODUCER)
         topic = target.topic
         if target.partition is not None:
             await _check_partition(producer, topic, target.partition)
-        max_length = producer.settings.max_request_size * target.expansion
-        records = numbered_records(source, parse, max_length)
+        reader = LineReader(source, producer.settings.max_request_size * target.expansion)
+        records = numbered_records(reader, parse)
         try:
-            async with contextlib.aclosing(records):
-                async for number, record in records:
-                    try:
-                        delivery = await producer.send(
-                            topic,
-                            record.value,
-                            record.key,
-                            partition=_first(target.partition, record.partition),
-                            timestamp_ms=record.timestamp,
-                            headers=record.headers,
-                        )
-                    except KafkawireError as exc:
-                        error = f"line {number}: {exc}"
-                        break
-                    await tally.add(delivery)
-                    if tally.failed:  # later records would be written after a gap
-                        break
-                    advance()
+            with _on_interrupt(reader.interrupt):
+                async with contextlib.aclosing(records):
+                    async for number, record in records:
+                        try:
+                            delivery = await producer.send(
+                                topic,
+                                record.value,
+                                record.key,
+                                partition=_first(target.partition, record.partition),
+                                timestamp_ms=record.timestamp,
+                                headers=record.headers,
+                            )
+                        except KafkawireError as exc:
+                            error = f"line {number}: {exc}"
+                            break
+                        await tally.add(delivery)
+                        if tally.failed:  # later records would be written after a gap
+                            break
+                        advance()
         except InvalidLine as exc:
             error = str(exc)
+        if reader.interrupted:
+            where = f"after line {number}" if number else "before the first line"
+            unsent = f": {plural(reader.unsent, 'byte')} read after it were not sent"
+            error = f"interrupted {where}{unsent if reader.unsent else ''}"
         await producer.flush()
     tally.settle()
-    return tally, error
+    return tally, error, reader.interrupted
+
+
+@contextlib.contextmanager
+def _on_interrupt(interrupt: Callable[[], None]) -> Iterator[None]:
+    """Ctrl-C (SIGINT) calls ``interrupt`` once; a second one stops at once, as before
+    (KeyboardInterrupt). Only the main thread gets signals (not a test's CliRunner thread)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    loop = asyncio.get_running_loop()
+
+    def first() -> None:
+        loop.remove_signal_handler(signal.SIGINT)  # back to KeyboardInterrupt
+        interrupt()
+
+    loop.add_signal_handler(signal.SIGINT, first)
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
 
 
 async def _check_partition(producer: Producer, topic: str, partition: int) -> None:

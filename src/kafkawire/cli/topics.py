@@ -14,6 +14,8 @@ from kafkawire.errors import UnknownTopicOrPartitionError
 
 from ._common import (
     CONTEXT_SETTINGS,
+    INT16,
+    INT32,
     BrokerArgs,
     Failure,
     broker_options,
@@ -101,10 +103,13 @@ def describe(broker: BrokerArgs, name: str, all_configs: bool) -> None:
 @topics.command(context_settings=CONTEXT_SETTINGS)
 @click.argument("name", callback=topic_name)
 @click.option(
-    "--partitions", type=click.IntRange(min=1), metavar="N", help="[default: the broker's]"
+    "--partitions", type=click.IntRange(1, INT32), metavar="N", help="[default: the broker's]"
 )
 @click.option(
-    "--replication-factor", type=click.IntRange(min=1), metavar="R", help="[default: the broker's]"
+    "--replication-factor",
+    type=click.IntRange(1, INT16),
+    metavar="R",
+    help="[default: the broker's]",
 )
 @click.option(
     "--config",
