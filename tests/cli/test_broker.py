@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
@@ -69,3 +70,32 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
         return port
+
+
+def test_a_broker_that_dies_ends_the_command_saying_so(kafkawire_script: str) -> None:
+    # Was: the command kept running, printing nothing, its address refusing every client.
+    with subprocess.Popen(
+        [kafkawire_script, "broker"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as broker:
+        assert broker.stdout is not None
+        assert broker.stderr is not None
+        assert broker.stdout.readline().startswith("127.0.0.1:")
+        (tansu,) = _children(broker.pid)
+        os.kill(tansu, signal.SIGKILL)
+        try:
+            code = broker.wait(timeout=30)
+        finally:
+            if broker.poll() is None:  # still serving nothing: end it, not the test run
+                broker.kill()
+        said = broker.stderr.read()
+    assert code == 1
+    assert f"Error: Tansu {_version(said)} pid {tansu} exited with status -9" in said
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as children:
+        return [int(child) for child in children.read().split()]
+
+
+def _version(said: str) -> str:
+    return said.split("Tansu ", 1)[1].split(maxsplit=1)[0]

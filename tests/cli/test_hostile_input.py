@@ -101,3 +101,28 @@ def test_an_empty_group_id_is_a_usage_error(run: Run, command: str) -> None:
     result = run("groups", command, "", *target, *NOWHERE)
     assert result.returncode == 2
     assert "Invalid value for 'GROUP': a group id cannot be empty" in result.stderr
+
+
+def test_a_group_state_kafka_does_not_have_is_a_usage_error(run: Run) -> None:
+    # Was "No groups." from the brokers, which match states by name; Java's tool refuses it.
+    result = run("groups", "list", "--state", "Stabel", *NOWHERE)
+    assert result.returncode == 2
+    assert "Invalid value for '--state': 'Stabel' is not one of" in result.stderr
+
+
+def test_a_group_state_is_taken_in_any_case(run: Run, fake_broker: Broker, topic: str) -> None:
+    bootstrap = ("-b", fake_broker.bootstrap)
+    reset = run("groups", "reset-offsets", "g", "--topic", topic, "--to-earliest", *bootstrap)
+    assert reset.returncode == 0, reset.stderr
+    assert "g" in run("groups", "list", "--state", "empty", *bootstrap).stdout.split()
+    assert run("groups", "list", "--state", "STABLE", *bootstrap).stderr == "No groups.\n"
+
+
+def test_resetting_a_topic_that_does_not_exist_names_it(run: Run, fake_broker: Broker) -> None:
+    # Was "Would reset 0 partitions", exit 0: a typo in --topic went unnoticed.
+    result = run(
+        "groups", "reset-offsets", "g", "--topic", "nosuch", "--to-earliest", "--dry-run",
+        "-b", fake_broker.bootstrap,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr == "Error: UNKNOWN_TOPIC_OR_PARTITION (3): topic nosuch\n"

@@ -92,6 +92,16 @@ def test_parse_bootstrap() -> None:
         parse_bootstrap("nope")
 
 
+@pytest.mark.parametrize(
+    "address", ["h:\u0663", "h:\u00b2", "h:\uff19\uff10", "h:+9", "h: 9", "h:0"]
+)
+def test_a_port_is_ascii_digits_in_range(address: str) -> None:
+    """As Java's ``Utils.getPort`` (``[0-9]+``): digits of other scripts, which ``int()``
+    would read (or fail on with its own words), are refused as the address's fault."""
+    with pytest.raises(ValueError, match="not host:port"):
+        parse_bootstrap(address)
+
+
 async def test_leader_routed_requests_go_to_the_leader() -> None:
     log: list[tuple[int, Any]] = []
 

@@ -13,7 +13,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafkawire.cluster import TopicPartition
-from kafkawire.errors import KafkawireError, ProtocolError
+from kafkawire.errors import (
+    KafkawireError,
+    ProtocolError,
+    UnknownTopicOrPartitionError,
+    raise_for_code,
+)
 from kafkawire.operations.group_offsets import (
     OffsetAndMetadata,
     commit_offsets,
@@ -173,7 +178,11 @@ class GroupOffsetsMixin(OffsetsMixin):
         if topics:
             metadata = await self._cluster.metadata(topics)
             for topic in topics:
-                info = metadata.topics[topic]
+                # A misspelt topic is an error, not a topic with no partitions to reset
+                info = metadata.topics.get(topic)
+                if info is None:
+                    raise UnknownTopicOrPartitionError(f"topic {topic}")
+                raise_for_code(info.error_code, f"topic {topic}")
                 found += [TopicPartition(topic, p) for p in sorted(info.partitions)]
         return found
 

@@ -11,7 +11,7 @@ import click
 
 from kafkawire.testing import TansuBroker
 
-from ._common import CONTEXT_SETTINGS, debug_option, run
+from ._common import CONTEXT_SETTINGS, Failure, debug_option, run
 
 __all__ = ["broker"]
 
@@ -49,7 +49,16 @@ def broker(port: int | None) -> None:
         async with TansuBroker(port=port) as embedded:
             click.echo(embedded.bootstrap)
             click.echo(f"{embedded.name} is listening; Ctrl-C stops it.", err=True)
-            await stop.wait()  # or until Ctrl-C cancels it
+            # A broker that dies is this command's failure, not a silent hang on its address.
+            ended = asyncio.create_task(embedded.wait_exit(), name="tansu-exit")
+            ended.add_done_callback(lambda _: stop.set())
+            try:
+                await stop.wait()  # or until Ctrl-C cancels it
+            finally:
+                if not ended.done():
+                    ended.cancel()
+            if ended.done() and not ended.cancelled():
+                raise Failure(ended.result())
 
     # Ctrl-C is how this command ends, not a failure: the broker is stopped on the way out.
     with contextlib.suppress(KeyboardInterrupt):

@@ -34,6 +34,17 @@ from ._common import (
 
 __all__ = ["groups"]
 
+GROUP_STATES = (
+    "PreparingRebalance",
+    "CompletingRebalance",
+    "Stable",
+    "Dead",
+    "Empty",
+    "Assigning",
+    "Reconciling",
+    "NotReady",
+)
+
 
 @click.group(context_settings=CONTEXT_SETTINGS)
 def groups() -> None:
@@ -58,7 +69,14 @@ def _group_id(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
 
 
 @groups.command("list", context_settings=CONTEXT_SETTINGS)
-@click.option("--state", "states", multiple=True, help="Only groups in this state (repeatable).")
+@click.option(
+    "--state",
+    "states",
+    multiple=True,
+    # Kafka's group states (Java's GroupState, less Unknown); brokers match them by name
+    type=click.Choice(GROUP_STATES, case_sensitive=False),
+    help="Only groups in this state (repeatable).",
+)
 @click.option(
     "--type",
     "types",

@@ -52,7 +52,9 @@ def parse_bootstrap(bootstrap: str | Sequence[str]) -> list[tuple[str, int]]:
     addresses = []
     for item in (i.strip() for i in items):
         host, sep, port = item.rpartition(":")
-        if not sep or not port.isdigit() or not host or not 0 < int(port) < 65536:
+        # ASCII digits only, as Java's [0-9]+: str.isdigit() takes other scripts' digits too
+        digits = port.isascii() and port.isdigit()
+        if not sep or not host or not digits or not 0 < int(port) < 65536:
             raise ValueError(f"bootstrap address {item!r} is not host:port")
         addresses.append((host.strip("[]"), int(port)))
     if not addresses:

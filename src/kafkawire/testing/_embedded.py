@@ -105,6 +105,7 @@ class EmbeddedBroker(abc.ABC):
         self._start_timeout = start_timeout
         self._stop_timeout = stop_timeout
         self._process: asyncio.subprocess.Process | None = None
+        self._log: Path | None = None  # the running process's output
         self._bootstrap = ""
         self._logdir: tempfile.TemporaryDirectory[str] | None = None
 
@@ -126,6 +127,17 @@ class EmbeddedBroker(abc.ABC):
         if self._process is None:
             raise RuntimeError(f"{type(self).__name__} is not running")
         return self._process.pid
+
+    async def wait_exit(self) -> str:
+        """Wait until the broker's process ends by itself (this does not stop it) and say how
+        it ended: its exit status and the last line of its log, in one line."""
+        if self._process is None:
+            raise RuntimeError(f"{type(self).__name__} is not running")
+        pid, status = self._process.pid, await self._process.wait()
+        last = log_tail(self._log, lines=1) if self._log is not None else ""
+        return f"{self.name} pid {pid} exited with status {status}" + (
+            f"; the last line of its log: {last}" if last else ""
+        )
 
     async def __aenter__(self) -> Self:
         await self.start()
@@ -155,7 +167,8 @@ class EmbeddedBroker(abc.ABC):
     async def _launch(self, logdir: Path) -> None:
         """Start the process (logging into ``logdir``) and return once it serves requests.
 
-        Sets ``_process`` as soon as there is one, so a failure stops it, and ``_bootstrap``.
+        Sets ``_process`` as soon as there is one, so a failure stops it, ``_log`` (where its
+        output goes) and ``_bootstrap``.
         """
 
     async def stop(self) -> None:

@@ -104,7 +104,7 @@ class MockCluster(EmbeddedBroker):
     async def _launch(self, logdir: Path) -> None:
         if importlib.util.find_spec("confluent_kafka") is None:
             raise BrokerStartError("the mock cluster comes with confluent-kafka: pip install it")
-        log = logdir / "mock-cluster.log"
+        self._log = log = logdir / "mock-cluster.log"
         with log.open("wb") as err:
             self._process = process = await asyncio.create_subprocess_exec(
                 sys.executable,

@@ -143,7 +143,7 @@ class TansuBroker(EmbeddedBroker):
                 # by pid once what uses it has stopped (as PySpark shields its JVM).
                 start_new_session=True,
             )
-        self._process = process
+        self._process, self._log = process, log
         self._bootstrap = f"127.0.0.1:{port}"
         logger.debug("started Tansu pid %d on %s, log %s", process.pid, url, log)
         if await self._wait_ready(process, log):
