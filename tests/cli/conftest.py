@@ -44,6 +44,22 @@ def kafkawire_script() -> str:
     return found
 
 
+# Put SIGINT back to its default, then become the script (exec keeps that default).
+_DEFAULT_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+@pytest.fixture
+def interruptible_script(kafkawire_script: str) -> list[str]:
+    """The script's command, with SIGINT at its default as a terminal's foreground job has it,
+    for the tests that press Ctrl-C: a test run started in the background (``make test &``,
+    or a runner that starts it so) hands SIGINT down ignored, and a Python started with SIGINT
+    ignored never sees Ctrl-C."""
+    return [sys.executable, "-c", _DEFAULT_SIGINT, kafkawire_script]
+
+
 @pytest.fixture
 def run() -> Run:
     def run(

@@ -14,9 +14,12 @@ from .conftest import Run
 pytestmark = pytest.mark.integration
 
 
-def test_broker_serves_until_interrupted(kafkawire_script: str, run: Run) -> None:
+def test_broker_serves_until_interrupted(interruptible_script: list[str], run: Run) -> None:
     with subprocess.Popen(
-        [kafkawire_script, "broker"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*interruptible_script, "broker"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     ) as broker:
         try:
             assert broker.stdout is not None
@@ -44,10 +47,10 @@ def test_broker_stops_cleanly_on_sigterm(kafkawire_script: str) -> None:
     assert code == 0
 
 
-def test_broker_on_the_port_asked_for(kafkawire_script: str, run: Run) -> None:
+def test_broker_on_the_port_asked_for(interruptible_script: list[str], run: Run) -> None:
     port = free_port()
     with subprocess.Popen(
-        [kafkawire_script, "broker", "--port", str(port)],
+        [*interruptible_script, "broker", "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

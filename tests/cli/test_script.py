@@ -43,11 +43,11 @@ def test_a_usage_error_exits_2_with_one_line(kafkawire_script: str) -> None:
 
 
 async def test_ctrl_c_in_produce_says_what_was_written_and_what_was_not(
-    kafkawire_script: str, fake_cluster: FakeCluster
+    interruptible_script: list[str], fake_cluster: FakeCluster
 ) -> None:
     fake_cluster.create_topic("t", 1)
     process = await asyncio.create_subprocess_exec(
-        kafkawire_script, "produce", "t", "-b", fake_cluster.bootstrap,
+        *interruptible_script, "produce", "t", "-b", fake_cluster.bootstrap,
         stdin=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert process.stdin is not None
@@ -69,12 +69,12 @@ async def test_ctrl_c_in_produce_says_what_was_written_and_what_was_not(
 
 
 async def test_ctrl_c_ends_consume_with_its_summary_and_130(
-    kafkawire_script: str, fake_cluster: FakeCluster
+    interruptible_script: list[str], fake_cluster: FakeCluster
 ) -> None:
     fake_cluster.create_topic("t", 1)
     fake_cluster.produce("t", 0, [b"one"])
     process = await asyncio.create_subprocess_exec(
-        kafkawire_script, "consume", "t", "--from-beginning", "-b", fake_cluster.bootstrap,
+        *interruptible_script, "consume", "t", "--from-beginning", "-b", fake_cluster.bootstrap,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert process.stdout is not None
