@@ -157,3 +157,31 @@ async def test_a_producer_goes_on_when_its_broker_comes_back_empty(
     assert [m.offset for m in metadata] == list(range(20))
     assert values == [b"%d" % i for i in range(20)]
     assert len(_warnings(caplog)) <= 5
+
+
+@pytest.mark.parametrize("code", [6, 19, 7], ids=["NOT_LEADER", "NOT_ENOUGH_REPLICAS", "TIMED_OUT"])
+async def test_a_first_batch_refused_while_later_ones_landed_goes_again_under_a_new_epoch(
+    code: int,
+) -> None:
+    """A broker with no state for a producer id takes any first sequence (as Kafka's does):
+    with the first batch refused for a while (no leader, too few replicas) and the batches
+    behind it already in flight, it takes those, and the first one's sequences are behind
+    what it has acknowledged (OUT_OF_ORDER_SEQUENCE_NUMBER at every retry). That gap is real:
+    the epoch is bumped and the batch goes again, delivered once, not left to expire."""
+    async with FakeCluster(1) as cluster:
+        cluster.create_topic("t")
+        cluster.control(answer_partitions(code), api_key="Produce")  # the first request only
+        values = [b"%03d" % i + b"x" * 100 for i in range(5)]
+        async with Producer(
+            cluster.bootstrap,
+            batch_size=150,  # a batch per record: five requests in flight at once
+            linger_ms=0,
+            retry_backoff_ms=1,
+            request_timeout_ms=1_000,
+            delivery_timeout_ms=60_000,
+        ) as producer:
+            sent = await producer.send_batch("t", values, partition=0)
+            await asyncio.wait_for(sent, WAIT)
+        written = [r.value for r in cluster.records("t", 0)]
+        assert sorted(written) == values  # each once, none lost
+        assert len(cluster.requests.of("InitProducerId")) == 2  # the epoch was bumped

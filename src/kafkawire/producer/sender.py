@@ -54,9 +54,9 @@ Rules:
   at once, as Java does a batch already split (KAFKA-8350). A record alone fails with
   :class:`~kafkawire.errors.MessageTooLargeError` naming its partition and size.
 - With idempotence, the sequence state (:mod:`.sequences`) gives each batch its sequences
-  when it is built and hears how it ended. OUT_OF_ORDER_SEQUENCE_NUMBER on a batch that is
-  not the next after the last one acknowledged is an older batch's gap: the batch is retried
-  after it. On the next one it is a real gap, and it bumps the epoch and retries; a batch
+  when it is built and hears how it ended. OUT_OF_ORDER_SEQUENCE_NUMBER on a batch after the
+  next one to the last acknowledged is an older batch's gap: the batch is retried after it.
+  On the next one, or one behind the last acknowledged, it is a real gap, and it bumps the epoch and retries; a batch
   that fails for good after it was sent bumps it too (the broker may or may not have it).
   UNKNOWN_PRODUCER_ID (the broker lost the id's state) takes a new producer id. No batch is
   built while a change is due; it is made once the batches in flight are back.
@@ -684,7 +684,9 @@ class Sender:
         sequences = self._sequences
         retriable = error.retriable
         if sequences is not None and isinstance(error, _SEQUENCE_ERRORS):
-            if isinstance(error, OutOfOrderSequenceNumberError) and not sequences.is_next(batch):
+            if isinstance(error, OutOfOrderSequenceNumberError) and not sequences.gap_is_real(
+                batch
+            ):
                 retriable = True  # an older batch of this partition is not in yet: its gap
             elif self._transactions is None:
                 if isinstance(error, UnknownProducerIdError):
