@@ -160,6 +160,18 @@ def test_acknowledgements_move_the_last_acked_sequence_and_tell_a_real_gap() -> 
     assert sequences.last_acked(T0) == 4
 
 
+def test_a_batch_behind_the_last_acknowledged_one_has_a_real_gap() -> None:
+    """A broker with no state for the id took the batches after a refused first one: the
+    first can never follow them under this epoch, so its OUT_OF_ORDER is a real gap."""
+    sequences = state(IdState.CURRENT)
+    first, second, third, fourth = Batch(T0, 3), Batch(T0, 2), Batch(T0, 1), Batch(T0, 1)
+    for batch in (first, second, third, fourth):
+        batch.build(sequences)
+    sequences.returned(first)
+    sequences.acked(second)
+    assert [sequences.gap_is_real(b) for b in (first, third, fourth)] == [True, True, False]
+
+
 def test_sequences_wrap_at_the_largest_int32() -> None:
     sequences = state(IdState.CURRENT)
     before = Batch(T0, 2**31 - 2)
