@@ -23,12 +23,12 @@ and epoch), after which every partition starts again at sequence 0 and the batch
 acknowledged get new sequences. OUT_OF_ORDER_SEQUENCE_NUMBER on the batch right after the
 last acknowledged one is such a gap too, and so is it on a batch behind the last acknowledged
 one (a broker without state for the id took the batches after it); on a later batch it is an
-older batch's gap, and the batch is only retried (Java's ``canRetry``). UNKNOWN_PRODUCER_ID (the broker lost the id's
-state: a truncated log, a restarted in-memory broker) asks for a new id. An idempotent
-producer stops building batches while a change is due and makes it once its batches in
-flight are back. A transactional one goes on under its epoch: a batch that failed makes its
-transaction abortable, and the epoch is bumped once the transaction is aborted (Java's
-``epochBumpRequired``).
+older batch's gap, and the batch is only retried (Java's ``canRetry``). UNKNOWN_PRODUCER_ID
+(the broker lost the id's state: a truncated log, a restarted in-memory broker) asks for a
+new id. An idempotent producer stops building batches while a change is due and makes it
+once its batches in flight are back. A transactional one goes on under its epoch: a batch
+that failed makes its transaction abortable, and the epoch is bumped once the transaction is
+aborted (Java's ``epochBumpRequired``).
 
 States of the id (``IdState``), and the moves between them:
 
@@ -217,11 +217,12 @@ class SequenceState:
     def gap_is_real(self, batch: ProducerBatch) -> bool:
         """Whether OUT_OF_ORDER_SEQUENCE_NUMBER on ``batch`` means a gap no retry under the
         current id and epoch fills: it starts right after the last sequence the broker
-        acknowledged for its partition, or before that, behind what it acknowledged. A broker with no state for
-        the id takes any first sequence, so a refused first batch (no leader, too few
-        replicas) can be overtaken by the batches in flight behind it; the broker then never
-        takes it (it would answer DUPLICATE_SEQUENCE_NUMBER had it the batch). Java's
-        ``canRetry`` retries that batch until its delivery timeout; here it is a gap."""
+        acknowledged for its partition, or before that, behind what it acknowledged. A broker
+        with no state for the id takes any first sequence, so a refused first batch (no
+        leader, too few replicas) can be overtaken by the batches in flight behind it; the
+        broker then never takes it (it would answer DUPLICATE_SEQUENCE_NUMBER had it the
+        batch). Java's ``canRetry`` retries that batch until its delivery timeout; here it is
+        a gap. (The sender sends a first batch alone, so this is the fallback.)"""
         partition = self._partitions.get(batch.tp)
         sequence = None if partition is None else partition.numbered.get(batch)
         if partition is None or sequence is None:
