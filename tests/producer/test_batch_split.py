@@ -185,3 +185,33 @@ async def test_deliveries_of_a_split_batch_are_told_once_each_in_order() -> None
             await asyncio.wait_for(producer.flush(), WAIT)
             await asyncio.sleep(0)
     assert told == list(range(COUNT))
+
+
+@pytest.mark.parametrize("api", ["send", "send_batch"])
+async def test_a_full_default_batch_split_lands_before_the_smaller_batch_behind_it(
+    api: str,
+) -> None:
+    """At the default batch_size (256 KiB), a partition's first batch is refused by a topic
+    of a smaller max.message.bytes, while the small batch behind it fits: a broker with no
+    state for the producer id would take that one first, and the first batch's parts could
+    then never follow it (OUT_OF_ORDER_SEQUENCE_NUMBER until their delivery timeout). Every
+    record lands once, in order."""
+    values = [b"%05d" % i + b"v" * 95 for i in range(2_300)]  # a full batch and ~100 records
+    async with FakeCluster(1) as cluster:
+        cluster.create_topic("t", configs={"max.message.bytes": "20000"})
+        async with Producer(
+            cluster.bootstrap, request_timeout_ms=1_000, delivery_timeout_ms=4_000
+        ) as producer:
+            if api == "send":
+                deliveries = [await producer.send("t", v, partition=0) for v in values]
+                offsets = [
+                    m.offset for m in await asyncio.wait_for(asyncio.gather(*deliveries), WAIT)
+                ]
+            else:
+                sent = await asyncio.wait_for(
+                    await producer.send_batch("t", values, partition=0), WAIT
+                )
+                offsets = sent.offsets()
+            assert producer._accumulator._memory.used == 0  # all given back
+        assert [r.value for r in cluster.records("t", 0)] == values
+        assert offsets == list(range(len(values)))

@@ -157,3 +157,28 @@ async def test_a_producer_goes_on_when_its_broker_comes_back_empty(
     assert [m.offset for m in metadata] == list(range(20))
     assert values == [b"%d" % i for i in range(20)]
     assert len(_warnings(caplog)) <= 5
+
+
+@pytest.mark.parametrize("code", [6, 19], ids=["NOT_LEADER", "NOT_ENOUGH_REPLICAS"])
+async def test_a_partitions_first_batch_goes_alone_so_none_overtakes_it(code: int) -> None:
+    """A broker with no state for a producer id takes any first sequence (as Kafka's does):
+    were the batches behind a first one it refused for a while (no leader, too few replicas,
+    too large to take whole: tests/producer/test_batch_split.py) in flight, it would take
+    them, and the first one could never follow them. The first batch of a partition goes
+    alone: all land once, in order, under the first epoch."""
+    async with FakeCluster(1) as cluster:
+        cluster.create_topic("t")
+        cluster.control(answer_partitions(code), api_key="Produce")  # the first request only
+        values = [b"%03d" % i + b"x" * 100 for i in range(5)]
+        async with Producer(
+            cluster.bootstrap,
+            batch_size=150,  # a batch per record: five requests in flight at once
+            linger_ms=0,
+            retry_backoff_ms=1,
+            request_timeout_ms=1_000,
+            delivery_timeout_ms=4_000,
+        ) as producer:
+            sent = await producer.send_batch("t", values, partition=0)
+            await asyncio.wait_for(sent, WAIT)
+        assert [r.value for r in cluster.records("t", 0)] == values  # once each, in order
+        assert len(cluster.requests.of("InitProducerId")) == 1  # no gap: no bump

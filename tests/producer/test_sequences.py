@@ -151,13 +151,25 @@ def test_acknowledgements_move_the_last_acked_sequence_and_tell_a_real_gap() -> 
     first, second = Batch(T0, 3), Batch(T0, 2)
     first.build(sequences)
     second.build(sequences)
-    assert (sequences.is_next(first), sequences.is_next(second)) == (True, False)
+    assert (sequences.gap_is_real(first), sequences.gap_is_real(second)) == (True, False)
     sequences.acked(first)
-    assert (sequences.last_acked(T0), sequences.is_next(second)) == (2, True)
+    assert (sequences.last_acked(T0), sequences.gap_is_real(second)) == (2, True)
     sequences.acked(second)
     assert (sequences.last_acked(T0), sequences.in_flight()) == (4, 0)
     sequences.acked(first)  # a late duplicate answer does not move it back
     assert sequences.last_acked(T0) == 4
+
+
+def test_a_batch_behind_the_last_acknowledged_one_has_a_real_gap() -> None:
+    """A broker with no state for the id took the batches after a refused first one: the
+    first can never follow them under this epoch, so its OUT_OF_ORDER is a real gap."""
+    sequences = state(IdState.CURRENT)
+    first, second, third, fourth = Batch(T0, 3), Batch(T0, 2), Batch(T0, 1), Batch(T0, 1)
+    for batch in (first, second, third, fourth):
+        batch.build(sequences)
+    sequences.returned(first)
+    sequences.acked(second)
+    assert [sequences.gap_is_real(b) for b in (first, third, fourth)] == [True, True, False]
 
 
 def test_sequences_wrap_at_the_largest_int32() -> None:
@@ -170,7 +182,7 @@ def test_sequences_wrap_at_the_largest_int32() -> None:
     assert wrapping.build(sequences) == (7, 0, 2**31 - 1)
     assert sequences.next_sequence(T0) == 2
     sequences.acked(last)
-    assert sequences.is_next(wrapping)
+    assert sequences.gap_is_real(wrapping)
     sequences.acked(wrapping)
     assert sequences.last_acked(T0) == 1
 
@@ -188,7 +200,7 @@ def test_a_batch_lost_after_it_was_sent_bumps_the_epoch_and_sequences_start_agai
     sequences.returned(waiting)
     sequences.initialized(BUMPED)
     assert (sequences.in_flight(), sequences.last_acked(T0)) == (0, -1)
-    assert not sequences.is_next(lost)  # built under the old epoch
+    assert not sequences.gap_is_real(lost)  # built under the old epoch
     assert waiting.build(sequences) == (7, 1, 0)  # new sequences from 0
     sequences.failed(lost, "its answer came after the bump")  # no gap in the new epoch
     assert sequences.state is IdState.CURRENT
@@ -222,7 +234,7 @@ def test_the_same_id_and_epoch_given_again_start_sequences_over() -> None:
     sequences.request_new_id("UNKNOWN_PRODUCER_ID")
     sequences.initialized(FIRST)  # the same id and epoch as before
     assert waiting.build(sequences) == (7, 0, 0)
-    assert sequences.is_next(waiting)
+    assert sequences.gap_is_real(waiting)
 
 
 def test_the_parts_of_a_batch_refused_as_too_large_take_its_sequences() -> None:
@@ -240,10 +252,10 @@ def test_the_parts_of_a_batch_refused_as_too_large_take_its_sequences() -> None:
         1,  # the batch after it; the parts are not sent yet
         8,
     )
-    assert not sequences.is_next(after)  # its OUT_OF_ORDER is the parts' gap: retried
+    assert not sequences.gap_is_real(after)  # its OUT_OF_ORDER is the parts' gap: retried
     assert first.build(sequences) == (7, 0, 1)
     assert second.build(sequences) == (7, 0, 3)
     sequences.acked(first)
     sequences.acked(second)
-    assert sequences.is_next(after)
+    assert sequences.gap_is_real(after)
     assert after.build(sequences) == (7, 0, 6)

@@ -54,12 +54,20 @@ Rules:
   at once, as Java does a batch already split (KAFKA-8350). A record alone fails with
   :class:`~kafkawire.errors.MessageTooLargeError` naming its partition and size.
 - With idempotence, the sequence state (:mod:`.sequences`) gives each batch its sequences
-  when it is built and hears how it ended. OUT_OF_ORDER_SEQUENCE_NUMBER on a batch that is
-  not the next after the last one acknowledged is an older batch's gap: the batch is retried
-  after it. On the next one it is a real gap, and it bumps the epoch and retries; a batch
-  that fails for good after it was sent bumps it too (the broker may or may not have it).
-  UNKNOWN_PRODUCER_ID (the broker lost the id's state) takes a new producer id. No batch is
-  built while a change is due; it is made once the batches in flight are back.
+  when it is built and hears how it ended. OUT_OF_ORDER_SEQUENCE_NUMBER on a batch after the
+  next one to the last acknowledged is an older batch's gap: the batch is retried after it.
+  On the next one, or one behind the last acknowledged, it is a real gap, and it bumps the
+  epoch and retries; a batch that fails for good after it was sent bumps it too (the broker
+  may or may not have it).
+  UNKNOWN_PRODUCER_ID (the broker lost the id's state) takes a new producer id.
+  A partition's first batch under an id and epoch goes alone, until it is acknowledged: a
+  broker with no state for the id takes any first sequence, so the batches behind a first
+  one it refused for a while (no leader, too few replicas, too large to take whole) would
+  land before it, and it could then never follow them (Java's sender lets them go, and
+  retries that batch until its delivery timeout). Should that happen anyway, its
+  OUT_OF_ORDER_SEQUENCE_NUMBER is a real gap (behind the last acknowledged sequence): the
+  epoch is bumped and it goes again, after them. No batch is built while a change is due;
+  it is made once the batches in flight are back.
   InitProducerId is retried with backoff on retriable errors; any other error ends the
   producer, as Java's sender treats it as fatal. A transactional producer's batch failing
   that way fails (its transaction must be aborted, and the epoch is bumped after the abort).
@@ -198,6 +206,7 @@ class Sender:
         self._flying: dict[TopicPartition, deque[ProducerBatch]] = defaultdict(deque)
         self._held: set[TopicPartition] = set()
         self._resending: set[TopicPartition] = set()  # a batch sent again is in flight
+        self._first_out: set[TopicPartition] = set()  # a first batch under the id is in flight
         self._in_flight: dict[int, int] = defaultdict(int)  # requests in flight per broker
         self._outstanding = 0  # requests dispatched and not ended, to every broker
         self._idle = asyncio.Event()  # set while none is
@@ -264,6 +273,13 @@ class Sender:
         """Partitions that may not send their next batch now."""
         limit = self._settings.max_in_flight_requests_per_connection
         blocked = {tp for tp, flying in self._flying.items() if len(flying) >= limit}
+        sequences = self._sequences
+        if sequences is not None:
+            # A partition's first batch under a producer id goes alone: see the module doc.
+            self._first_out = {
+                tp for tp, flying in self._flying.items() if flying and sequences.last_acked(tp) < 0
+            }
+            blocked |= self._first_out
         self._held = {tp for tp in self._held if self._flying[tp]}  # back: free to go again
         return blocked | self._held | self._resending
 
@@ -557,7 +573,7 @@ class Sender:
         for batch in batches:
             tp = batch.tp
             flying = self._flying[tp]
-            wake = wake or len(flying) >= limit or tp in self._held
+            wake = wake or len(flying) >= limit or tp in self._held or tp in self._first_out
             if batch.attempts > 1 and tp in self._resending:
                 self._resending.discard(tp)
                 wake = True
@@ -684,7 +700,9 @@ class Sender:
         sequences = self._sequences
         retriable = error.retriable
         if sequences is not None and isinstance(error, _SEQUENCE_ERRORS):
-            if isinstance(error, OutOfOrderSequenceNumberError) and not sequences.is_next(batch):
+            if isinstance(error, OutOfOrderSequenceNumberError) and not sequences.gap_is_real(
+                batch
+            ):
                 retriable = True  # an older batch of this partition is not in yet: its gap
             elif self._transactions is None:
                 if isinstance(error, UnknownProducerIdError):

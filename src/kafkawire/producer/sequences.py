@@ -21,13 +21,14 @@ Why an id changes (KIP-360). A batch that failed for good after it was sent may 
 (the broker may or may not have it): the epoch is bumped (InitProducerId with the current id
 and epoch), after which every partition starts again at sequence 0 and the batches not yet
 acknowledged get new sequences. OUT_OF_ORDER_SEQUENCE_NUMBER on the batch right after the
-last acknowledged one is such a gap too; on a later batch it is an older batch's gap, and the
-batch is only retried (Java's ``canRetry``). UNKNOWN_PRODUCER_ID (the broker lost the id's
-state: a truncated log, a restarted in-memory broker) asks for a new id. An idempotent
-producer stops building batches while a change is due and makes it once its batches in
-flight are back. A transactional one goes on under its epoch: a batch that failed makes its
-transaction abortable, and the epoch is bumped once the transaction is aborted (Java's
-``epochBumpRequired``).
+last acknowledged one is such a gap too, and so is it on a batch behind the last acknowledged
+one (a broker without state for the id took the batches after it); on a later batch it is an
+older batch's gap, and the batch is only retried (Java's ``canRetry``). UNKNOWN_PRODUCER_ID
+(the broker lost the id's state: a truncated log, a restarted in-memory broker) asks for a
+new id. An idempotent producer stops building batches while a change is due and makes it
+once its batches in flight are back. A transactional one goes on under its epoch: a batch
+that failed makes its transaction abortable, and the epoch is bumped once the transaction is
+aborted (Java's ``epochBumpRequired``).
 
 States of the id (``IdState``), and the moves between them:
 
@@ -213,14 +214,21 @@ class SequenceState:
             partition.numbered[part] = sequence
             sequence = (sequence + len(part)) % _SEQUENCES
 
-    def is_next(self, batch: ProducerBatch) -> bool:
-        """Whether ``batch`` starts right after the last sequence the broker acknowledged for
-        its partition under the current id and epoch (so a gap before it is a real one)."""
+    def gap_is_real(self, batch: ProducerBatch) -> bool:
+        """Whether OUT_OF_ORDER_SEQUENCE_NUMBER on ``batch`` means a gap no retry under the
+        current id and epoch fills: it starts right after the last sequence the broker
+        acknowledged for its partition, or before that, behind what it acknowledged. A broker
+        with no state for the id takes any first sequence, so a refused first batch (no
+        leader, too few replicas) can be overtaken by the batches in flight behind it; the
+        broker then never takes it (it would answer DUPLICATE_SEQUENCE_NUMBER had it the
+        batch). Java's ``canRetry`` retries that batch until its delivery timeout; here it is
+        a gap. (The sender sends a first batch alone, so this is the fallback.)"""
         partition = self._partitions.get(batch.tp)
         sequence = None if partition is None else partition.numbered.get(batch)
         if partition is None or sequence is None:
             return False
-        return sequence == (partition.last_acked + 1) % _SEQUENCES
+        behind = (partition.last_acked + 1 - sequence) % _SEQUENCES
+        return behind < _HALF
 
     def in_flight(self, tp: TopicPartition | None = None) -> int:
         """How many batches are in flight (for ``tp``, or in all)."""
