@@ -133,6 +133,14 @@ def test_headers_as_an_object() -> None:
         (b'{"key": [1]}', "key must be a string"),
         (b"[1, 2]", "not a JSON object but [1, 2]"),
         (b"{", "not JSON: "),
+        # Lines Python cannot take: each raised a bare UnicodeError, RecursionError or the
+        # producer's ValueError (no line number, no count of the records written before it).
+        (b'{"value": "\xff"}', "not UTF-8: byte 12 of the line is 0xff"),
+        (b'{"value": "\\ud800"}', "value: a lone surrogate (\\ud800) is not text"),
+        (b'{"value": "a", "headers": {"\\udc00": "v"}}', "header key: a lone surrogate"),
+        (b"[" * 100_000, "not JSON: nested too deeply"),
+        (b'{"value": "a", "timestamp": 9223372036854775808}', "timestamp must be at most"),
+        (b'{"value": "a", "partition": 2147483648}', "partition must be at most 2,147,483,647"),
     ],
 )
 def test_malformed_records_are_refused(line: bytes, refusal: str) -> None:
@@ -145,22 +153,3 @@ def test_text_lines_with_a_key_separator() -> None:
     assert text_record(b"k:v:w", b":", ()) == InputRecord(b"v:w", b"k")
     with pytest.raises(InvalidLine, match="no key separator ':'"):
         text_record(b"kv", b":", ())
-
-
-@pytest.mark.parametrize(
-    ("line", "refusal"),
-    [
-        (b'{"value": "\xff"}', "not UTF-8: byte 12 of the line is 0xff"),
-        (b'{"value": "\\ud800"}', "value: a lone surrogate (\\ud800) is not text"),
-        (b'{"value": "a", "headers": {"\\udc00": "v"}}', "header key: a lone surrogate"),
-        (b"[" * 100_000, "not JSON: nested too deeply"),
-        (b'{"value": "a", "timestamp": 9223372036854775808}', "timestamp must be at most"),
-        (b'{"value": "a", "partition": 2147483648}', "partition must be at most 2,147,483,647"),
-    ],
-)
-def test_lines_python_cannot_take_are_refused(line: bytes, refusal: str) -> None:
-    # Each raised a bare UnicodeError, RecursionError or the producer's ValueError: no line
-    # number, and no count of the records written before it.
-    with pytest.raises(InvalidLine) as refused:
-        json_record(line, ())
-    assert str(refused.value).startswith(refusal)
